@@ -1,0 +1,138 @@
+"""The canonical attempt schema: column names, their aliases, and the outcome vocabulary.
+
+Everything here is data, so the loader, the filter language, the CLI and the app read the
+same words. See docs/ACCOUNTING.md for the decisions behind them.
+"""
+
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+# Every attempt has exactly one of these outcomes. "Accepted" means `passed` and nothing else.
+OUTCOMES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "ungraded")
+ACCEPTED = "passed"
+OUTCOME_DTYPE = pl.Enum(list(OUTCOMES))
+OUTCOME_SYMBOLS: dict[str, str] = {
+    "passed": "✔",
+    "failed": "✘",
+    "timeout": "⧗",
+    "error": "⚠",
+    "ungraded": "?",
+}
+
+# Canonical column -> accepted source names (compared after `normalise_name`).
+ALIASES: dict[str, tuple[str, ...]] = {
+    "workflow": (
+        "workflow",
+        "agent",
+        "framework",
+        "variant",
+        "config",
+        "arm",
+        "system",
+        "solver",
+        "submission",
+    ),
+    "tokens": ("tokens", "token_units", "total_tokens", "tokens_total", "usage"),
+    "passed": ("passed", "accepted", "pass", "success", "ok", "resolved", "is_resolved"),
+    "status": ("status", "outcome", "result", "failure_mode"),
+    "task": ("task", "task_id", "instance_id", "problem", "exercise", "testcase", "sample_id"),
+    "input_tokens": ("input_tokens", "uncached_input_tokens"),
+    "cached_input_tokens": (
+        "cached_input_tokens",
+        "cache_read_tokens",
+        "cache_read_input_tokens",
+    ),
+    "cache_write_tokens": (
+        "cache_write_tokens",
+        "cache_creation_tokens",
+        "cache_creation_input_tokens",
+    ),
+    "output_tokens": ("output_tokens", "completion_tokens"),
+    "model": ("model", "model_name", "model_id", "llm"),
+    "run": ("run", "run_id", "run_name", "trial", "trial_name", "epoch"),
+    "timestamp": ("timestamp", "time", "started_at", "start_time", "created_at", "date"),
+    "duration_s": ("duration_s", "duration", "duration_seconds", "elapsed_s", "wall_time_s"),
+    "cost": ("cost", "cost_usd", "usd", "price", "total_cost"),
+}
+
+# The token buckets. Reasoning tokens sit inside output tokens at the providers that report
+# them, so they are deliberately not a bucket: adding them would count them twice.
+BUCKETS: tuple[str, ...] = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+)
+
+# Canonical columns stored as exact integers (missing = null, never 0).
+INTEGER_COLUMNS: tuple[str, ...] = ("tokens", *BUCKETS)
+
+# Canonical columns first, in this order, on screen and in exports.
+CANONICAL_ORDER: tuple[str, ...] = (
+    "workflow",
+    "task",
+    "outcome",
+    "tokens",
+    "passed",
+    "status",
+    *BUCKETS,
+    "model",
+    "run",
+    "timestamp",
+    "duration_s",
+    "cost",
+)
+
+# Columns the loader adds: where the row came from, and its line there (as a person counts).
+SOURCE_COLUMN = "source"
+LINE_COLUMN = "line"
+
+TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1", "pass", "passed", "accepted"})
+FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "fail", "failed", "rejected"})
+# Cells that mean "unknown" in usage and acceptance columns; never read as zero.
+MISSING_WORDS = frozenset({"", "na", "nan", "null", "none", "-", "n/a"})
+
+STATUS_WORDS: dict[str, str] = {
+    **dict.fromkeys(("pass", "passed", "success", "accepted", "resolved", "ok"), "passed"),
+    **dict.fromkeys(("fail", "failed", "rejected", "unresolved"), "failed"),
+    **dict.fromkeys(
+        ("timeout", "timed_out", "agent_timeout", "test_timeout", "time_limit"), "timeout"
+    ),
+    **dict.fromkeys(
+        (
+            "error",
+            "errored",
+            "crash",
+            "exception",
+            "parse_error",
+            "agent_installation_failed",
+            "unknown_agent_error",
+        ),
+        "error",
+    ),
+    **dict.fromkeys(("", "unset"), "ungraded"),
+}
+
+_SEPARATORS = re.compile(r"[\s.\-]+")
+
+
+def normalise_name(name: str) -> str:
+    """A column name as aliases are compared: lower case, spaces, dots and dashes read as `_`."""
+    return _SEPARATORS.sub("_", name.strip().lower())
+
+
+def normalise_word(value: str) -> str:
+    """A cell as the outcome vocabularies compare it: trimmed, lower case, `-`/space read as `_`."""
+    return _SEPARATORS.sub("_", value.strip().lower())
+
+
+def canonical_for(name: str) -> str | None:
+    """The canonical column an alias names, or None."""
+    key = normalise_name(name)
+    for canonical, aliases in ALIASES.items():
+        if key in aliases:
+            return canonical
+    return None
