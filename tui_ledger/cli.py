@@ -1,0 +1,283 @@
+"""The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`.
+
+The headless commands never import textual (the app is imported only when it is opened), so
+`ledger-tui summary` starts fast and runs where no terminal UI could.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, NoReturn
+
+from tui_ledger import __version__
+
+COMMANDS = ("summary", "check", "convert", "serve")
+EXIT_BAD_INPUT = 2
+
+
+class UsageError(Exception):
+    """A command line that cannot be acted on; the message is one line for people."""
+
+
+def sample_path(name: str) -> Path:
+    """A bundled sample file, in an installed copy as in a source checkout."""
+    try:
+        bundled = Path(str(resources.files("tui_ledger.sample_data").joinpath(name)))
+    except ModuleNotFoundError:  # a checkout on sys.path: sample_data/ sits beside the package
+        bundled = Path(__file__).resolve().parent.parent / "sample_data" / name
+    return bundled
+
+
+def demo_path() -> Path:
+    """The bundled synthetic demo ledger opened by `ledger-tui` with no file."""
+    return sample_path("demo.csv")
+
+
+def _column_mapping(values: Sequence[str]) -> dict[str, str]:
+    from tui_ledger.schema import ALIASES
+
+    mapping: dict[str, str] = {}
+    for value in values:
+        for item in value.split(","):
+            canonical, sep, source = item.partition("=")
+            canonical = canonical.strip()
+            if not sep or not canonical or not source.strip():
+                raise UsageError(f"--col {item!r}: expected CANONICAL=SOURCE, e.g. tokens=usage")
+            if canonical not in ALIASES:
+                raise UsageError(
+                    f"--col {item!r}: {canonical!r} is not a canonical column; "
+                    f"use one of: {', '.join(ALIASES)}"
+                )
+            mapping[canonical] = source.strip()
+    return mapping
+
+
+def _add_load_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--col",
+        action="append",
+        default=[],
+        metavar="CANONICAL=SOURCE",
+        help="map a file column to a canonical one (beats the aliases); repeatable",
+    )
+    parser.add_argument(
+        "--zero-usage-is-missing",
+        action="store_true",
+        help="read an attempt that reports exactly 0 tokens as missing usage",
+    )
+    parser.add_argument(
+        "--input-format",
+        dest="fmt",
+        metavar="FORMAT",
+        help="force the input format (csv, tsv, parquet, json, jsonl, terminal-bench, "
+        "inspect, promptfoo) instead of detecting it",
+    )
+
+
+def _add_query_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--by",
+        default="workflow",
+        metavar="COL[,COL]",
+        help="group by these columns (default: workflow)",
+    )
+    parser.add_argument(
+        "--where",
+        default="",
+        metavar="EXPR",
+        help='keep attempts matching the filter language, e.g. "model:a -task:smoke tokens>0"',
+    )
+
+
+def _parser(prog: str, description: str) -> argparse.ArgumentParser:
+    return argparse.ArgumentParser(prog=prog, description=description)
+
+
+def _app_parser() -> argparse.ArgumentParser:
+    parser = _parser(
+        "ledger-tui",
+        "Open attempt ledgers in the interactive ledger (no FILE: the bundled demo). "
+        f"Headless commands: {', '.join(COMMANDS)} (ledger-tui COMMAND --help).",
+    )
+    parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
+    parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
+    _add_load_options(parser)
+    return parser
+
+
+def _summary_parser() -> argparse.ArgumentParser:
+    parser = _parser(
+        "ledger-tui summary",
+        "Print the accounting of both views (or one) per group, with the trap figures.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument("--view", choices=("keep", "drop", "both"), default="both")
+    parser.add_argument(
+        "--format", dest="out_format", choices=("table", "json", "csv", "markdown"), default="table"
+    )
+    _add_query_options(parser)
+    _add_load_options(parser)
+    return parser
+
+
+def _check_parser() -> argparse.ArgumentParser:
+    parser = _parser(
+        "ledger-tui check",
+        "Load the files and explain, in plain words, what was read and every warning. "
+        "Exit 0 when the input loads, 2 when it cannot.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    _add_load_options(parser)
+    return parser
+
+
+def _convert_parser() -> argparse.ArgumentParser:
+    parser = _parser(
+        "ledger-tui convert",
+        "Write any input in the canonical schema (csv, parquet, jsonl), atomically.",
+    )
+    parser.add_argument("files", nargs="+", metavar="IN")
+    parser.add_argument("-o", "--output", required=True, metavar="OUT")
+    parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
+    parser.add_argument(
+        "--spreadsheet-safe",
+        action="store_true",
+        help="prefix text cells starting with = + - @ with an apostrophe (CSV for spreadsheets)",
+    )
+    _add_load_options(parser)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from tui_ledger.load import load
+
+    return load(
+        args.files,
+        columns=_column_mapping(args.col),
+        zero_usage_is_missing=args.zero_usage_is_missing,
+        fmt=args.fmt,
+    )
+
+
+def _group_columns(text: str, available: Sequence[str]) -> list[str]:
+    columns = [name.strip() for name in text.split(",") if name.strip()]
+    if not columns:
+        raise UsageError("--by needs at least one column name")
+    for name in columns:
+        if name not in available:
+            raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+    return columns
+
+
+def _filtered(attempts: Any, where: str) -> Any:
+    from tui_ledger.query import parse_filter
+
+    expression = parse_filter(where, attempts.schema)
+    return attempts if expression is None else attempts.filter(expression)
+
+
+def run_summary(argv: Sequence[str]) -> int:
+    """`ledger-tui summary`: print the comparison in the asked format."""
+    from tui_ledger.ledger import compare
+    from tui_ledger.report import render_summary
+
+    args = _summary_parser().parse_args(argv)
+    ledger = _load(args)
+    by = _group_columns(args.by, ledger.attempts.columns)
+    attempts = _filtered(ledger.attempts, args.where)
+    comparison = compare(attempts, by)
+    view = None if args.view == "both" else args.view
+    sys.stdout.write(
+        render_summary(comparison, args.out_format, view, warnings=ledger.report.warnings)
+    )
+    return 0
+
+
+def run_check(argv: Sequence[str]) -> int:
+    """`ledger-tui check`: the load report and every warning in plain words."""
+    from tui_ledger.textsafe import safe_text
+
+    args = _check_parser().parse_args(argv)
+    ledger = _load(args)
+    for line in ledger.report.lines():
+        print(safe_text(line))
+    return 0
+
+
+def run_convert(argv: Sequence[str]) -> int:
+    """`ledger-tui convert`: any input to the canonical schema."""
+    from tui_ledger.report import ATTEMPT_FORMATS, format_for_path, write_attempts
+
+    args = _convert_parser().parse_args(argv)
+    fmt = format_for_path(args.output, ATTEMPT_FORMATS)
+    ledger = _load(args)
+    target = write_attempts(
+        ledger.attempts,
+        args.output,
+        fmt,
+        overwrite=args.force,
+        spreadsheet_safe=args.spreadsheet_safe,
+    )
+    print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
+    return 0
+
+
+def run_app(argv: Sequence[str]) -> int:
+    """`ledger-tui [FILE...]`: the interactive ledger (the demo when no file is given)."""
+    args = _app_parser().parse_args(argv)
+    demo = not args.files
+    paths = [str(demo_path())] if demo else list(args.files)
+    for path in paths:
+        if not Path(path).exists():
+            raise UsageError(f"{path}: no such file or folder")
+    load_options = {
+        "columns": _column_mapping(args.col),
+        "zero_usage_is_missing": args.zero_usage_is_missing,
+        "fmt": args.fmt,
+    }
+    from tui_ledger.tui.app import run_app as run_interactive
+
+    return run_interactive(paths, demo=demo, load_options=load_options)
+
+
+def _fail(message: str) -> NoReturn:
+    from tui_ledger.textsafe import safe_text
+
+    print(f"ledger-tui: error: {safe_text(message)}", file=sys.stderr)
+    sys.exit(EXIT_BAD_INPUT)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `ledger-tui` console script."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
+    from tui_ledger.load import LoadError
+    from tui_ledger.query import FilterError
+    from tui_ledger.report import ExportError
+
+    try:
+        if arguments and arguments[0] == "serve":
+            from tui_ledger.serve import run_serve
+
+            return run_serve(arguments[1:])
+        if arguments and arguments[0] in handlers:
+            return handlers[arguments[0]](arguments[1:])
+        return run_app(arguments)
+    except (LoadError, UsageError, ExportError) as error:
+        _fail(str(error))
+    except FilterError as error:
+        _fail(f"--where: {error.message} (at character {error.position + 1})")
+    except BrokenPipeError:
+        # `ledger-tui summary big.csv | head` is fine; say nothing.
+        return 0
+    except KeyboardInterrupt:
+        print("ledger-tui: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())
