@@ -1,0 +1,791 @@
+"""The attempts table: a keyboard-driven view over a polars frame that renders only what is visible.
+
+Built on Textual's Line API (`ScrollView` + `render_line`), like Toolong's log view: the widget
+asks the frame for the rows on screen (`frame.slice`), formats those, and nothing else. A table of
+ten million attempts costs what a table of fifty costs, and `set_frame` (a filter, a sort, the
+keep/drop toggle) swaps the data in one step without losing the attempt under the cursor.
+
+Every string that came from a file is drawn as literal text: cells become `Segment`s, never
+markup, and `textsafe.safe_cell` makes control bytes visible before they reach the terminal.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+import polars as pl
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding, BindingType
+from textual.geometry import Region, Size, clamp
+from textual.message import Message
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tui_ledger.numbers import MISSING, format_count
+from tui_ledger.schema import LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
+from tui_ledger.textsafe import safe_cell
+
+__all__ = ["AttemptsTable"]
+
+MAX_COLUMN_WIDTH = 40
+"""No column is wider than this many cells; longer values end in an ellipsis."""
+
+SAMPLE_ROWS = 200
+"""Rows read from each end of the frame to size the text columns (never every row)."""
+
+CELL_PADDING = 1
+"""Blank cells either side of every value."""
+
+ELLIPSIS = "…"
+SORT_ASCENDING = "▲"
+SORT_DESCENDING = "▼"
+_LINE_CACHE_LIMIT = 4096
+
+ColumnKind = Literal["outcome", "integer", "float", "decimal", "boolean", "text"]
+Cell = tuple[str, str | None]
+"""A formatted value (already safe for the terminal) and the name of its style, if any."""
+
+_RIGHT_ALIGNED: frozenset[ColumnKind] = frozenset({"integer", "float", "decimal"})
+
+
+@dataclass(frozen=True)
+class _Column:
+    """How one frame column is drawn: its header, its formatter and its place on the line."""
+
+    name: str
+    label: str
+    kind: ColumnKind
+    width: int
+    offset: int
+
+    @property
+    def right(self) -> bool:
+        """Numbers line up on the right."""
+        return self.kind in _RIGHT_ALIGNED
+
+    @property
+    def span(self) -> int:
+        """Cells the column takes on a line, padding included."""
+        return self.width + 2 * CELL_PADDING
+
+
+@dataclass
+class _Window:
+    """The formatted rows around the viewport: the only rows turned into Python objects."""
+
+    start: int
+    cells: list[list[Cell]]  # per column, per row in the window
+    struck: list[bool] | None
+
+    @property
+    def stop(self) -> int:
+        """One past the last row in the window."""
+        return self.start + (len(self.cells[0]) if self.cells else 0)
+
+
+def _column_kind(name: str, dtype: pl.DataType) -> ColumnKind:
+    """Which formatter draws a column, from its name and dtype."""
+    if name == "outcome" and (isinstance(dtype, (pl.Enum, pl.Categorical)) or dtype == pl.String):
+        return "outcome"
+    if dtype == pl.Boolean:
+        return "boolean"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_float():
+        return "float"
+    if isinstance(dtype, pl.Decimal):
+        return "decimal"
+    return "text"
+
+
+def format_float(value: float) -> str:
+    """A float with four significant digits and thousands separators; no exponent unless extreme.
+
+    `0.01234` -> `0.01234`, `123.456` -> `123.5`, `1.5` -> `1.5`, `12345.6` -> `12,346`.
+    """
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e15 or magnitude < 1e-4:
+        return f"{value:.3e}"
+    digits_before_point = math.floor(math.log10(magnitude)) + 1
+    decimals = max(0, 4 - digits_before_point)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def format_cells(
+    kind: ColumnKind, values: Sequence[object], width: int = MAX_COLUMN_WIDTH
+) -> list[Cell]:
+    """Format a run of raw values of one column for the screen.
+
+    Nulls read `—` (styled "null"); outcomes as symbol + word (styled by outcome); integers with
+    thousands separators; everything else passes through `textsafe.safe_cell`, so no markup is
+    parsed, no control byte survives, and a huge cell costs what `width` cells cost.
+    """
+    cells: list[Cell] = []
+    append = cells.append
+    for value in values:
+        if value is None:
+            append((MISSING, "null"))
+        elif kind == "outcome":
+            word = str(value)
+            symbol = OUTCOME_SYMBOLS.get(word)
+            if symbol is None:
+                append((safe_cell(word, width), None))
+            else:
+                append((f"{symbol} {word}", word))
+        elif kind == "integer":
+            append((format_count(value), None))  # type: ignore[arg-type]
+        elif kind == "float":
+            append((format_float(value), None))  # type: ignore[arg-type]
+        elif kind == "boolean":
+            append(("true" if value else "false", None))
+        else:
+            append((safe_cell(value, width), None))
+    return cells
+
+
+def fit_cell(text: str, width: int, *, right: bool = False) -> str:
+    """Pad or cut `text` to exactly `width` terminal cells, ending a cut value in an ellipsis."""
+    length = cell_len(text)
+    if length > width:
+        if width <= 0:
+            return ""
+        # set_cell_size pads with a space if a wide character straddles the cut.
+        return set_cell_size(text, width - 1) + ELLIPSIS
+    padding = " " * (width - length)
+    return padding + text if right else text + padding
+
+
+def _foreground(style: Style) -> Style:
+    """A style without its background, so the row's background shows through."""
+    return Style(
+        color=style.color,
+        bold=style.bold,
+        dim=style.dim,
+        italic=style.italic,
+        underline=style.underline,
+        strike=style.strike,
+        reverse=style.reverse,
+    )
+
+
+def _background(style: Style) -> Style:
+    """Only the background of a style."""
+    return Style(bgcolor=style.bgcolor)
+
+
+class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
+    """A table of attempts over a polars DataFrame, drawing only the visible lines.
+
+    The app owns the data flow: it filters, sorts and chooses the view in polars, then calls
+    `set_frame`. The table keeps a cursor (a highlighted row and cell), follows it with the
+    scroll position, and posts `CursorMoved` and `RowActivated`.
+    """
+
+    ALLOW_SELECT = False
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor_up", "Up", show=False),
+        Binding("down", "cursor_down", "Down", show=False),
+        Binding("left", "cursor_left", "Left", show=False),
+        Binding("right", "cursor_right", "Right", show=False),
+        Binding("pageup", "page_up", "Page up", show=False),
+        Binding("pagedown", "page_down", "Page down", show=False),
+        Binding("home", "scroll_home", "First row", show=False),
+        Binding("end", "scroll_end", "Last row", show=False),
+        Binding("enter", "select_cursor", "Details", show=False),
+    ]
+
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "attempts-table--header",
+        "attempts-table--header-cursor",
+        "attempts-table--odd-row",
+        "attempts-table--cursor-row",
+        "attempts-table--cursor",
+        "attempts-table--struck",
+        "attempts-table--null",
+        "attempts-table--passed",
+        "attempts-table--failed",
+        "attempts-table--timeout",
+        "attempts-table--error",
+        "attempts-table--ungraded",
+    }
+
+    DEFAULT_CSS = """
+    AttemptsTable {
+        height: 1fr;
+        width: 1fr;
+        background: $surface;
+        color: $foreground;
+
+        & > .attempts-table--header {
+            background: $panel;
+            color: $foreground;
+            text-style: bold;
+        }
+        & > .attempts-table--header-cursor {
+            background: $panel-lighten-1;
+            color: $foreground;
+            text-style: bold underline;
+        }
+        & > .attempts-table--odd-row {
+            background: $foreground 4%;
+        }
+        & > .attempts-table--cursor-row {
+            background: $foreground 10%;
+        }
+        & > .attempts-table--cursor {
+            background: $block-cursor-blurred-background;
+            color: $block-cursor-blurred-foreground;
+            text-style: $block-cursor-blurred-text-style;
+        }
+        &:focus > .attempts-table--cursor {
+            background: $block-cursor-background;
+            color: $block-cursor-foreground;
+            text-style: $block-cursor-text-style;
+        }
+        & > .attempts-table--struck {
+            color: $text-muted;
+            text-style: strike;
+        }
+        & > .attempts-table--null {
+            color: $text-muted;
+        }
+        & > .attempts-table--passed {
+            color: $text-success;
+        }
+        & > .attempts-table--failed {
+            color: $text-error;
+        }
+        & > .attempts-table--timeout {
+            color: $text-warning;
+        }
+        & > .attempts-table--error {
+            color: magenta;
+        }
+        & > .attempts-table--ungraded {
+            color: $text-muted;
+        }
+    }
+    """
+
+    cursor_row: reactive[int] = reactive(0, repaint=False, init=False)
+    """Index of the row under the cursor (0-based, in the current frame)."""
+    cursor_column: reactive[int] = reactive(0, repaint=False, init=False)
+    """Index of the column under the cursor."""
+    sort_column: reactive[str | None] = reactive(None)
+    """The column the app sorted by; its header shows ▲ or ▼."""
+    sort_descending: reactive[bool] = reactive(False)
+    """Whether `sort_column` is sorted descending."""
+
+    class CursorMoved(Message):
+        """The cursor moved (or the attempt under it changed after `set_frame`)."""
+
+        def __init__(self, table: AttemptsTable, row: int, column: str) -> None:
+            self.table = table
+            self.row = row
+            """Index of the row under the cursor."""
+            self.column = column
+            """Name of the column under the cursor (`""` when the frame has no columns)."""
+            super().__init__()
+
+        @property
+        def control(self) -> AttemptsTable:
+            """The table that posted the message."""
+            return self.table
+
+    class RowActivated(Message):
+        """Enter (or a double click) on a row: the app shows the attempt's every field."""
+
+        def __init__(self, table: AttemptsTable, row: int) -> None:
+            self.table = table
+            self.row = row
+            """Index of the activated row."""
+            super().__init__()
+
+        @property
+        def control(self) -> AttemptsTable:
+            """The table that posted the message."""
+            return self.table
+
+    def __init__(
+        self,
+        frame: pl.DataFrame | None = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+        disabled: bool = False,
+    ) -> None:
+        """Create the table, optionally with a first frame."""
+        super().__init__(name=name, id=id, classes=classes, disabled=disabled)
+        self._frame: pl.DataFrame = pl.DataFrame()
+        self._struck: pl.Series | None = None
+        self._columns: list[_Column] = []
+        self._column_offsets: list[int] = []
+        self._window: _Window | None = None
+        self._line_cache: dict[tuple[object, ...], Strip] = {}
+        self._generation = 0
+        self._palette: dict[str | None, Style] | None = None
+        self._quiet = False  # set while set_frame moves the cursor: it posts one message itself
+        if frame is not None:
+            self.set_frame(frame, keep_cursor=False)
+
+    # ------------------------------------------------------------------ data
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The frame on screen (read-only: replace it with `set_frame`)."""
+        return self._frame
+
+    @property
+    def row_count(self) -> int:
+        """Number of rows in the frame."""
+        return self._frame.height
+
+    @property
+    def column_names(self) -> list[str]:
+        """The columns in display order."""
+        return [column.name for column in self._columns]
+
+    def set_frame(
+        self,
+        frame: pl.DataFrame,
+        *,
+        struck: pl.Series | None = None,
+        keep_cursor: bool = True,
+    ) -> None:
+        """Show `frame`, keeping the cursor on the same attempt and column where possible.
+
+        The attempt is matched on (`source`, `line`) when both frames have them, otherwise the row
+        index is clamped; the column is matched by name. The cursor keeps its place on screen, so
+        a filter or the keep/drop toggle changes the rows around it without a jump. Costs one
+        vectorised pass over the frame at most (column widths from a sample, the cursor lookup);
+        rows are formatted only when drawn. Posts one `CursorMoved`.
+
+        Args:
+            frame: The attempts to show, already filtered and sorted.
+            struck: Optional Boolean series, one per row: rows to draw struck through and dimmed.
+            keep_cursor: False puts the cursor on the first row and column.
+        """
+        if struck is not None:
+            if struck.len() != frame.height:
+                raise ValueError(
+                    f"struck has {struck.len():,} values but the frame has {frame.height:,} rows"
+                )
+            struck = struck.cast(pl.Boolean).fill_null(False)
+
+        old_frame = self._frame
+        old_row = self.cursor_row
+        old_column = self._columns[self.cursor_column].name if self._columns else None
+        screen_line = old_row - self.scroll_offset.y
+        old_key = self._attempt_key(old_frame, old_row) if keep_cursor else None
+
+        self._frame = frame
+        self._struck = struck
+        self._columns = self._measure_columns(frame, self._columns)
+        self._column_offsets = [column.offset for column in self._columns]
+        self._invalidate()
+
+        if keep_cursor:
+            new_row = self._find_attempt(frame, old_key) if old_key is not None else None
+            if new_row is None:
+                new_row = old_row
+            names = self.column_names
+            new_column = names.index(old_column) if old_column in names else self.cursor_column
+        else:
+            new_row, new_column, screen_line = 0, 0, 0
+
+        width = self._columns[-1].offset + self._columns[-1].span if self._columns else 0
+        self.virtual_size = Size(width, frame.height + 1)
+        self._quiet = True
+        try:
+            self.cursor_row = new_row
+            self.cursor_column = new_column
+        finally:
+            self._quiet = False
+        # Keep the cursor on the same screen line, so the rows change around it.
+        self.scroll_to(y=max(0, self.cursor_row - max(screen_line, 0)), animate=False, force=True)
+        self._scroll_cursor_into_view()
+        self.refresh()
+        self._post_cursor_moved()
+
+    def current_value(self) -> tuple[str, object] | None:
+        """The column name and raw value under the cursor, or None for an empty table."""
+        if not self._columns or self.row_count == 0:
+            return None
+        name = self._columns[self.cursor_column].name
+        return name, self._frame.get_column(name)[self.cursor_row]
+
+    def current_row(self) -> dict[str, object] | None:
+        """Every field of the attempt under the cursor, raw, or None for an empty table."""
+        if self.row_count == 0:
+            return None
+        return self._frame.row(self.cursor_row, named=True)
+
+    @staticmethod
+    def _attempt_key(frame: pl.DataFrame, row: int) -> tuple[object, object] | None:
+        """The stable identity of an attempt: where it came from (file, line)."""
+        if row >= frame.height or not {SOURCE_COLUMN, LINE_COLUMN} <= set(frame.columns):
+            return None
+        return frame.get_column(SOURCE_COLUMN)[row], frame.get_column(LINE_COLUMN)[row]
+
+    @staticmethod
+    def _find_attempt(frame: pl.DataFrame, key: tuple[object, object]) -> int | None:
+        """The row of the attempt with this (source, line), if the frame still has it."""
+        if not {SOURCE_COLUMN, LINE_COLUMN} <= set(frame.columns):
+            return None
+        source, line = key
+        match = pl.col(SOURCE_COLUMN).eq_missing(source) & pl.col(LINE_COLUMN).eq_missing(line)
+        try:
+            found = frame.select(pl.arg_where(match).first()).item()
+        except pl.exceptions.PolarsError:
+            return None  # the id columns changed type: fall back to clamping the index
+        return None if found is None else int(found)
+
+    @staticmethod
+    def _measure_columns(frame: pl.DataFrame, previous: list[_Column]) -> list[_Column]:
+        """Column kinds and widths from the header and a sample of values, never every row.
+
+        Text columns are sized from the first and last `SAMPLE_ROWS` rows; numeric columns also
+        from their minimum and maximum (one vectorised pass). When the frame has the same columns
+        as before, no column narrows, so a filter or the view toggle does not shift the table.
+        """
+        kinds = {name: _column_kind(name, dtype) for name, dtype in frame.schema.items()}
+        if frame.height > 2 * SAMPLE_ROWS:
+            sample = pl.concat([frame.head(SAMPLE_ROWS), frame.tail(SAMPLE_ROWS)])
+        else:
+            sample = frame
+        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float")]
+        extremes: dict[str, list[object]] = {name: [] for name in numeric}
+        if numeric and frame.height:
+            bounds = frame.select(
+                *(pl.col(name).min().alias(f"min{i}") for i, name in enumerate(numeric)),
+                *(pl.col(name).max().alias(f"max{i}") for i, name in enumerate(numeric)),
+            ).row(0)
+            for i, name in enumerate(numeric):
+                extremes[name] = [bounds[i], bounds[len(numeric) + i]]
+
+        previous_widths = {column.name: column.width for column in previous}
+        same_columns = list(previous_widths) == frame.columns
+        columns: list[_Column] = []
+        offset = 0
+        for name, kind in kinds.items():
+            label = safe_cell(name, MAX_COLUMN_WIDTH)
+            values = [*sample.get_column(name).to_list(), *extremes.get(name, [])]
+            widest = max((cell_len(text) for text, _ in format_cells(kind, values)), default=1)
+            # Two cells for the sort arrow, so sorting never resizes a column.
+            width = min(max(cell_len(label) + 2, widest, 1), MAX_COLUMN_WIDTH)
+            if same_columns:
+                width = max(width, previous_widths[name])
+            columns.append(_Column(name, label, kind, width, offset))
+            offset += width + 2 * CELL_PADDING
+        return columns
+
+    # ------------------------------------------------------------------ rendering
+
+    def _invalidate(self) -> None:
+        """Forget every formatted row and line (new data or new styles)."""
+        self._generation += 1
+        self._window = None
+        self._line_cache.clear()
+
+    def notify_style_update(self) -> None:
+        """The theme or CSS changed: styles baked into cached lines are stale."""
+        super().notify_style_update()
+        self._line_cache.clear()
+
+    def _body_height(self) -> int:
+        """Rows visible under the header."""
+        return max(self.scrollable_content_region.height - 1, 0)
+
+    def _window_for(self, row: int) -> _Window:
+        """The formatted window holding `row`, slicing the frame afresh only when it is outside.
+
+        The window spans a page either side of the viewport, so scrolling a line at a time or
+        moving the cursor reuses it; a page jump formats three screens of rows.
+        """
+        window = self._window
+        if window is not None and window.start <= row < window.stop:
+            return window
+        page = max(self._body_height(), 20)
+        start = max(0, row - page)
+        chunk = self._frame.slice(start, 3 * page)
+        cells = [
+            format_cells(column.kind, chunk.get_column(column.name).to_list(), column.width)
+            for column in self._columns
+        ]
+        struck = None
+        if self._struck is not None:
+            struck = self._struck.slice(start, 3 * page).to_list()
+        self._window = window = _Window(start, cells, struck)
+        return window
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        """Render a frame's worth of lines, reading the styles once for all of them."""
+        self._palette = None
+        return super().render_lines(crop)
+
+    def _style(self, component: str | None = None) -> Style:
+        """The widget's style (no component) or a component's full style, cached per frame.
+
+        `rich_style` walks the ancestors on every call, so it is read once per repaint, not once
+        per line.
+        """
+        palette = self._palette
+        if palette is None:
+            palette = self._palette = {}
+        style = palette.get(component)
+        if style is None:
+            if component is None:
+                style = self.rich_style
+            else:
+                style = self.get_component_rich_style(component, default=Style())
+            palette[component] = style
+        return style
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the widget: the header at 0, then the rows from the scroll offset."""
+        scroll_x, scroll_y = self.scroll_offset
+        width = self.scrollable_content_region.width
+        if y == 0:
+            strip, fill = self._header_strip()
+        else:
+            row = scroll_y + y - 1
+            if row >= self.row_count or not self._columns:
+                return Strip.blank(width, self._style())
+            strip, fill = self._row_strip(row)
+        return strip.crop_extend(scroll_x, scroll_x + width, fill)
+
+    def _header_strip(self) -> tuple[Strip, Style]:
+        """The whole header line (uncropped) and the style that fills past its end."""
+        key = (
+            "header",
+            self._generation,
+            self.sort_column,
+            self.sort_descending,
+            self.cursor_column,
+        )
+        cached = self._line_cache.get(key)
+        base = self._style() + _background(self._style("attempts-table--header"))
+        if cached is not None:
+            return cached, base
+        header = self._style("attempts-table--header")
+        header_cursor = self._style("attempts-table--header-cursor")
+        pad = " " * CELL_PADDING
+        segments: list[Segment] = []
+        for index, column in enumerate(self._columns):
+            label = column.label
+            if column.name == self.sort_column:
+                arrow = SORT_DESCENDING if self.sort_descending else SORT_ASCENDING
+                if cell_len(label) > column.width - 2:
+                    label = fit_cell(label, column.width - 2)
+                label = f"{label} {arrow}"  # the arrow hugs the name, whatever the alignment
+            text = fit_cell(label, column.width, right=column.right)
+            style = header_cursor if index == self.cursor_column else header
+            segments.append(Segment(pad + text + pad, self._style() + style))
+        strip = Strip(segments).simplify()
+        self._cache_line(key, strip)
+        return strip, base
+
+    def _row_strip(self, row: int) -> tuple[Strip, Style]:
+        """The whole line of one row (uncropped) and the style that fills past its end."""
+        is_cursor_row = row == self.cursor_row
+        cursor_column = self.cursor_column if is_cursor_row else -1
+        key = ("row", self._generation, row, cursor_column, self.has_focus)
+        background = self._row_background(row, is_cursor_row)
+        cached = self._line_cache.get(key)
+        if cached is not None:
+            return cached, background
+
+        window = self._window_for(row)
+        index = row - window.start
+        struck = window.struck is not None and window.struck[index]
+        line_style = background
+        if struck:
+            line_style += _foreground(self._style("attempts-table--struck"))
+        cursor = self._style("attempts-table--cursor")
+        pad = " " * CELL_PADDING
+        segments: list[Segment] = []
+        for column_index, column in enumerate(self._columns):
+            text, style_name = window.cells[column_index][index]
+            style = line_style
+            if style_name is not None:
+                kind_style = self._style(f"attempts-table--{style_name}")
+                style += _foreground(kind_style)
+            if column_index == cursor_column:
+                style += cursor
+            text = fit_cell(text, column.width, right=column.right)
+            segments.append(Segment(pad + text + pad, style))
+        strip = Strip(segments).simplify()
+        self._cache_line(key, strip)
+        return strip, background
+
+    def _row_background(self, row: int, is_cursor_row: bool) -> Style:
+        """The widget's style with the row's background: cursor row, zebra stripe or plain."""
+        if is_cursor_row:
+            component = "attempts-table--cursor-row"
+        elif row % 2:
+            component = "attempts-table--odd-row"
+        else:
+            return self._style()
+        return self._style() + _background(self._style(component))
+
+    def _cache_line(self, key: tuple[object, ...], strip: Strip) -> None:
+        """Remember a rendered line, forgetting everything when the cache grows too large."""
+        if len(self._line_cache) >= _LINE_CACHE_LIMIT:
+            self._line_cache.clear()
+        self._line_cache[key] = strip
+
+    def _refresh_row(self, row: int) -> None:
+        """Repaint one row if it is on screen."""
+        line = row - self.scroll_offset.y + 1
+        if 1 <= line <= self._body_height():
+            self.refresh(Region(0, line, self.size.width, 1))
+
+    def _refresh_header(self) -> None:
+        """Repaint the header line."""
+        self.refresh(Region(0, 0, self.size.width, 1))
+
+    # ------------------------------------------------------------------ cursor
+
+    def validate_cursor_row(self, value: int) -> int:
+        """Keep the cursor on a row that exists."""
+        return clamp(value, 0, max(self.row_count - 1, 0))
+
+    def validate_cursor_column(self, value: int) -> int:
+        """Keep the cursor on a column that exists."""
+        return clamp(value, 0, max(len(self._columns) - 1, 0))
+
+    def watch_cursor_row(self, old_row: int, new_row: int) -> None:
+        """Repaint the two rows, follow the cursor, tell the app."""
+        self._refresh_row(old_row)
+        self._refresh_row(new_row)
+        self._scroll_cursor_into_view()
+        self._post_cursor_moved()
+
+    def watch_cursor_column(self, old_column: int, new_column: int) -> None:
+        """Repaint the cursor row and header, follow the cursor, tell the app."""
+        self._refresh_row(self.cursor_row)
+        self._refresh_header()
+        self._scroll_cursor_into_view()
+        self._post_cursor_moved()
+
+    def _post_cursor_moved(self) -> None:
+        """Post `CursorMoved`, unless `set_frame` is mid-way through moving the cursor."""
+        if self._quiet:
+            return
+        column = self._columns[self.cursor_column].name if self._columns else ""
+        self.post_message(self.CursorMoved(self, self.cursor_row, column))
+
+    def _scroll_cursor_into_view(self) -> None:
+        """Scroll the least distance that shows the cursor's row and cell."""
+        region = self.scrollable_content_region
+        if region.height <= 1 or region.width <= 0:
+            return  # not laid out yet
+        scroll_x, scroll_y = self.scroll_offset
+        body = self._body_height()
+        row = self.cursor_row
+        target_y = scroll_y
+        if row < scroll_y:
+            target_y = row
+        elif row >= scroll_y + body:
+            target_y = row - body + 1
+        target_x = scroll_x
+        if self._columns:
+            column = self._columns[self.cursor_column]
+            if column.offset + column.span > scroll_x + region.width:
+                target_x = column.offset + column.span - region.width
+            target_x = min(target_x, column.offset)
+        if (target_x, target_y) != (scroll_x, scroll_y):
+            self.scroll_to(x=target_x, y=target_y, animate=False, force=True)
+
+    def move_cursor(self, row: int | None = None, column: int | None = None) -> None:
+        """Put the cursor on a row and/or column (clamped to the frame)."""
+        if row is not None:
+            self.cursor_row = row
+        if column is not None:
+            self.cursor_column = column
+
+    def action_cursor_up(self) -> None:
+        """Move up one row."""
+        self.cursor_row -= 1
+
+    def action_cursor_down(self) -> None:
+        """Move down one row."""
+        self.cursor_row += 1
+
+    def action_cursor_left(self) -> None:
+        """Move left one column."""
+        self.cursor_column -= 1
+
+    def action_cursor_right(self) -> None:
+        """Move right one column."""
+        self.cursor_column += 1
+
+    def action_page_up(self) -> None:
+        """Scroll up a screen, the cursor keeping its place on it."""
+        page = max(self._body_height(), 1)
+        self.scroll_to(y=self.scroll_offset.y - page, animate=False, force=True)
+        self.cursor_row -= page
+
+    def action_page_down(self) -> None:
+        """Scroll down a screen, the cursor keeping its place on it."""
+        page = max(self._body_height(), 1)
+        self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
+        self.cursor_row += page
+
+    def action_scroll_home(self) -> None:
+        """Go to the first row."""
+        self.cursor_row = 0
+
+    def action_scroll_end(self) -> None:
+        """Go to the last row."""
+        self.cursor_row = self.row_count - 1
+
+    def action_select_cursor(self) -> None:
+        """Activate the row under the cursor (the app opens its details)."""
+        if self.row_count:
+            self.post_message(self.RowActivated(self, self.cursor_row))
+
+    # ------------------------------------------------------------------ mouse
+
+    def cell_at(self, x: int, y: int) -> tuple[int | None, int | None]:
+        """The (row, column) under a point of the content area; row is None on the header."""
+        scroll_x, scroll_y = self.scroll_offset
+        column_index = bisect_right(self._column_offsets, x + scroll_x) - 1
+        column = column_index if 0 <= column_index < len(self._columns) else None
+        if y == 0:
+            return None, column
+        row = scroll_y + y - 1
+        return (row if 0 <= row < self.row_count else None), column
+
+    def on_click(self, event: events.Click) -> None:
+        """A click puts the cursor on the cell; a double click activates the row."""
+        offset = event.get_content_offset(self)
+        if offset is None:
+            return
+        row, column = self.cell_at(offset.x, offset.y)
+        if column is not None:
+            self.cursor_column = column
+        if row is not None:
+            self.cursor_row = row
+            if event.chain >= 2:
+                self.action_select_cursor()
+        self.focus()
