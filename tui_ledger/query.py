@@ -1,0 +1,735 @@
+"""The filter language: one line of text -> one polars boolean expression.
+
+The same language is the CLI's `--where` and the app's filter box, where it is parsed again on every
+keystroke; so parsing is a small hand-written scanner (microseconds), and bad input raises only
+`FilterError`, whose `position` points at the offending part of the text.
+
+Terms are separated by spaces and ANDed:
+
+=====================  ==================================================================
+`lean`                 any text column contains `lean` (case-insensitive)
+`passed`, `failed`,    the outcome is exactly that (also `timeout`, `error`, `ungraded`);
+                       quote the word (`"failed"`) to search text for it instead
+`task:login`           text: contains (case-insensitive); numbers, booleans: equals
+`task=t1`              exactly equal; for text, ignoring case
+`tokens>1000`          also `>=`, `<`, `<=` (numbers, dates, times); `tokens:>1k` works too
+`task!=t1`             the same as `-task=t1`
+`task~^fix.*login$`    regular expression (case-insensitive; `(?-i)` turns that off)
+`-term`                negates any term
+`task:"fix login"`     quotes group spaces; `\\"` and `\\\\` are escapes inside quotes
+`tokens:null`          the cell is missing (also `missing` and `—`); `-tokens:null` = present
+=====================  ==================================================================
+
+Decisions (also in the README's filter-language reference):
+
+- A missing cell never matches a positive term, and always matches a negated one: `-task:foo` and
+  `task!=foo` keep rows with no task; `tokens<1000` never keeps rows with missing usage.
+- Column names ignore case, and spaces/dots/dashes read as `_`; schema aliases work too
+  (`agent:lean` is `workflow:lean`). An unknown column is an error that suggests the closest one.
+- Numbers take `_` or `,` thousands separators and a `k`/`m`/`b` suffix (`tokens>1.5k`).
+- Dates and datetimes compare with ISO text (`timestamp>=2024-05-01`); a date-only value compares
+  a datetime column by its calendar day, so `timestamp=2024-05-01` is the whole day;
+  `timestamp:2024-05` matches the text of the value (the month of May 2024).
+- An unclosed quote runs to the end of the line, so filter-as-you-type works mid-quote.
+- The result is aliased `filter`; `None` means no filter (blank text, or only empty quoted words).
+
+This module is part of the core and never imports textual.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import difflib
+import math
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import polars as pl
+
+from tui_ledger.schema import (
+    ALIASES,
+    FALSE_WORDS,
+    OUTCOMES,
+    TRUE_WORDS,
+    canonical_for,
+    normalise_name,
+)
+
+__all__ = [
+    "NULL_WORDS",
+    "OPERATORS",
+    "FilterError",
+    "Term",
+    "describe_terms",
+    "filter_term",
+    "parse_filter",
+    "quote_value",
+    "tokenize",
+]
+
+OUTCOME_COLUMN = "outcome"
+
+# Every operator, for help screens and highlighting. `==` reads as `=`; `:>`, `:>=`, `:<`, `:<=`
+# are comparisons on numbers and dates (GitHub-search style) and a plain search on text.
+OPERATORS: tuple[str, ...] = (
+    ":",
+    "=",
+    "==",
+    "!=",
+    ">",
+    ">=",
+    "<",
+    "<=",
+    "~",
+    ":>",
+    ":>=",
+    ":<",
+    ":<=",
+)
+_OPERATOR_CHARS = frozenset(":=<>!~")
+_COMPARISONS = frozenset({">", ">=", "<", "<="})
+
+# Unquoted values meaning "the cell is missing", with `:`, `=` or `!=`. `—` is how the app shows
+# a missing cell, so filtering to a cell under the cursor round-trips.
+NULL_WORDS = frozenset({"null", "missing", "—"})
+
+_QUOTES = frozenset("\"'")
+_NUMBER_SUFFIXES = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
+_GROUPED_NUMBER = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+_I64_LIMIT = 2**63
+
+Kind = Literal["text", "number", "boolean", "date", "datetime", "time", "other"]
+
+
+class FilterError(ValueError):
+    """A filter that does not parse: `message` for people, `position` where in the text.
+
+    `position` is the 0-based character offset of the offending part (a column name, an operator or
+    a value) and `end` the offset just after it, so a UI can underline `text[position:end]`.
+    """
+
+    def __init__(self, message: str, position: int = 0, end: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.position = position
+        self.end = max(end if end is not None else position + 1, position)
+
+    def __str__(self) -> str:
+        return self.message
+
+
+@dataclass(frozen=True, slots=True)
+class Term:
+    """One term of a filter as typed, before it is checked against the columns.
+
+    `column` and `op` are None for a bare word. Offsets index the filter text; `value_quoted` says
+    whether any part of the value was in quotes (quoted values are never shortcuts or null words).
+    """
+
+    text: str
+    start: int
+    end: int
+    negated: bool
+    column: str | None
+    column_start: int
+    column_end: int
+    op: str | None
+    op_start: int
+    value: str
+    value_start: int
+    value_end: int
+    value_quoted: bool
+
+
+# --- scanning ------------------------------------------------------------------------------------
+
+# One character of a term: the character, whether it was inside quotes, its offset in the text.
+_Char = tuple[str, bool, int]
+
+
+def _scan(text: str) -> Iterable[tuple[int, int, list[_Char], list[int]]]:
+    """Split `text` into terms: (start, end, characters, indexes where a quoted part began)."""
+    length = len(text)
+    index = 0
+    while index < length:
+        if text[index].isspace():
+            index += 1
+            continue
+        start = index
+        chars: list[_Char] = []
+        quote_marks: list[int] = []
+        while index < length and not text[index].isspace():
+            char = text[index]
+            if char not in _QUOTES:
+                chars.append((char, False, index))
+                index += 1
+                continue
+            quote_marks.append(len(chars))
+            index += 1
+            while index < length and text[index] != char:
+                inner = text[index]
+                if inner == "\\" and index + 1 < length and text[index + 1] in (char, "\\"):
+                    chars.append((text[index + 1], True, index + 1))
+                    index += 2
+                else:
+                    chars.append((inner, True, index))
+                    index += 1
+            index += 1  # the closing quote; an unclosed quote simply ends with the text
+        yield start, min(index, length), chars, quote_marks
+
+
+def _find_operator(chars: list[_Char], begin: int) -> tuple[int, str, int] | None:
+    """The first unquoted operator at or after `begin`: (index into chars, operator, its width)."""
+
+    def unquoted(index: int) -> str:
+        if index < len(chars) and not chars[index][1]:
+            return chars[index][0]
+        return ""
+
+    for index in range(begin, len(chars)):
+        char = unquoted(index)
+        if not char or char not in _OPERATOR_CHARS:
+            continue
+        pair = char + unquoted(index + 1)
+        if pair == "==":
+            return index, "=", 2
+        if pair in ("!=", ">=", "<="):
+            return index, pair, 2
+        if char == "!":
+            continue  # `!` alone is text
+        if pair in (":>", ":<"):
+            if unquoted(index + 2) == "=":
+                return index, pair + "=", 3
+            return index, pair, 2
+        return index, char, 1
+    return None
+
+
+def _joined(chars: list[_Char]) -> str:
+    return "".join(char for char, _, _ in chars)
+
+
+def tokenize(text: str) -> list[Term]:
+    """The terms of `text`, in order, with their offsets; raises FilterError only for lone `-`.
+
+    Parses the syntax only: columns and values are checked by `parse_filter`.
+    """
+    terms: list[Term] = []
+    for start, end, chars, quote_marks in _scan(text):
+        body = 0
+        negated = False
+        if chars and chars[0][:2] == ("-", False):
+            if len(chars) == 1 and not quote_marks:
+                raise FilterError("'-' needs a term after it, e.g. -failed", start, start + 1)
+            negated, body = True, 1
+        found = _find_operator(chars, body)
+        if found is None:
+            value_chars = chars[body:]
+            value_start = value_chars[0][2] if value_chars else end
+            terms.append(
+                Term(
+                    text=text[start:end],
+                    start=start,
+                    end=end,
+                    negated=negated,
+                    column=None,
+                    column_start=start,
+                    column_end=start,
+                    op=None,
+                    op_start=start,
+                    value=_joined(value_chars),
+                    value_start=value_start,
+                    value_end=end,
+                    value_quoted=bool(quote_marks),
+                )
+            )
+            continue
+        op_index, op, op_width = found
+        op_start = chars[op_index][2]
+        column_chars = chars[body:op_index]
+        value_index = op_index + op_width
+        value_chars = chars[value_index:]
+        column_start = column_chars[0][2] if column_chars else op_start
+        terms.append(
+            Term(
+                text=text[start:end],
+                start=start,
+                end=end,
+                negated=negated,
+                column=_joined(column_chars),
+                column_start=column_start,
+                column_end=op_start,
+                op=op,
+                op_start=op_start,
+                value=_joined(value_chars),
+                value_start=value_chars[0][2] if value_chars else end,
+                value_end=end,
+                value_quoted=any(mark >= value_index for mark in quote_marks),
+            )
+        )
+    return terms
+
+
+# --- columns -------------------------------------------------------------------------------------
+
+
+def _kind(dtype: pl.DataType | type[pl.DataType]) -> Kind:
+    base = dtype.base_type()
+    if base in (pl.String, pl.Categorical, pl.Enum, pl.Null):
+        return "text"  # an all-null column (Null) reads as text that never matches
+    if base == pl.Boolean:
+        return "boolean"
+    if base == pl.Date:
+        return "date"
+    if base == pl.Datetime:
+        return "datetime"
+    if base == pl.Time:
+        return "time"
+    if dtype.is_numeric():
+        return "number"
+    return "other"
+
+
+def _resolve_column(term: Term, names: list[str]) -> str:
+    """The real column `term.column` names: exactly, ignoring case, normalised, or by alias."""
+    name = term.column or ""
+    if not name:
+        op = term.op or ":"
+        raise FilterError(
+            f"a column name is needed before {op!r}", term.op_start, term.op_start + len(op)
+        )
+    if name in names:
+        return name
+    folded = name.casefold()
+    hits = [column for column in names if column.casefold() == folded]
+    if not hits:
+        key = normalise_name(name)
+        hits = [column for column in names if normalise_name(column) == key]
+    if len(hits) == 1:
+        return hits[0]
+    where = (term.column_start, term.column_end)
+    if hits:
+        listed = ", ".join(repr(column) for column in hits)
+        raise FilterError(f"column {name!r} is ambiguous: {listed}; type it exactly", *where)
+    canonical = canonical_for(name)
+    if canonical is not None and canonical in names:
+        return canonical
+    raise FilterError(_unknown_column_message(name, names, term), *where)
+
+
+def _unknown_column_message(name: str, names: list[str], term: Term) -> str:
+    key = normalise_name(name)
+    by_key = {normalise_name(column): column for column in names}
+    close = difflib.get_close_matches(key, list(by_key), n=1, cutoff=0.65)
+    if close:
+        return f"unknown column {name!r}; did you mean {by_key[close[0]]!r}?"
+    aliases = {
+        alias: canonical
+        for canonical, names_for in ALIASES.items()
+        if canonical in names
+        for alias in names_for
+    }
+    # Aliases are short and many: only a near miss counts (`agnet` -> `agent`, not `bar` -> `arm`).
+    close = difflib.get_close_matches(key, list(aliases), n=1, cutoff=0.75)
+    if close:
+        return (
+            f"unknown column {name!r}; did you mean {close[0]!r} "
+            f"(another name for {aliases[close[0]]!r})?"
+        )
+    shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
+    quoted = _show(term.text[1:] if term.negated else term.text)
+    return f"unknown column {name!r} (columns: {shown}); to search for the text, quote it: {quoted}"
+
+
+# --- values --------------------------------------------------------------------------------------
+
+
+def _parse_number(text: str) -> int | float | None:
+    """`1000`, `1,000`, `1_000`, `-2.5`, `1e6`, `1.5k`, `2M` -> a number; anything else -> None."""
+    cleaned = text.strip().lower()
+    multiplier = 1
+    if len(cleaned) > 1 and cleaned[-1] in _NUMBER_SUFFIXES and cleaned[-2] not in "+-":
+        multiplier = _NUMBER_SUFFIXES[cleaned[-1]]
+        cleaned = cleaned[:-1]
+    if "," in cleaned:
+        if not _GROUPED_NUMBER.fullmatch(cleaned):
+            return None
+        cleaned = cleaned.replace(",", "")
+    if not cleaned or not cleaned.isascii():
+        return None
+    number: int | float
+    try:
+        number = int(cleaned)
+    except ValueError:
+        try:
+            number = float(cleaned)
+        except ValueError:
+            return None
+    try:
+        number = number * multiplier
+        if isinstance(number, float) and multiplier > 1 and number.is_integer():
+            number = int(number)  # `1.5k` is 1500, not 1500.0
+        if isinstance(number, int) and abs(number) >= _I64_LIMIT:
+            number = float(number)  # beyond Int64: compare as a float, never overflow
+    except OverflowError:
+        number = math.copysign(math.inf, number)
+    return number
+
+
+def _parse_temporal(text: str, kind: Kind) -> dt.date | dt.datetime | dt.time | None:
+    """ISO text -> a date (date-only text), a datetime or a time, fitting `kind`; else None."""
+    value = text.strip()
+    try:
+        if kind == "time":
+            return dt.time.fromisoformat(value)
+        if len(value) <= 10 or kind == "date":
+            return dt.date.fromisoformat(value)
+        return dt.datetime.fromisoformat(value.replace(" ", "T", 1))
+    except (ValueError, OverflowError):
+        if kind == "datetime" and len(value) <= 10:
+            try:
+                return dt.datetime.fromisoformat(value)
+            except (ValueError, OverflowError):
+                return None
+        return None
+
+
+def _datetime_literal(value: dt.datetime, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
+    """`value` as a literal comparable with a column of `dtype`, in the column's time zone.
+
+    A value without an offset is read in the column's zone; a value with one is converted to it
+    (and read as UTC wall-clock time for a column without a zone).
+    """
+    zone = getattr(dtype, "time_zone", None)
+    if value.tzinfo is not None:
+        try:
+            utc = value.astimezone(dt.timezone.utc).replace(tzinfo=None)
+        except (OverflowError, ValueError):
+            utc = value.replace(tzinfo=None)
+        literal = pl.lit(utc, dtype=pl.Datetime("us"))
+        if zone:
+            return literal.dt.replace_time_zone("UTC").dt.convert_time_zone(zone)
+        return literal
+    literal = pl.lit(value, dtype=pl.Datetime("us"))
+    if zone:
+        return literal.dt.replace_time_zone(zone, ambiguous="earliest", non_existent="null")
+    return literal
+
+
+@lru_cache(maxsize=256)
+def _regex_problem(pattern: str) -> str | None:
+    """Why polars' regex engine rejects `pattern`, or None if it compiles."""
+    try:
+        pl.Series([""], dtype=pl.String).str.contains(pattern)
+    except Exception as error:  # polars raises ComputeError; any failure means "not usable"
+        lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+        detail = next(
+            (line for line in lines if line.startswith("error:")), lines[-1] if lines else ""
+        )
+        return detail.removeprefix("error:").strip() or "invalid regular expression"
+    return None
+
+
+# --- terms -> expressions -------------------------------------------------------------------------
+
+
+def _text_of(column: str) -> pl.Expr:
+    return pl.col(column).cast(pl.String)
+
+
+def _contains(column: str, needle: str) -> pl.Expr:
+    return _text_of(column).str.to_lowercase().str.contains(needle.lower(), literal=True)
+
+
+def _comparison(left: pl.Expr, op: str, right: object) -> pl.Expr:
+    literal = right if isinstance(right, pl.Expr) else pl.lit(right)
+    if op == ">":
+        return left.gt(literal)
+    if op == ">=":
+        return left.ge(literal)
+    if op == "<":
+        return left.lt(literal)
+    if op == "<=":
+        return left.le(literal)
+    return left.eq(literal)
+
+
+def _show(value: str) -> str:
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+class _Compiler:
+    """Turns terms into expressions against one schema, remembering terms it has compiled.
+
+    Filter-as-you-type re-parses the whole text on each keystroke while only the last term
+    changes, so compiled terms are kept (keyed by what they say, not where they are).
+    """
+
+    _MAX_TERMS = 512
+
+    def __init__(self, schema: Mapping[str, pl.DataType]) -> None:
+        self.schema = dict(schema)
+        self._terms: dict[tuple[object, ...], tuple[pl.Expr, str] | None] = {}
+        self.names = list(schema)
+        self.text_columns = [
+            name
+            for name in self.names
+            if _kind(schema[name]) == "text" and schema[name].base_type() != pl.Null
+        ]
+
+    def term(self, term: Term) -> tuple[pl.Expr, str] | None:
+        """(expression, description) for `term`, never null; None for an ignorable term."""
+        key = (term.negated, term.column, term.op, term.value, term.value_quoted)
+        if key in self._terms:
+            return self._terms[key]
+        compiled = self._compile(term)
+        if len(self._terms) >= self._MAX_TERMS:
+            self._terms.clear()
+        self._terms[key] = compiled
+        return compiled
+
+    def _compile(self, term: Term) -> tuple[pl.Expr, str] | None:
+        compiled = self._bare(term) if term.column is None else self._column_term(term)
+        if compiled is None:
+            return None
+        expression, description = compiled
+        expression = expression.fill_null(False)
+        if term.negated:
+            return ~expression, f"not ({description})"
+        return expression, description
+
+    def _bare(self, term: Term) -> tuple[pl.Expr, str] | None:
+        word = term.value
+        if not word:
+            return None  # `""`: an empty quoted word filters nothing
+        lowered = word.lower()
+        if not term.value_quoted and lowered in OUTCOMES and OUTCOME_COLUMN in self.schema:
+            outcome = _text_of(OUTCOME_COLUMN).str.to_lowercase() == lowered
+            return outcome, f"outcome is {lowered}"
+        if not self.text_columns:
+            return pl.lit(False), f"text contains {_show(word)} (there are no text columns)"
+        matches = [_contains(column, word) for column in self.text_columns]
+        return pl.any_horizontal(matches), f"any text contains {_show(word)}"
+
+    def _column_term(self, term: Term) -> tuple[pl.Expr, str]:
+        column = _resolve_column(term, self.names)
+        dtype = self.schema[column]
+        kind = _kind(dtype)
+        op = term.op or ":"
+        value = term.value
+        value_at = (term.value_start, term.value_end)
+        if not value and not term.value_quoted:
+            shown = f"{term.column}{op}"
+            raise FilterError(f"{shown!r} needs a value after {op!r}", term.op_start, term.end)
+        if op in (":>", ":>=", ":<", ":<="):
+            if kind in ("number", "date", "datetime", "time"):
+                op = op[1:]
+            else:  # on text, `task:>x` looks for the text ">x"
+                op, value = ":", op[1:] + value
+                value_at = (term.op_start + 1, term.value_end)
+
+        if not term.value_quoted and value.lower() in NULL_WORDS and op in (":", "=", "!="):
+            missing = pl.col(column).is_null()
+            if op == "!=":
+                return ~missing, f"{column} is present"
+            return missing, f"{column} is missing"
+
+        if op == "!=":
+            # `col!=v` is exactly `-col=v`, so it keeps missing cells too.
+            equal, description = self._typed(column, dtype, kind, "=", value, term, value_at)
+            return ~equal.fill_null(False), f"not ({description})"
+        return self._typed(column, dtype, kind, op, value, term, value_at)
+
+    def _typed(
+        self,
+        column: str,
+        dtype: pl.DataType,
+        kind: Kind,
+        op: str,
+        value: str,
+        term: Term,
+        value_at: tuple[int, int],
+    ) -> tuple[pl.Expr, str]:
+        if kind == "other":
+            raise FilterError(
+                f"column {column!r} holds {dtype}, which the filter cannot search",
+                term.column_start,
+                term.column_end,
+            )
+        if op == "~":
+            pattern = value if value.startswith("(?-i)") else "(?i)" + value
+            problem = _regex_problem(pattern)
+            if problem is not None:
+                raise FilterError(f"bad regular expression: {problem}", *value_at)
+            return _text_of(column).str.contains(pattern), f"{column} matches /{value}/"
+        if kind == "text":
+            return self._text(column, dtype, op, value, term, value_at)
+        if kind == "number":
+            number = _parse_number(value)
+            if number is None:
+                raise FilterError(
+                    f"{column} holds numbers; {value!r} is not a number (e.g. 1000, 1.5k)",
+                    *value_at,
+                )
+            symbol = "=" if op == ":" else op
+            return _comparison(pl.col(column), symbol, number), f"{column} {symbol} {number:,}"
+        if kind == "boolean":
+            if op in _COMPARISONS:
+                raise FilterError(
+                    f"{op!r} compares numbers or dates; {column} is true/false",
+                    term.op_start,
+                    term.op_start + len(op),
+                )
+            lowered = value.strip().lower()
+            if lowered in TRUE_WORDS:
+                return pl.col(column), f"{column} is true"
+            if lowered in FALSE_WORDS:
+                return ~pl.col(column), f"{column} is false"
+            raise FilterError(f"{column} is true/false; {value!r} is neither", *value_at)
+        return self._temporal(column, dtype, kind, op, value, value_at)
+
+    def _text(
+        self,
+        column: str,
+        dtype: pl.DataType,
+        op: str,
+        value: str,
+        term: Term,
+        value_at: tuple[int, int],
+    ) -> tuple[pl.Expr, str]:
+        if op in _COMPARISONS:
+            raise FilterError(
+                f"{op!r} compares numbers or dates; {column} is text (use : = ~)",
+                term.op_start,
+                term.op_start + len(op),
+            )
+        if op == ":":
+            return _contains(column, value), f"{column} contains {_show(value)}"
+        lowered = value.lower()
+        categories = getattr(dtype, "categories", None)
+        if isinstance(categories, pl.Series):
+            # An Enum's values are a closed set: a value outside it is a typo, not an empty result.
+            known = [str(category) for category in categories.to_list()]
+            if lowered not in {category.lower() for category in known}:
+                close = difflib.get_close_matches(lowered, known, n=1)
+                hint = f"did you mean {close[0]!r}?" if close else "one of " + ", ".join(known)
+                raise FilterError(f"{column} has no value {value!r}; {hint}", *value_at)
+        exact = _text_of(column).str.to_lowercase() == lowered
+        return exact, f"{column} is {_show(value)}"
+
+    def _temporal(
+        self,
+        column: str,
+        dtype: pl.DataType,
+        kind: Kind,
+        op: str,
+        value: str,
+        value_at: tuple[int, int],
+    ) -> tuple[pl.Expr, str]:
+        if op == ":":
+            # `timestamp:2024-05` matches the value's text, with or without the ISO `T`.
+            needle = value.strip().replace("T", " ").replace("t", " ")
+            return _contains(column, needle), f"{column} contains {_show(value)}"
+        parsed = _parse_temporal(value, kind)
+        if parsed is None:
+            example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
+            raise FilterError(
+                f"{column} holds {kind}s; {value!r} is not one (e.g. {example})", *value_at
+            )
+        target: pl.Expr = pl.col(column)
+        right: object = parsed
+        if kind == "datetime":
+            if isinstance(parsed, dt.datetime):
+                right = _datetime_literal(parsed, dtype)
+            else:  # a date-only value compares the datetime's calendar day
+                target = pl.col(column).dt.date()
+        symbol = "=" if op == ":" else op
+        return _comparison(target, symbol, right), f"{column} {symbol} {value.strip()}"
+
+
+_COMPILERS: dict[tuple[object, ...], _Compiler] = {}
+_MAX_COMPILERS = 8
+
+
+def _compiler_for(schema: Mapping[str, pl.DataType]) -> _Compiler:
+    try:
+        key = tuple(schema.items())
+        hash(key)
+    except TypeError:  # an unhashable dtype: compile without remembering
+        return _Compiler(schema)
+    compiler = _COMPILERS.get(key)
+    if compiler is None:
+        if len(_COMPILERS) >= _MAX_COMPILERS:
+            _COMPILERS.clear()
+        compiler = _COMPILERS[key] = _Compiler(schema)
+    return compiler
+
+
+def _compile(text: str, schema: Mapping[str, pl.DataType]) -> list[tuple[pl.Expr, str]]:
+    compiler = _compiler_for(schema)
+    compiled = (compiler.term(term) for term in tokenize(text))
+    return [item for item in compiled if item is not None]
+
+
+def parse_filter(text: str, schema: Mapping[str, pl.DataType]) -> pl.Expr | None:
+    """The filter `text` as one boolean polars expression over a frame with `schema`.
+
+    Returns None when there is nothing to filter (blank text). The expression is never null, so
+    `frame.filter(expr)` and `frame.with_columns(expr)` agree; it is aliased `filter`. Raises
+    `FilterError` (and nothing else) for text that does not parse against `schema`.
+    """
+    if not text or text.isspace():
+        return None
+    expressions = [expression for expression, _ in _compile(text, schema)]
+    if not expressions:
+        return None
+    combined = expressions[0] if len(expressions) == 1 else pl.all_horizontal(expressions)
+    return combined.alias("filter")
+
+
+def describe_terms(text: str, schema: Mapping[str, pl.DataType]) -> list[str]:
+    """What each term of `text` means in words, e.g. `['workflow contains "lean"', 'outcome is
+    failed']`; raises FilterError like `parse_filter`. For the help line beside the filter box."""
+    return [description for _, description in _compile(text, schema)]
+
+
+# --- writing terms (the app's "filter to this cell") -------------------------------------------
+
+
+def _needs_quotes(text: str) -> bool:
+    return (
+        not text
+        or text[0] == "-"
+        or any(char.isspace() or char in _QUOTES or char in _OPERATOR_CHARS for char in text)
+    )
+
+
+def quote_value(text: str) -> str:
+    """`text` as the filter language reads it back: bare when that is safe, else double-quoted."""
+    if _needs_quotes(text) or text.lower() in NULL_WORDS or text.lower() in OUTCOMES:
+        return _show(text)
+    return text
+
+
+def filter_term(column: str, value: object, *, exclude: bool = False) -> str:
+    """A term matching the rows whose `column` is `value` (`exclude`: the other rows).
+
+    For the app's `f`/`F` keys: `filter_term("task", "fix login")` is `task="fix login"`;
+    a missing value gives `task:null`. Text matches ignoring case, like `=` always does.
+    """
+    name = _show(column) if _needs_quotes(column) else column
+    sign = "-" if exclude else ""
+    if value is None:
+        return f"{sign}{name}:null"
+    if isinstance(value, bool):
+        shown = "true" if value else "false"
+    elif isinstance(value, (int, float)):
+        shown = repr(value)
+    elif isinstance(value, (dt.date, dt.time)):
+        shown = value.isoformat()
+    else:
+        shown = quote_value(str(value))
+    return f"{sign}{name}={shown}"
