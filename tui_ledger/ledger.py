@@ -2,18 +2,26 @@
 
 The TUI, `ledger-tui summary`, the exports and the benchmarks all call `compare` (or `summarize`);
 nothing else computes a metric. Both views come out of a single `group_by` pass, so a toggle in
-the app costs nothing and a summary of ten million rows reads them once.
+the app costs nothing and a summary of ten million rows reads them once. That pass also holds
+the cost figures (when the attempts carry a `cost` column, see `prices.apply_prices`) and the
+sums the delta-method intervals need; only groups small enough for a bootstrap interval are
+read a second time (see `stats`).
+
+`per_task` (one group's spend task by task) and `pareto_points` (pass rate against spend per
+accepted result, both views) are built on the same definitions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger import stats
 from tui_ledger.schema import ACCEPTED, OUTCOMES
+from tui_ledger.stats import IntervalMethod, IntervalSettings
 
 View = Literal["keep", "drop"]
 VIEWS: tuple[View, ...] = ("keep", "drop")
@@ -36,8 +44,33 @@ METRICS: tuple[str, ...] = (
     "rank",
 )
 
+# Cost metrics, present only when the attempts carry a `cost` column (USD, float64).
+COST_COLUMN = "cost"
+COST_METRICS: tuple[str, ...] = (
+    "missing_cost",
+    "total_cost",
+    "cost_per_accepted_result",
+    "cost_lower_bound",
+    "cost_rank",
+)
+
+# 95% intervals (see `stats`); the cost pair only with a cost column.
+INTERVAL_METRICS: tuple[str, ...] = (
+    "pass_rate_lo",
+    "pass_rate_hi",
+    "tokens_per_accepted_result_lo",
+    "tokens_per_accepted_result_hi",
+)
+COST_INTERVAL_METRICS: tuple[str, ...] = (
+    "cost_per_accepted_result_lo",
+    "cost_per_accepted_result_hi",
+)
+INTERVAL_NOTES: tuple[str, ...] = ("ci_method", "ci_note")
+
 _outcome = pl.col("outcome")
 _tokens = pl.col("tokens")
+_cost = pl.col(COST_COLUMN).cast(pl.Float64, strict=False)
+_GROUP_ID = "__group_id"
 
 
 def counted(view: View) -> pl.Expr:
@@ -51,7 +84,14 @@ def counted(view: View) -> pl.Expr:
     raise ValueError(f"unknown view {view!r}: expected 'keep' or 'drop'")
 
 
-def _aggregations(view: View) -> list[pl.Expr]:
+def has_cost(attempts: pl.DataFrame | pl.LazyFrame) -> bool:
+    """Whether the attempts carry a cost column the accounting can sum."""
+    schema = attempts.collect_schema()
+    dtype = schema.get(COST_COLUMN)
+    return dtype is not None and (dtype.is_numeric() or dtype == pl.String)
+
+
+def _aggregations(view: View, with_cost: bool = False) -> list[pl.Expr]:
     """Raw per-group aggregates of one view, prefixed with the view's name."""
     in_view = counted(view)
     usage = _tokens.filter(in_view)
@@ -64,8 +104,23 @@ def _aggregations(view: View) -> list[pl.Expr]:
         usage.median().alias("median_tokens_per_attempt"),
         # Int128: a sum of Int64 token counts can pass 2**63; it must never wrap.
         usage.cast(pl.Int128).sum().alias("sum_known_tokens"),
+        # For the delta-method interval: spread of spend per attempt, missing read as 0 (the
+        # figure it brackets, total / accepted, is a lower bound in the same way).
+        usage.fill_null(0).cast(pl.Float64).var().alias("var_tokens"),
     ]
+    if with_cost:
+        spend = _cost.filter(in_view)
+        aggregates += [
+            (in_view & _cost.is_not_null()).sum().alias("known_cost"),
+            spend.sum().alias("sum_known_cost"),
+            spend.fill_null(0.0).var().alias("var_cost"),
+        ]
     return [expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates]
+
+
+def _rank(value: pl.Expr) -> pl.Expr:
+    """1 = smallest; ties share the lowest rank; groups with no figure share the last place."""
+    return value.rank("min").fill_null(value.is_not_null().sum() + 1).cast(pl.UInt32)
 
 
 def _finish(view: View) -> list[pl.Expr]:
@@ -85,7 +140,6 @@ def _finish(view: View) -> list[pl.Expr]:
         .otherwise(None)
         .alias("tokens_per_accepted_result")
     )
-    ranked = per_accepted.rank("min")
     return [
         pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
         total_tokens,
@@ -93,8 +147,69 @@ def _finish(view: View) -> list[pl.Expr]:
         # A lower bound: some attempts' usage is unknown, so the true figure can only be higher.
         (per_accepted.is_not_null() & (pl.col("missing_usage") > 0)).alias("lower_bound"),
         # 1 = fewest tokens per accepted result; groups with no figure share the last place.
-        ranked.fill_null(per_accepted.is_not_null().sum() + 1).cast(pl.UInt32).alias("rank"),
+        _rank(per_accepted).alias("rank"),
     ]
+
+
+def _finish_cost() -> list[pl.Expr]:
+    """Cost metrics of one view, defined exactly as the token ones (float64 USD)."""
+    attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    total_cost = (
+        pl.when(attempts == 0)
+        .then(pl.lit(0.0))
+        .when(pl.col("known_cost") == 0)
+        .then(pl.lit(None, dtype=pl.Float64))
+        .otherwise(pl.col("sum_known_cost"))
+        .alias("total_cost")
+    )
+    per_accepted = (
+        pl.when((accepted > 0) & total_cost.is_not_null())
+        .then(total_cost / accepted)
+        .otherwise(None)
+        .alias("cost_per_accepted_result")
+    )
+    missing = (attempts - pl.col("known_cost")).alias("missing_cost")
+    return [
+        missing,
+        total_cost,
+        per_accepted,
+        (per_accepted.is_not_null() & (missing > 0)).alias("cost_lower_bound"),
+        _rank(per_accepted).alias("cost_rank"),
+    ]
+
+
+def _delta_intervals(with_cost: bool) -> list[pl.Expr]:
+    """Wilson on pass rate and delta-method intervals on the per-accepted ratios."""
+    attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    pass_lo, pass_hi = stats.wilson_interval(accepted, attempts)
+    tokens_lo, tokens_hi = stats.delta_interval(
+        attempts,
+        pl.col("total_tokens"),
+        accepted,
+        pl.col("var_tokens"),
+        pl.col("sum_accepted_tokens"),
+    )
+    known = pl.col("tokens_per_accepted_result").is_not_null()
+    columns = [
+        pass_lo.alias("pass_rate_lo"),
+        pass_hi.alias("pass_rate_hi"),
+        pl.when(known).then(tokens_lo).alias("tokens_per_accepted_result_lo"),
+        pl.when(known).then(tokens_hi).alias("tokens_per_accepted_result_hi"),
+    ]
+    if with_cost:
+        cost_lo, cost_hi = stats.delta_interval(
+            attempts,
+            pl.col("total_cost"),
+            accepted,
+            pl.col("var_cost"),
+            pl.col("sum_accepted_cost"),
+        )
+        known_cost = pl.col("cost_per_accepted_result").is_not_null()
+        columns += [
+            pl.when(known_cost).then(cost_lo).alias("cost_per_accepted_result_lo"),
+            pl.when(known_cost).then(cost_hi).alias("cost_per_accepted_result_hi"),
+        ]
+    return columns
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -103,36 +218,225 @@ def _group_keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
-def _aggregate(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.LazyFrame:
+def _aggregate(
+    attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str], with_cost: bool
+) -> pl.LazyFrame:
     keys = _group_keys(by)
     return (
         attempts.lazy()
         .group_by(keys)
-        .agg(*_aggregations("keep"), *_aggregations("drop"))
+        .agg(*_aggregations("keep", with_cost), *_aggregations("drop", with_cost))
         .sort(keys, nulls_last=True)
     )
 
 
-def _view_frame(raw: pl.DataFrame, keys: list[str], view: View) -> pl.DataFrame:
+def _raw_names(with_cost: bool = False) -> list[str]:
+    return [expr.meta.output_name().split("__", 1)[1] for expr in _aggregations("keep", with_cost)]
+
+
+def _view_frame(
+    raw: pl.DataFrame,
+    keys: list[str],
+    view: View,
+    with_cost: bool,
+    method: IntervalMethod,
+) -> pl.DataFrame:
     prefix = f"{view}__"
-    columns = [pl.col(f"{prefix}{name}").alias(name) for name in _raw_names()]
+    columns = [pl.col(f"{prefix}{name}").alias(name) for name in _raw_names(with_cost)]
+    # Spend on accepted attempts, for the covariance term of the delta method: in either view
+    # it is what the drop view sums, since the drop view counts exactly the accepted attempts.
+    columns.append(pl.col("drop__sum_known_tokens").alias("sum_accepted_tokens"))
+    if with_cost:
+        columns.append(pl.col("drop__sum_known_cost").alias("sum_accepted_cost"))
     frame = raw.select(*keys, *columns).with_columns(_finish(view))
-    return frame.select(*keys, *METRICS)
+    if with_cost:
+        frame = frame.with_columns(_finish_cost())
+    if method != "none":
+        frame = frame.with_columns(_delta_intervals(with_cost))
+    else:
+        frame = frame.with_columns(
+            pl.lit(None, dtype=pl.Float64).alias(name) for name in _interval_columns(with_cost)
+        )
+    return frame
 
 
-def _raw_names() -> list[str]:
-    return [expr.meta.output_name().split("__", 1)[1] for expr in _aggregations("keep")]
+def _interval_columns(with_cost: bool) -> tuple[str, ...]:
+    return INTERVAL_METRICS + (COST_INTERVAL_METRICS if with_cost else ())
+
+
+def view_columns(with_cost: bool) -> tuple[str, ...]:
+    """The metric columns of a view frame, in order (after the group keys)."""
+    cost = COST_METRICS if with_cost else ()
+    return METRICS + cost + _interval_columns(with_cost) + INTERVAL_NOTES
+
+
+def _small_groups(frame: pl.DataFrame, settings: IntervalSettings, value: str) -> pl.DataFrame:
+    """The groups of one view frame that get a bootstrap interval: `_GROUP_ID` and `attempts`."""
+    candidates = frame.filter(pl.col(value).is_not_null(), pl.col("attempts") >= 1)
+    if settings.method == "bootstrap":
+        return candidates.select(_GROUP_ID, "attempts")
+    small = candidates.filter(pl.col("attempts") < settings.bootstrap_below).sort(
+        "attempts", _GROUP_ID
+    )
+    # Smallest groups first, while the total work stays under the cap.
+    within = (pl.col("attempts").cast(pl.Int64) * settings.resamples).cum_sum()
+    return small.filter(within <= settings.max_draws).select(_GROUP_ID, "attempts")
+
+
+def _bootstrap_rows(
+    attempts: pl.DataFrame | pl.LazyFrame,
+    keys: list[str],
+    groups: pl.DataFrame,
+    with_cost: bool,
+) -> pl.DataFrame:
+    """The attempts of the chosen groups (one extra read), with `_GROUP_ID` and numerators."""
+    wanted = groups.select(pl.struct(keys).alias("__key"))["__key"].implode()
+    numerators = {"tokens_per_accepted_result": _tokens}
+    if with_cost:
+        numerators["cost_per_accepted_result"] = _cost
+    return (
+        attempts.lazy()
+        .filter(pl.struct(keys).is_in(wanted, nulls_equal=True))
+        .join(groups.lazy(), on=keys, how="inner", nulls_equal=True, maintain_order="left")
+        .select(
+            _GROUP_ID,
+            *[expr.fill_null(0).cast(pl.Float64).alias(name) for name, expr in numerators.items()],
+            (_outcome == ACCEPTED).cast(pl.Int64).alias("__accepted"),
+        )
+        .collect()
+    )
+
+
+def _with_intervals(
+    attempts: pl.DataFrame | pl.LazyFrame,
+    keys: list[str],
+    frames: dict[View, pl.DataFrame],
+    with_cost: bool,
+    settings: IntervalSettings,
+) -> dict[View, pl.DataFrame]:
+    """Bootstrap intervals for the small groups of each view (one read of their attempts for
+    every view), then the `ci_method` and `ci_note` columns."""
+    value_columns = ["tokens_per_accepted_result"]
+    if with_cost:
+        value_columns.append("cost_per_accepted_result")
+    frames = {view: frame.with_row_index(_GROUP_ID) for view, frame in frames.items()}
+    chosen: dict[View, pl.DataFrame] = {}
+    if settings.method in ("auto", "bootstrap"):
+        chosen = {
+            view: _small_groups(frame, settings, "tokens_per_accepted_result")
+            for view, frame in frames.items()
+        }
+    chosen = {view: ids for view, ids in chosen.items() if ids.height}
+    rows: pl.DataFrame | None = None
+    if chosen:
+        any_frame = next(iter(frames.values()))
+        wanted = pl.concat([ids.select(_GROUP_ID) for ids in chosen.values()]).unique()
+        groups = any_frame.join(wanted, on=_GROUP_ID).select(_GROUP_ID, *keys)
+        rows = _bootstrap_rows(attempts, keys, groups, with_cost)
+    finished: dict[View, pl.DataFrame] = {}
+    for view, frame in frames.items():
+        bootstrapped = pl.lit(False)
+        if rows is not None and view in chosen:
+            group_ids = chosen[view][_GROUP_ID].implode()
+            in_view = rows.filter(pl.col(_GROUP_ID).is_in(group_ids))
+            if view == "drop":
+                in_view = in_view.filter(pl.col("__accepted") == 1)
+            intervals = stats.bootstrap_intervals(
+                in_view,
+                _GROUP_ID,
+                value_columns,
+                "__accepted",
+                resamples=settings.resamples,
+                seed=settings.seed,
+            )
+            frame = _replace_intervals(frame, intervals, value_columns)
+            bootstrapped = pl.col(_GROUP_ID).is_in(group_ids)
+        finished[view] = _finish_intervals(frame, value_columns, bootstrapped).drop(_GROUP_ID)
+    return finished
+
+
+def _replace_intervals(
+    frame: pl.DataFrame, intervals: pl.DataFrame, value_columns: list[str]
+) -> pl.DataFrame:
+    """Put bootstrap bounds in place of the delta-method ones, where a group has them."""
+    ends = [f"{name}_{end}" for name in value_columns for end in ("lo", "hi")]
+    boot = intervals.rename({name: f"{name}_boot" for name in ends})
+    frame = frame.join(boot, on=_GROUP_ID, how="left", maintain_order="left")
+    return frame.with_columns(
+        pl.when(pl.col(f"{name}_{end}_boot").is_not_null() & pl.col(name).is_not_null())
+        .then(pl.col(f"{name}_{end}_boot"))
+        .otherwise(pl.col(f"{name}_{end}"))
+        .alias(f"{name}_{end}")
+        for name in value_columns
+        for end in ("lo", "hi")
+    ).drop(f"{name}_boot" for name in ends)
+
+
+def _finish_intervals(
+    frame: pl.DataFrame, value_columns: list[str], bootstrapped: pl.Expr
+) -> pl.DataFrame:
+    has_interval = (
+        pl.col("tokens_per_accepted_result_lo").is_not_null()
+        | pl.col("tokens_per_accepted_result_hi").is_not_null()
+    )
+    notes = [
+        stats.interval_note(pl.col(name), pl.col(f"{name}_lo"), pl.col(f"{name}_hi"))
+        for name in value_columns
+    ]
+    return frame.with_columns(
+        pl.when(bootstrapped)
+        .then(pl.lit("bootstrap"))
+        .when(has_interval)
+        .then(pl.lit("delta"))
+        .otherwise(pl.lit(None, dtype=pl.String))
+        .alias("ci_method"),
+        pl.coalesce(*notes).alias("ci_note"),
+    )
+
+
+def _views(
+    attempts: pl.DataFrame | pl.LazyFrame,
+    keys: list[str],
+    views: Sequence[View],
+    with_cost: bool,
+    settings: IntervalSettings,
+) -> dict[View, pl.DataFrame]:
+    """The summary frame of each view: one aggregation pass, then the intervals."""
+    raw = _aggregate(attempts, keys, with_cost).collect()
+    frames = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
+    frames = _with_intervals(attempts, keys, frames, with_cost, settings)
+    columns = view_columns(with_cost)
+    return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
+
+
+def _settings(intervals: IntervalMethod | IntervalSettings) -> IntervalSettings:
+    if isinstance(intervals, IntervalSettings):
+        return intervals
+    if intervals not in stats.INTERVAL_METHODS:
+        raise ValueError(
+            f"unknown interval method {intervals!r}: expected one of "
+            f"{', '.join(stats.INTERVAL_METHODS)}"
+        )
+    return IntervalSettings(method=intervals)
 
 
 def summarize(
     attempts: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str] = DEFAULT_BY,
     view: View = "keep",
+    *,
+    intervals: IntervalMethod | IntervalSettings = "auto",
 ) -> pl.DataFrame:
-    """Every metric of one view, one row per group (every group, even one the view empties)."""
+    """Every metric of one view, one row per group (every group, even one the view empties).
+
+    Columns: the group keys, `METRICS`, `COST_METRICS` when the attempts have a cost column,
+    then the 95% interval columns, `ci_method` and `ci_note` (see `view_columns`).
+    """
     keys = _group_keys(by)
-    raw = _aggregate(attempts, keys).collect()
-    return _view_frame(raw, keys, view)
+    if view not in VIEWS:
+        counted(view)  # raises the error that names the views
+    frames = _views(attempts, keys, [view], has_cost(attempts), _settings(intervals))
+    return frames[view]
 
 
 @dataclass(frozen=True)
@@ -151,7 +455,23 @@ class Comparison:
     by: tuple[str, ...]
     keep: pl.DataFrame
     drop: pl.DataFrame
-    trap: pl.DataFrame  # by + hidden_tokens, hidden_attempts, trap_factor, keep_rank, drop_rank
+    # by + hidden_tokens, hidden_attempts, trap_factor, keep_rank, drop_rank; with a cost
+    # column also hidden_cost, cost_trap_factor, keep_cost_rank, drop_cost_rank.
+    trap: pl.DataFrame
+    intervals: IntervalSettings = field(default_factory=IntervalSettings)
+
+    @property
+    def has_cost(self) -> bool:
+        """Whether the comparison carries cost figures (the attempts had a cost column)."""
+        return "cost_per_accepted_result" in self.keep.columns
+
+    @property
+    def hidden_cost(self) -> float | None:
+        """USD that dropping failures hides, over every group (None when unknown or unpriced)."""
+        if not self.has_cost:
+            return None
+        known = self.trap["hidden_cost"].drop_nulls()
+        return float(known.sum()) if len(known) else None
 
     def view(self, view: View) -> pl.DataFrame:
         """The summary frame of one view."""
@@ -210,13 +530,25 @@ def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
     return [" · ".join(parts) for parts in zip(*columns, strict=True)]
 
 
-def compare(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str] = DEFAULT_BY) -> Comparison:
-    """Both views and the trap figures (hidden tokens, trap factor, rank moves) in one pass."""
+def compare(
+    attempts: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str] = DEFAULT_BY,
+    *,
+    intervals: IntervalMethod | IntervalSettings = "auto",
+) -> Comparison:
+    """Both views and the trap figures (hidden tokens, trap factor, rank moves) in one pass.
+
+    With a `cost` column the views also carry cost per accepted result (see COST_METRICS) and
+    the trap its cost figures. `intervals` picks how 95% intervals are computed: "auto"
+    (bootstrap for small groups, delta method above), "delta", "bootstrap" or "none"; or an
+    `IntervalSettings` for the resample count, seed and thresholds.
+    """
     keys = _group_keys(by)
-    raw = _aggregate(attempts, keys).collect()
-    keep = _view_frame(raw, keys, "keep")
-    drop = _view_frame(raw, keys, "drop")
-    trap = keep.select(keys).with_columns(
+    settings = _settings(intervals)
+    with_cost = has_cost(attempts)
+    frames = _views(attempts, keys, VIEWS, with_cost, settings)
+    keep, drop = frames["keep"], frames["drop"]
+    trap_columns = [
         (keep["total_tokens"] - drop["total_tokens"]).alias("hidden_tokens"),
         (keep["attempts"].cast(pl.Int64) - drop["attempts"].cast(pl.Int64)).alias(
             "hidden_attempts"
@@ -226,10 +558,168 @@ def compare(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str] = DEFAULT_B
         ),
         keep["rank"].alias("keep_rank"),
         drop["rank"].alias("drop_rank"),
-    )
-    return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap)
+    ]
+    if with_cost:
+        trap_columns += [
+            (keep["total_cost"] - drop["total_cost"]).alias("hidden_cost"),
+            (keep["cost_per_accepted_result"] / drop["cost_per_accepted_result"]).alias(
+                "cost_trap_factor"
+            ),
+            keep["cost_rank"].alias("keep_cost_rank"),
+            drop["cost_rank"].alias("drop_cost_rank"),
+        ]
+    trap = keep.select(keys).with_columns(trap_columns)
+    return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
 
 
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:
     """The attempts a view counts (the rows the table shows)."""
     return attempts if view == "keep" else attempts.filter(counted(view))
+
+
+# --------------------------------------------------------------------------- per task
+
+GroupSelector = pl.Expr | Mapping[str, Any] | Sequence[Any] | str | None
+
+PER_TASK_COLUMNS: tuple[str, ...] = (
+    "task",
+    "attempts",
+    "accepted",
+    "pass_rate",
+    *OUTCOMES,
+    "missing_usage",
+    "total_tokens",
+    "tokens_per_accepted_result",
+    "lower_bound",
+    "never_passed",
+)
+
+
+def group_filter(group: GroupSelector, by: Sequence[str] = DEFAULT_BY) -> pl.Expr | None:
+    """The attempts of one group as a filter expression.
+
+    `group` is an expression (used as is), a mapping column -> value, the group's key values
+    in `by` order (a single value for a single key), or None for every attempt. A None value
+    matches a null key (the group shown as `—`).
+    """
+    if group is None or isinstance(group, pl.Expr):
+        return group
+    if isinstance(group, Mapping):
+        pairs = list(group.items())
+    else:
+        values = [group] if isinstance(group, str) else list(group)
+        if len(values) != len(by):
+            raise ValueError(f"group {group!r} does not match the group columns {list(by)}")
+        pairs = list(zip(by, values, strict=True))
+    conditions = [
+        pl.col(name).is_null() if value is None else pl.col(name) == value for name, value in pairs
+    ]
+    return pl.all_horizontal(conditions) if conditions else None
+
+
+def per_task(
+    attempts: pl.DataFrame | pl.LazyFrame,
+    group: GroupSelector = None,
+    by: Sequence[str] = DEFAULT_BY,
+    *,
+    sort_by: str = "total_tokens",
+    descending: bool = True,
+) -> pl.DataFrame:
+    """One group's attempts task by task (keep view): where the spend went, what passed.
+
+    Columns: `PER_TASK_COLUMNS`, plus `total_cost`, `cost_per_accepted_result` and
+    `missing_cost` with a cost column. `never_passed` marks tasks with no accepted attempt,
+    whose whole spend is what the drop-failures view hides. Sorted by `sort_by` (nulls last).
+    Raises ValueError when the attempts have no `task` column.
+    """
+    frame = attempts.lazy()
+    if "task" not in frame.collect_schema():
+        raise ValueError("per-task figures need a task column")
+    condition = group_filter(group, by)
+    if condition is not None:
+        frame = frame.filter(condition)
+    summary = summarize(frame, ["task"], "keep", intervals="none")
+    cost = ["missing_cost", "total_cost", "cost_per_accepted_result"] if has_cost(frame) else []
+    result = summary.with_columns((pl.col("accepted") == 0).alias("never_passed")).select(
+        *PER_TASK_COLUMNS, *cost
+    )
+    return result.sort(sort_by, "task", descending=[descending, False], nulls_last=True)
+
+
+@dataclass(frozen=True)
+class NeverPassed:
+    """What the tasks a group never passed cost: the spend the trap hides entirely."""
+
+    tasks: int
+    attempts: int
+    tokens: int | None
+    cost: float | None
+
+
+def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
+    """Totals over the `never_passed` rows of a `per_task` frame."""
+    unpassed = tasks.filter(pl.col("never_passed"))
+    known_tokens = unpassed["total_tokens"].drop_nulls()
+    cost: float | None = None
+    if "total_cost" in unpassed.columns:
+        known_cost = unpassed["total_cost"].drop_nulls()
+        cost = float(known_cost.sum()) if len(known_cost) else None
+    return NeverPassed(
+        tasks=unpassed.height,
+        attempts=int(unpassed["attempts"].sum()),
+        tokens=int(known_tokens.sum()) if len(known_tokens) else None,
+        cost=cost,
+    )
+
+
+# --------------------------------------------------------------------------- Pareto
+
+ParetoMetric = Literal["tokens", "cost"]
+
+
+def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl.DataFrame:
+    """Pass rate against spend per accepted result, per group and view, with the frontier.
+
+    Columns: `group` (label), `view`, `pass_rate`, `per_accepted`, `lower_bound`, `frontier`.
+    Keep rows are the real points; drop rows are the ghosts the trap shows. `frontier` is true
+    for a point no other point of its view beats on both axes (higher pass rate and lower
+    spend). Groups with no accepted attempt have a null `per_accepted` and cannot be plotted.
+    """
+    if metric == "cost" and not comparison.has_cost:
+        raise ValueError("no cost figures: load prices (--prices) or a cost column first")
+    value, bound = (
+        ("tokens_per_accepted_result", "lower_bound")
+        if metric == "tokens"
+        else ("cost_per_accepted_result", "cost_lower_bound")
+    )
+    frames = []
+    for view in VIEWS:
+        frame = comparison.view(view)
+        points = pl.DataFrame(
+            {
+                "group": comparison.labels,
+                "view": [view] * frame.height,
+                "pass_rate": frame["pass_rate"],
+                "per_accepted": frame[value].cast(pl.Float64),
+                "lower_bound": frame[bound],
+            },
+            schema={
+                "group": pl.String,
+                "view": pl.String,
+                "pass_rate": pl.Float64,
+                "per_accepted": pl.Float64,
+                "lower_bound": pl.Boolean,
+            },
+        ).with_row_index("__order")
+        ranked = points.filter(pl.col("per_accepted").is_not_null()).sort(
+            ["per_accepted", "pass_rate"], descending=[False, True]
+        )
+        # Cheapest first: a point is on the frontier when it passes more than every cheaper one.
+        best_before = pl.col("pass_rate").cum_max().shift(1).fill_null(-1.0)
+        frontier = ranked.select("__order", (pl.col("pass_rate") > best_before).alias("frontier"))
+        frames.append(
+            points.join(frontier, on="__order", how="left", maintain_order="left")
+            .with_columns(pl.col("frontier").fill_null(False))
+            .drop("__order")
+        )
+    return pl.concat(frames)

@@ -1,0 +1,214 @@
+"""Uncertainty: 95% intervals on pass rate and on tokens (and cost) per accepted result.
+
+Everything here is polars expressions or vectorised polars frames; numpy is not a dependency.
+
+- **Pass rate**: the Wilson score interval (`wilson_interval`), exact from the two counts.
+- **Per accepted result** (a ratio: spend over accepted, per group and view), two methods:
+  - the *delta method* for a ratio estimator (`delta_interval`), built from sums and one
+    variance that `ledger.compare` already aggregates in its single group_by pass;
+  - a *percentile bootstrap* over attempts (`bootstrap_intervals`) for groups under
+    `BOOTSTRAP_MAX_ATTEMPTS` attempts, where the delta method's normal approximation is poor.
+    Draws come from a splitmix64 counter hash written in polars expressions, so the same data,
+    seed and resample count give the same interval on any machine and polars version.
+
+See docs/ACCOUNTING.md ("Uncertainty") for the decisions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+
+# Two-sided 95%: the 0.975 quantile of the standard normal.
+Z95 = 1.959963984540054
+
+IntervalMethod = Literal["auto", "delta", "bootstrap", "none"]
+INTERVAL_METHODS: tuple[str, ...] = ("auto", "delta", "bootstrap", "none")
+
+BOOTSTRAP_MAX_ATTEMPTS = 5_000
+"""Groups with fewer attempts (in the view) get a bootstrap interval under method "auto"."""
+BOOTSTRAP_RESAMPLES = 1_000
+BOOTSTRAP_SEED = 0
+BOOTSTRAP_MAX_DRAWS = 2_000_000
+"""Work cap: resamples x attempts over the bootstrapped groups of one view. Past it, the
+largest of the small groups fall back to the delta method (each group names its method)."""
+
+NOTE_WIDE = "small sample: the interval is wider than the value"
+NOTE_UNBOUNDED = "small sample: upper bound unbounded (some resamples had no accepted attempt)"
+
+_U64 = pl.UInt64
+
+
+@dataclass(frozen=True)
+class IntervalSettings:
+    """How intervals were computed for one comparison (shown beside the figures)."""
+
+    method: IntervalMethod = "auto"
+    resamples: int = BOOTSTRAP_RESAMPLES
+    seed: int = BOOTSTRAP_SEED
+    bootstrap_below: int = BOOTSTRAP_MAX_ATTEMPTS
+    max_draws: int = BOOTSTRAP_MAX_DRAWS
+
+    def describe(self) -> str:
+        """One line for people: the confidence level and the methods in play."""
+        if self.method == "none":
+            return "no intervals"
+        bootstrap = f"bootstrap ({self.resamples:,} resamples, seed {self.seed})"
+        if self.method == "delta":
+            return "95% intervals: Wilson (pass rate), delta method (per accepted result)"
+        if self.method == "bootstrap":
+            return f"95% intervals: Wilson (pass rate), {bootstrap} (per accepted result)"
+        return (
+            f"95% intervals: Wilson (pass rate); per accepted result: {bootstrap} for groups "
+            f"under {self.bootstrap_below:,} attempts, delta method above"
+        )
+
+
+def wilson_interval(
+    accepted: pl.Expr, attempts: pl.Expr, z: float = Z95
+) -> tuple[pl.Expr, pl.Expr]:
+    """The Wilson score interval of accepted/attempts as (low, high); null when attempts = 0."""
+    n = attempts.cast(pl.Float64)
+    p = accepted.cast(pl.Float64) / n
+    z2 = z * z
+    denominator = 1.0 + z2 / n
+    centre = (p + z2 / (2.0 * n)) / denominator
+    half = z / denominator * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).clip(lower_bound=0).sqrt()
+    valid = attempts > 0
+    low = pl.when(valid).then((centre - half).clip(0.0, 1.0))
+    high = pl.when(valid).then((centre + half).clip(0.0, 1.0))
+    return low, high
+
+
+def delta_interval(
+    n: pl.Expr,
+    sum_x: pl.Expr,
+    sum_y: pl.Expr,
+    var_x: pl.Expr,
+    sum_xy: pl.Expr,
+    z: float = Z95,
+) -> tuple[pl.Expr, pl.Expr]:
+    """A delta-method interval for the ratio R = sum(x) / sum(y) over n attempts.
+
+    `y` is the 0/1 accepted indicator, so var(y) and cov(x, y) follow from the sums:
+    Var(R) ~ (s_xx - 2 R s_xy + R^2 s_yy) / (n ybar^2). The low end is clipped at 0 (spend is
+    never negative). Null when n < 2 or nothing was accepted.
+    """
+    nf = n.cast(pl.Float64)
+    sx = sum_x.cast(pl.Float64)
+    sy = sum_y.cast(pl.Float64)
+    ratio = sx / sy
+    y_bar = sy / nf
+    x_bar = sx / nf
+    s_yy = (sy - nf * y_bar * y_bar) / (nf - 1.0)
+    s_xy = (sum_xy.cast(pl.Float64) - nf * x_bar * y_bar) / (nf - 1.0)
+    variance = (var_x - 2.0 * ratio * s_xy + ratio * ratio * s_yy) / (nf * y_bar * y_bar)
+    half = z * variance.clip(lower_bound=0.0).sqrt()
+    valid = (n >= 2) & (sum_y > 0) & var_x.is_not_null() & sum_x.is_not_null()
+    return (
+        pl.when(valid).then((ratio - half).clip(lower_bound=0.0)),
+        pl.when(valid).then(ratio + half),
+    )
+
+
+def _u64(value: int) -> pl.Expr:
+    return pl.lit(value % 2**64, dtype=_U64)
+
+
+def splitmix64(counter: pl.Expr) -> pl.Expr:
+    """The splitmix64 finaliser over a UInt64 column (wrapping arithmetic, as in C)."""
+    z = counter
+    z = (z.xor(z // _u64(2**30))) * _u64(0xBF58476D1CE4E5B9)
+    z = (z.xor(z // _u64(2**27))) * _u64(0x94D049BB133111EB)
+    return z.xor(z // _u64(2**31))
+
+
+def bootstrap_intervals(
+    frame: pl.DataFrame,
+    group: str,
+    values: Sequence[str],
+    accepted: str,
+    *,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+    seed: int = BOOTSTRAP_SEED,
+) -> pl.DataFrame:
+    """Percentile bootstrap intervals of sum(value) / sum(accepted), per group, vectorised.
+
+    `frame` holds the attempts one view counts: an integer `group` id, one Float64 column per
+    ratio numerator in `values` (missing already read as 0) and a 0/1 `accepted` column. Each
+    group is resampled `resamples` times with replacement at its own size; draw j of resample
+    b picks row splitmix64(seed, b * n + j) mod n of the group (in the frame's row order), so
+    a group's interval depends only on its own rows, the seed and the resample count.
+
+    Returns `group`, and `{value}_lo`, `{value}_hi` per value. A resample with no accepted
+    attempt has an infinite ratio, so the high end can be infinite: it is left as inf.
+    """
+    if frame.height == 0:
+        return pl.DataFrame(
+            {group: [], **{f"{v}_{end}": [] for v in values for end in ("lo", "hi")}},
+            schema={
+                group: frame.schema[group],
+                **{f"{v}_{end}": pl.Float64 for v in values for end in ("lo", "hi")},
+            },
+        )
+    ordered = frame.select(group, *values, accepted).sort(group, maintain_order=True)
+    sizes = (
+        ordered.group_by(group, maintain_order=True)
+        .agg(pl.len().cast(pl.Int64).alias("n"))
+        .with_columns(pl.col("n").cum_sum().shift(1, fill_value=0).alias("offset"))
+    )
+    # splitmix64's own sequence: state = seed + (counter + 1) * golden gamma, then the finaliser.
+    gamma = _u64(0x9E3779B97F4A7C15)
+    counter = pl.col("k").cast(_U64)
+    state = _u64(seed) + (counter + _u64(1)) * gamma
+    rows = (
+        sizes.lazy()
+        .select("n", "offset", pl.int_ranges(0, pl.col("n") * resamples).alias("k"))
+        .explode("k")
+        .select(pl.col("offset") + (splitmix64(state) % pl.col("n").cast(_U64)).cast(pl.Int64))
+        .collect()
+        .to_series()
+    )
+    # Draws come in blocks of n (group by group, resample by resample), so each resample's
+    # sums are differences of a running sum at block ends: no group_by over the draws.
+    running = ordered.select(pl.col(*values, accepted).gather(rows).cum_sum())
+    blocks = (
+        sizes.select(group, "n", pl.int_ranges(0, resamples).alias("b"))
+        .explode("b")
+        .select(group, (pl.col("n").cum_sum() - 1).alias("end"))
+    )
+    sums = running[blocks["end"]].select(pl.all().diff().fill_null(pl.all()))
+    ratios = pl.concat([blocks.select(group), sums], how="horizontal").select(
+        group,
+        *[
+            pl.when(pl.col(accepted) > 0)
+            .then(pl.col(v) / pl.col(accepted))
+            .otherwise(float("inf"))
+            .alias(v)
+            for v in values
+        ],
+    )
+    return ratios.group_by(group, maintain_order=True).agg(
+        *[
+            expr
+            for v in values
+            for expr in (
+                pl.col(v).quantile(0.025, "nearest").alias(f"{v}_lo"),
+                pl.col(v).quantile(0.975, "nearest").alias(f"{v}_hi"),
+            )
+        ]
+    )
+
+
+def interval_note(value: pl.Expr, low: pl.Expr, high: pl.Expr) -> pl.Expr:
+    """A note where an interval says little: unbounded above, or wider than the value."""
+    return (
+        pl.when(high.is_infinite())
+        .then(pl.lit(NOTE_UNBOUNDED))
+        .when((high - low) > value)
+        .then(pl.lit(NOTE_WIDE))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
