@@ -1,0 +1,552 @@
+"""Fair-comparison checks: what could make one group's figures not comparable with another's.
+
+`run_checks(attempts, by, report)` returns every `Check` that applies, in plain words that name
+groups, tasks and counts. What the loader already counted (missing usage, suspect zeros,
+ungraded attempts, contradicting statuses, bucket mismatches) is taken from its report, not
+recomputed, and given a per-group breakdown; price warnings can be merged the same way. Every
+check is a vectorised polars query. Decisions are in docs/ACCOUNTING.md ("Checks").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import polars as pl
+
+from tui_ledger.ledger import DEFAULT_BY, group_labels
+from tui_ledger.schema import (
+    ACCEPTED,
+    LINE_COLUMN,
+    SOURCE_COLUMN,
+    STATUS_WORDS,
+    normalise_name,
+)
+
+Severity = Literal["warning", "info"]
+SEVERITIES: tuple[str, ...] = ("warning", "info")
+
+SMALL_ATTEMPTS = 10
+SMALL_ACCEPTED = 5
+UNEVEN_MISSING_SHARE = 0.05  # a group with at least this share of missing usage is a warning
+EXAMPLES = 5
+
+# Columns that name what ran inside a group; more than one value in a group mixes them.
+VERSION_COLUMNS: tuple[str, ...] = (
+    "model",
+    "model_name",
+    "model_id",
+    "model_version",
+    "version",
+    "checkpoint",
+    "revision",
+    "model_revision",
+    "agent_version",
+    "harness_version",
+)
+# Columns that make two identical rows unlikely by chance: with one of them, an exact copy of
+# a row is a duplicate; without (e.g. workflow, tokens, passed only) identical rows are normal.
+IDENTIFYING_COLUMNS: tuple[str, ...] = ("timestamp", "duration_s", "run", "attempt")
+# Columns that identify one attempt.
+ID_COLUMNS: tuple[str, ...] = ("attempt_id", "id", "uuid", "trial_id", "sample_uuid")
+# Loader warning kinds that get a per-group breakdown, and the row flag behind each.
+_LOADER_FLAGS: dict[str, pl.Expr] = {
+    "missing_usage": pl.col("tokens").is_null(),
+    "suspect_zero": pl.col("tokens") == 0,
+    "ungraded": pl.col("outcome") == "ungraded",
+}
+_WHERE = (LINE_COLUMN, SOURCE_COLUMN)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One finding: what kind, how serious, in plain words, how many rows, and examples."""
+
+    kind: str
+    severity: Severity
+    message: str
+    count: int
+    details: list[str] = field(default_factory=list)
+    lines: tuple[int, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+def _keys(by: Sequence[str]) -> list[str]:
+    if not by:
+        raise ValueError("group by needs at least one column")
+    return list(by)
+
+
+def _label(keys: Sequence[str]) -> pl.Expr:
+    """A group's name as people read it (as `ledger.group_labels`), as an expression."""
+    parts = [pl.col(name).cast(pl.String).fill_null("—") for name in keys]
+    return pl.concat_str(parts, separator=" · ") if len(parts) > 1 else parts[0]
+
+
+def _plural(count: int, noun: str, plural: str | None = None) -> str:
+    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.1%}" if whole else "—"
+
+
+def _listing(items: Sequence[str], limit: int = EXAMPLES) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
+
+
+def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    if LINE_COLUMN not in rows.columns:
+        return (), ()
+    head = rows.head(EXAMPLES)
+    lines = tuple(int(v) for v in head[LINE_COLUMN].to_list() if v is not None)
+    if SOURCE_COLUMN not in rows.columns or len(lines) != head.height:
+        return lines, ()
+    return lines, tuple(str(v) for v in head[SOURCE_COLUMN].to_list())
+
+
+# --------------------------------------------------------------------------- matched tasks
+
+
+def matched_tasks(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str] = DEFAULT_BY) -> int:
+    """How many tasks every group attempted."""
+    return _matched(attempts.lazy(), _keys(by)).select(pl.col("task").n_unique()).collect().item()
+
+
+def _matched(attempts: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    groups = pl.struct(keys).n_unique()
+    return attempts.filter(
+        pl.col("task").is_not_null(),
+        pl.struct(keys).n_unique().over("task") == groups,
+    )
+
+
+def restrict_to_matched_tasks(
+    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
+) -> pl.DataFrame:
+    """Only the attempts at tasks that every group attempted (rows with no task are left out).
+
+    Without a `task` column there is nothing to match on: raises ValueError.
+    """
+    keys = _keys(by)
+    if "task" not in attempts.columns:
+        raise ValueError("matching tasks needs a task column")
+    if "task" in keys:
+        raise ValueError("cannot match tasks when grouping by task")
+    return _matched(attempts.lazy(), keys).collect()
+
+
+# --------------------------------------------------------------------------- the checks
+
+
+def run_checks(
+    attempts: pl.DataFrame,
+    by: Sequence[str] = DEFAULT_BY,
+    report: Any = None,
+    *,
+    warnings: Iterable[Any] = (),
+) -> list[Check]:
+    """Every check that applies to these attempts grouped by `by`, warnings first.
+
+    `report` is the loader's `LoadReport` (its warnings become checks, with a per-group
+    breakdown where one helps); without it, the checks the loader would have made are made
+    here from the frame. `warnings` are more loader-shaped warnings to merge (e.g. from
+    `prices.apply_prices`).
+    """
+    keys = _keys(by)
+    for name in keys:
+        if name not in attempts.columns:
+            raise ValueError(f"no column {name!r} to group by")
+    groups = _group_counts(attempts, keys)
+    loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
+    found: list[Check] = []
+    found += [_from_warning(w, groups) for w in loader]
+    found += [_from_warning(w, groups) for w in warnings]
+    found += _task_checks(attempts, keys, groups)
+    found += _mixed_versions(attempts, keys)
+    found += _duplicates(attempts, keys)
+    found += _no_accepted(groups)
+    found += _small_samples(groups)
+    order = {severity: index for index, severity in enumerate(SEVERITIES)}
+    return sorted(found, key=lambda check: order[check.severity])
+
+
+def _group_counts(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
+    flags = [
+        flag.fill_null(False).sum().alias(kind)
+        for kind, flag in _LOADER_FLAGS.items()
+        if all(name in attempts.columns for name in flag.meta.root_names())
+    ]
+    return (
+        attempts.group_by(keys)
+        .agg(
+            pl.len().alias("attempts"),
+            (pl.col("outcome") == ACCEPTED).sum().alias("accepted"),
+            *flags,
+        )
+        .sort(keys, nulls_last=True)
+        .with_columns(_label(keys).alias("group"))
+    )
+
+
+@dataclass(frozen=True)
+class _Warning:
+    kind: str
+    message: str
+    count: int
+    lines: tuple[int, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+def _frame_warnings(attempts: pl.DataFrame) -> list[_Warning]:
+    """What the loader would have warned about, for a frame that did not come from it."""
+    found: list[_Warning] = []
+    texts = {
+        "missing_usage": "{n} with missing usage (unknown, never counted as 0); tokens per "
+        "accepted result is a lower bound for their groups",
+        "suspect_zero": "{n} reporting exactly 0 tokens, which harnesses often write when "
+        "usage was not recorded",
+        "ungraded": "{n} with no verdict, counted as ungraded (not accepted)",
+    }
+    for kind, flag in _LOADER_FLAGS.items():
+        if not all(name in attempts.columns for name in flag.meta.root_names()):
+            continue
+        rows = attempts.filter(flag.fill_null(False))
+        if rows.height:
+            text = texts[kind].format(n=_plural(rows.height, "attempt"))
+            found.append(_Warning(kind, text, rows.height, *_examples(rows)))
+    if {"passed", "status"} <= set(attempts.columns):
+        said = (
+            pl.col("status")
+            .cast(pl.String)
+            .str.strip_chars()
+            .str.to_lowercase()
+            .str.replace_all(r"[\s.\-]+", "_")
+            .replace_strict(STATUS_WORDS, default=None)
+        )
+        rows = attempts.filter(
+            pl.col("passed").fill_null(False) & said.is_in(["failed", "timeout", "error"])
+        )
+        if rows.height:
+            text = (
+                f"{_plural(rows.height, 'attempt')} with a status that contradicts passed; "
+                "passed decided the outcome"
+            )
+            found.append(_Warning("contradicting_status", text, rows.height, *_examples(rows)))
+    return found
+
+
+def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
+    """A loader- or price-shaped warning as a check, with its per-group counts as details."""
+    kind = str(getattr(warning, "kind", "warning"))
+    details: list[str] = []
+    if kind in groups.columns and groups.height > 1:
+        hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True)
+        details = [
+            f"{row['group']}: {row[kind]:,} of {row['attempts']:,} "
+            f"({_share(row[kind], row['attempts'])})"
+            for row in hit.iter_rows(named=True)
+        ]
+    severity: Severity = "warning"
+    if kind == "missing_usage" and kind in groups.columns:
+        shares = groups.select((pl.col(kind) / pl.col("attempts")).max()).item()
+        severity = "warning" if (shares or 0) >= UNEVEN_MISSING_SHARE else "info"
+    return Check(
+        kind=kind,
+        severity=severity,
+        message=str(getattr(warning, "message", warning)),
+        count=int(getattr(warning, "count", 0) or 0),
+        details=details,
+        lines=tuple(getattr(warning, "lines", ()) or ()),
+        sources=tuple(getattr(warning, "sources", ()) or ()),
+    )
+
+
+def _task_checks(attempts: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> list[Check]:
+    if "task" not in attempts.columns or "task" in keys or groups.height < 2:
+        return []
+    per_task = (
+        attempts.filter(pl.col("task").is_not_null())
+        .group_by(*keys, "task")
+        .agg(pl.len().alias("n"))
+        .with_columns(_label(keys).alias("group"))
+    )
+    return [*_unmatched(per_task, groups), *_unequal(per_task)]
+
+
+def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
+    all_tasks = per_task["task"].n_unique()
+    coverage = per_task.group_by("group").agg(pl.len().alias("tasks"))
+    short = groups.select("group").join(coverage, on="group", how="left", maintain_order="left")
+    short = short.with_columns(pl.col("tasks").fill_null(0)).filter(pl.col("tasks") < all_tasks)
+    if short.height == 0:
+        return []
+    # Which tasks each short group skipped: every task less the ones it attempted.
+    tasks = per_task.select("task").unique().sort("task")
+    skipped = (
+        short.select("group")
+        .join(tasks, how="cross")
+        .join(per_task.select("group", "task"), on=["group", "task"], how="anti")
+        .group_by("group", maintain_order=True)
+        .agg(pl.col("task").sort().head(EXAMPLES).alias("examples"), pl.len().alias("skipped"))
+    )
+    details = [
+        f"{row['group']}: skipped {_plural(row['skipped'], 'task')} of {all_tasks:,} "
+        f"(e.g. {', '.join(row['examples'])})"
+        for row in skipped.sort("skipped", descending=True).iter_rows(named=True)
+    ]
+    matched = (
+        per_task.group_by("task")
+        .agg(pl.col("group").n_unique().alias("g"))
+        .filter(pl.col("g") == groups.height)
+        .height
+    )
+    missing = int(skipped["skipped"].sum())
+    names = _listing(skipped.sort("skipped", descending=True)["group"].to_list())
+    return [
+        Check(
+            "unmatched_tasks",
+            "warning",
+            f"Groups attempted different task sets: {names} did not attempt every one of the "
+            f"{all_tasks:,} tasks; only {matched:,} tasks were attempted by every group. "
+            "Easier or harder task mixes move pass rates and spend; compare on matched tasks "
+            "only (--matched-tasks).",
+            missing,
+            details,
+        )
+    ]
+
+
+def _unequal(per_task: pl.DataFrame) -> list[Check]:
+    spread = (
+        per_task.group_by("task")
+        .agg(
+            pl.col("n").min().alias("least"),
+            pl.col("n").max().alias("most"),
+            pl.len().alias("groups"),
+            pl.concat_str(pl.col("group"), pl.lit(" "), pl.col("n").cast(pl.String))
+            .sort()
+            .alias("counts"),
+        )
+        .filter(pl.col("groups") > 1)
+    )
+    uneven = spread.filter(pl.col("least") != pl.col("most")).sort("task")
+    if uneven.height == 0:
+        return []
+    details = [
+        f"{row['task']}: {', '.join(row['counts'])}"
+        for row in uneven.head(EXAMPLES).iter_rows(named=True)
+    ]
+    if uneven.height > EXAMPLES:
+        details.append(f"and {uneven.height - EXAMPLES:,} more tasks")
+    return [
+        Check(
+            "unequal_attempts",
+            "warning",
+            f"Attempts per task differ between groups on {_plural(uneven.height, 'task')} of "
+            f"the {spread.height:,} that several groups attempted: a group that tried a task "
+            "more often had more chances to pass it and more spend on it.",
+            uneven.height,
+            details,
+        )
+    ]
+
+
+def _version_columns(attempts: pl.DataFrame, keys: list[str]) -> list[str]:
+    wanted = set(VERSION_COLUMNS)
+    return [
+        name
+        for name in attempts.columns
+        if name not in keys
+        and (normalise_name(name) in wanted or normalise_name(name).endswith("_version"))
+    ]
+
+
+def _mixed_versions(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+    found: list[Check] = []
+    for column in _version_columns(attempts, keys):
+        values = (
+            attempts.filter(pl.col(column).is_not_null())
+            .group_by(*keys, column)
+            .agg(pl.len().alias("n"))
+            .with_columns(
+                _label(keys).alias("group"),
+                pl.col(column).n_unique().over(keys).alias("kinds"),
+            )
+            .filter(pl.col("kinds") > 1)
+            .sort("group", pl.col("n"), descending=[False, True])
+        )
+        if values.height == 0:
+            continue
+        mixed = values.group_by("group", maintain_order=True).agg(
+            pl.col(column).cast(pl.String).fill_null("—").alias("values"),
+            pl.col("n").alias("counts"),
+        )
+        details = [
+            f"{row['group']}: "
+            + ", ".join(f"{v} ({n:,})" for v, n in zip(row["values"], row["counts"], strict=True))
+            for row in mixed.iter_rows(named=True)
+        ]
+        affected = int(values["n"].sum())
+        names = _listing(mixed["group"].to_list())
+        found.append(
+            Check(
+                "mixed_models" if column.startswith("model") else "mixed_versions",
+                "warning",
+                f"More than one {column} inside a group: {names}. Its figures blend what "
+                f"different {column} values did; group by {column} too to separate them "
+                f"(--by {','.join([*keys, column])}).",
+                affected,
+                details,
+            )
+        )
+    return found
+
+
+def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+    found: list[Check] = []
+    id_column = next((name for name in ID_COLUMNS if name in attempts.columns), None)
+    if id_column is not None:
+        repeated = attempts.filter(
+            pl.col(id_column).is_not_null() & pl.col(id_column).is_duplicated()
+        )
+        if repeated.height:
+            ids = repeated[id_column].cast(pl.String).unique(maintain_order=True).to_list()
+            found.append(
+                Check(
+                    "duplicate_ids",
+                    "warning",
+                    f"{_plural(len(ids), id_column + ' value')} appear more than once "
+                    f"({_plural(repeated.height, 'attempt')}): the same attempt may be counted "
+                    f"twice. E.g. {_listing([str(i) for i in ids])}.",
+                    repeated.height - len(ids),
+                    [],
+                    *_examples(repeated),
+                )
+            )
+    for column, severity in (("attempt", "warning"), ("run", "info")):
+        if column not in attempts.columns or "task" not in attempts.columns:
+            continue
+        identity = [*dict.fromkeys([*keys, "task", column])]
+        repeated = attempts.filter(
+            pl.col(column).is_not_null() & pl.struct(identity).is_duplicated()
+        )
+        if repeated.height:
+            sample = repeated.select(_label(identity).alias("who")).unique(maintain_order=True)[
+                "who"
+            ]
+            found.append(
+                Check(
+                    f"duplicate_{column}",
+                    severity,  # type: ignore[arg-type]
+                    f"{_plural(repeated.height, 'attempt')} share their "
+                    f"{' · '.join(identity)} with another attempt (e.g. "
+                    f"{_listing(sample.to_list(), 3)}): a repeated {column} may be a copy.",
+                    repeated.height,
+                    [],
+                    *_examples(repeated),
+                )
+            )
+    if not any(name in attempts.columns for name in (*IDENTIFYING_COLUMNS, *ID_COLUMNS)):
+        return found
+    content = [name for name in attempts.columns if name not in _WHERE]
+    copies = attempts.filter(pl.struct(content).is_duplicated())
+    if copies.height:
+        extra = copies.height - copies.select(content).n_unique()
+        found.append(
+            Check(
+                "duplicate_rows",
+                "warning",
+                f"{_plural(extra, 'attempt')} "
+                f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
+                "(every column but the file and line alike): was a file loaded twice?",
+                extra,
+                [],
+                *_examples(copies),
+            )
+        )
+    return found
+
+
+def _no_accepted(groups: pl.DataFrame) -> list[Check]:
+    none = groups.filter(pl.col("accepted") == 0)
+    if none.height == 0:
+        return []
+    details = [
+        f"{row['group']}: 0 of {row['attempts']:,} accepted" for row in none.iter_rows(named=True)
+    ]
+    return [
+        Check(
+            "no_accepted",
+            "warning",
+            f"{_listing(none['group'].to_list())} {'has' if none.height == 1 else 'have'} no "
+            "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
+            "and dropping failures removes every one of its attempts from the arithmetic.",
+            none.height,
+            details,
+        )
+    ]
+
+
+def _small_samples(groups: pl.DataFrame) -> list[Check]:
+    small = groups.filter(
+        (pl.col("attempts") < SMALL_ATTEMPTS)
+        | ((pl.col("accepted") < SMALL_ACCEPTED) & (pl.col("accepted") > 0))
+    )
+    if small.height == 0:
+        return []
+    details = [
+        f"{row['group']}: {row['accepted']:,} accepted of {row['attempts']:,}"
+        for row in small.iter_rows(named=True)
+    ]
+    return [
+        Check(
+            "small_sample",
+            "warning",
+            f"Small samples (under {SMALL_ATTEMPTS} attempts or under {SMALL_ACCEPTED} "
+            f"accepted): {_listing(small['group'].to_list())}. Their figures can move a lot "
+            "with a few more attempts; read the 95% intervals before ranking them.",
+            small.height,
+            details,
+        )
+    ]
+
+
+def check_lines(checks: Sequence[Check]) -> list[str]:
+    """The checks as `ledger-tui check` prints them: one line each, details indented."""
+    if not checks:
+        return ["No fair-comparison issue found."]
+    lines: list[str] = []
+    for check in checks:
+        lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")
+        lines.extend(f"    {detail}" for detail in check.details)
+        if check.lines:
+            lines.append(f"    e.g. lines {', '.join(map(str, check.lines))}")
+    return lines
+
+
+def check_json(check: Check) -> dict[str, Any]:
+    """A check as a JSON object."""
+    return {
+        "kind": check.kind,
+        "severity": check.severity,
+        "message": check.message,
+        "count": check.count,
+        "details": list(check.details),
+        "lines": list(check.lines),
+        "sources": list(check.sources),
+    }
+
+
+__all__ = [
+    "Check",
+    "check_json",
+    "check_lines",
+    "group_labels",
+    "matched_tasks",
+    "restrict_to_matched_tasks",
+    "run_checks",
+]
