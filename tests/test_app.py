@@ -1,0 +1,258 @@
+"""The app as a user meets it: the article's figures in both views, literal text, honest gaps.
+
+Each test opens the real app headless (Textual's Pilot) on a small file and reads what is on the
+screen: the summary's cells, the callout, the badge, the table's border, the screen's text.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tui_ledger.tui import commands
+from tui_ledger.tui.app import LedgerApp, ViewBadge, run_app
+from tui_ledger.tui.summary_pane import SummaryPane
+
+REPO = Path(__file__).resolve().parent.parent
+RUNS = REPO / "sample_data" / "runs.csv"
+SIZE = (160, 45)
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for loading and any recompute to finish, then for the screen to catch up."""
+    app = pilot.app
+    for _ in range(200):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        if getattr(app, "loaded", False) or app.return_code is not None:
+            break
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+def screen_text(app: LedgerApp) -> str:
+    """Every character on the active screen, line by line."""
+    strips = app.screen._compositor.render_strips()
+    return "\n".join(strip.text for strip in strips)
+
+
+def summary_cells(app: LedgerApp) -> dict[str, list[str]]:
+    """The summary table as {group label: [cell text, ...]}, header included under ""."""
+    table = app.query_one(SummaryPane).groups_table
+    rows: dict[str, list[str]] = {
+        "": [str(column.label.plain) for column in table.columns.values()]
+    }
+    for index in range(table.row_count):
+        cells = [cell.plain for cell in table.get_row_at(index)]
+        rows[cells[0]] = cells
+    return rows
+
+
+def per_accepted(app: LedgerApp, group: str) -> str:
+    """The per-accepted cell of a group in the summary table."""
+    cells = summary_cells(app)
+    return cells[group][cells[""].index("per accepted")]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --------------------------------------------------------------------------- the article
+
+
+async def test_article_figures_in_keep_view() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.view == "keep"
+        assert per_accepted(app, "lean") == "3,000"
+        assert per_accepted(app, "steady") == "1,600"
+        text = screen_text(app)
+        assert "KEEP FAILURES" in text
+        assert "6 attempts · 2 workflows" in text
+        assert "6 of 6 attempts" in text
+
+
+async def test_toggle_changes_figures_table_and_badge_in_one_step() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+        assert app.view == "drop"
+        assert app.query_one(ViewBadge).view == "drop"
+        assert per_accepted(app, "lean") == "1,000"
+        assert per_accepted(app, "steady") == "1,600"
+        assert app.table.row_count == 4  # the two failed lean attempts leave the table
+        text = screen_text(app)
+        assert "DROP FAILURES" in text
+        assert "2 failed attempts hidden, carrying 2,000 tokens" in text
+        assert "4 of 6 attempts" in text
+        await pilot.press("t")
+        await pilot.pause()
+        assert per_accepted(app, "lean") == "3,000"
+        assert app.table.row_count == 6
+
+
+async def test_callout_is_computed_and_names_the_flip() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        callout = str(app.query_one("#callout").render())
+        assert "hides 2,000 tokens" in callout
+        assert "flips the ranking" in callout
+        assert "lean looks cheapest" in callout
+        assert "steady is cheaper" in callout
+
+
+async def test_focused_group_shows_both_views_and_trap_factor() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        focus = str(app.query_one("#focus").render())
+        assert focus.startswith("▸ lean")
+        assert "KEEP FAILURES" in focus and "DROP FAILURES" in focus
+        line = next(row for row in focus.splitlines() if "per accepted result" in row)
+        assert line.split()[-2:] == ["3,000", "1,000"]
+        assert "×3.0" in focus
+        # Moving the cursor to a steady attempt puts steady under focus.
+        await pilot.press("G")
+        await pilot.pause()
+        focus = str(app.query_one("#focus").render())
+        assert focus.startswith("▸ steady")
+
+
+async def test_group_with_no_accepted_attempt_shows_a_dash(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "zero.csv",
+        "workflow,tokens,passed\nlean,1000,true\nbroken,500,false\nbroken,700,false\n",
+    )
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert per_accepted(app, "broken") == "—"
+        text = screen_text(app)
+        assert "no accepted attempt" in text
+        await pilot.press("t")
+        await pilot.pause()
+        assert per_accepted(app, "broken") == "—"
+        assert "broken" in summary_cells(app)  # the group stays visible in the trap's view
+
+
+async def test_missing_usage_is_a_dash_and_a_lower_bound(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "gaps.csv",
+        "workflow,tokens,passed\nlean,1000,true\nlean,,false\nsteady,1600,true\n",
+    )
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert per_accepted(app, "lean") == "≥ 1,000"
+        assert app.table.frame["tokens"].null_count() == 1
+        text = screen_text(app)
+        assert "lower bound" in text
+
+
+# --------------------------------------------------------------------------- literal text
+
+HOSTILE = ["[bold]lean[/bold]", "[/]", "a[b]c", "esc\x1b[31mred"]
+
+
+async def test_hostile_workflow_names_stay_literal_through_moves_and_toggles(
+    tmp_path: Path,
+) -> None:
+    rows = "".join(
+        f'"{name}",{1000 + i},{"true" if i % 2 else "false"}\n'
+        for i, name in enumerate(HOSTILE * 2)
+    )
+    path = write(tmp_path, "hostile.csv", "workflow,tokens,passed\n" + rows)
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in ("j", "j", "t", "k", "t", "l", "G", "t"):
+            await pilot.press(key)
+            await pilot.pause()
+        text = screen_text(app)
+        assert "[bold]lean[/bold]" in text
+        assert "[/]" in text
+        assert "a[b]c" in text
+        assert "esc\\x1b[31mred" in text  # the ESC byte is shown, never sent to the terminal
+        assert "\x1b" not in text
+        labels = set(summary_cells(app)) - {""}
+        assert {"[bold]lean[/bold]", "[/]", "a[b]c", "esc\\x1b[31mred"} <= labels
+
+
+# --------------------------------------------------------------------------- loading
+
+
+async def test_load_error_exits_with_code_2_and_the_message(tmp_path: Path) -> None:
+    path = write(tmp_path, "bad.csv", "workflow,tokens,passed\nlean,lots,true\n")
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    assert app.return_code == 2
+    assert app.error_message is not None
+    assert app.error_message.startswith("ledger-tui: error:")
+    assert "\n" not in app.error_message
+    assert "line 2" in app.error_message and "tokens" in app.error_message
+
+
+def test_run_app_prints_the_load_error_after_the_screen_is_gone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def fake_run(self: LedgerApp, *args: object, **kwargs: object) -> None:
+        self.error_message = "ledger-tui: error: x.csv line 2, column 'tokens': 'lots'"
+        self._return_code = 2
+
+    monkeypatch.setattr(LedgerApp, "run", fake_run)
+    assert run_app([str(tmp_path / "x.csv")], demo=False, load_options={}) == 2
+    assert capsys.readouterr().err == "ledger-tui: error: x.csv line 2, column 'tokens': 'lots'\n"
+
+
+def test_run_app_returns_the_exit_code(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: dict[str, object] = {}
+
+    def fake_run(self: LedgerApp, *args: object, **kwargs: object) -> None:
+        seen["paths"] = self.paths
+        self._return_code = 2
+
+    monkeypatch.setattr(LedgerApp, "run", fake_run)
+    assert run_app([str(RUNS)], demo=False, load_options={"fmt": None}) == 2
+    assert seen["paths"] == [str(RUNS)]
+
+
+# --------------------------------------------------------------------------- the registry
+
+
+def test_every_registry_action_exists_on_the_app() -> None:
+    for command in commands.COMMANDS:
+        name = commands.action_name(command.action)
+        assert hasattr(LedgerApp, f"action_{name}"), name
+
+
+def test_bindings_come_from_the_registry() -> None:
+    keys = {binding.key for binding in LedgerApp.BINDINGS}
+    for command in commands.COMMANDS:
+        for key in filter(None, command.keys.split(",")):
+            assert key in keys
+
+
+async def test_unavailable_commands_are_greyed_out(tmp_path: Path) -> None:
+    path = write(tmp_path, "empty.csv", "workflow,tokens,passed\nlean,1000,true\n")
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.check_action("filter_cell", ()) is True
+        assert app.check_action("clear_filter", ()) is None  # nothing to clear
+        await pilot.press("slash", *"nomatch")
+        await settle(pilot)
+        assert app.table.row_count == 0
+        assert app.check_action("filter_cell", ()) is None  # no cell under the cursor
+        assert app.check_action("clear_filter", ()) is True

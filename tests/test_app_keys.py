@@ -1,0 +1,426 @@
+"""One test per key of docs UX.md's key table, each asserting what the user sees change."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+from textual.command import CommandPalette
+from textual.pilot import Pilot
+from textual.widgets import Input, SelectionList
+
+from tui_ledger.tui.app import LedgerApp, ViewBadge
+from tui_ledger.tui.screens import (
+    ConfirmScreen,
+    DetailScreen,
+    ExportScreen,
+    GroupByScreen,
+    HelpScreen,
+    WarningsScreen,
+)
+from tui_ledger.tui.summary_pane import SummaryPane
+
+REPO = Path(__file__).resolve().parent.parent
+RUNS = REPO / "sample_data" / "runs.csv"
+SIZE = (160, 45)
+
+# Ten attempts with a task, varied tokens, one zero-usage row (a load warning) and a long note.
+TASKS_CSV = """workflow,task,tokens,passed,note
+lean,t1,1000,true,
+lean,t2,1200,false,
+lean,t3,0,false,zero usage here
+steady,t1,1600,true,
+steady,t2,1500,true,
+steady,t3,1700,true,
+lean,t4,900,true,
+steady,t4,1650,false,
+lean,t5,1100,false,"a long note that wraps across the detail panel because it keeps going and going"
+steady,t5,1550,true,
+"""
+
+
+async def settle(pilot: Pilot) -> None:
+    """Wait for loading and recomputes to finish, then for the screen to catch up."""
+    app = pilot.app
+    for _ in range(200):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        if getattr(app, "loaded", False) or app.return_code is not None:
+            break
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def press(pilot: Pilot, *keys: str) -> None:
+    """Press keys, then let workers and the screen settle."""
+    await pilot.press(*keys)
+    await settle(pilot)
+
+
+def screen_text(app: LedgerApp) -> str:
+    """Every character on the active screen."""
+    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def tasks_file(tmp_path: Path, rows: int = 0) -> Path:
+    """The ten-attempt file, or `rows` generated attempts (for paging)."""
+    path = tmp_path / "tasks.csv"
+    if rows:
+        lines = [
+            f"{'lean' if i % 2 else 'steady'},t{i},{1000 + i},{'true' if i % 3 else 'false'},"
+            for i in range(rows)
+        ]
+        path.write_text("workflow,task,tokens,passed,note\n" + "\n".join(lines) + "\n")
+    else:
+        path.write_text(TASKS_CSV)
+    return path
+
+
+def summary_title(app: LedgerApp) -> str:
+    """The summary pane's top border line, as on screen."""
+    pane = app.query_one(SummaryPane)
+    lines = screen_text(app).splitlines()
+    return lines[pane.region.y][pane.region.x : pane.region.right]
+
+
+# --------------------------------------------------------------------------- t
+
+
+async def test_t_toggles_keep_and_drop_failures() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "KEEP FAILURES" in screen_text(app)
+        await press(pilot, "t")
+        assert app.query_one(ViewBadge).view == "drop"
+        text = screen_text(app)
+        assert "DROP FAILURES" in text and "the trap" in text
+        assert app.table.row_count == 4
+        await press(pilot, "t")
+        assert app.query_one(ViewBadge).view == "keep"
+        assert app.table.row_count == 6
+
+
+# --------------------------------------------------------------------------- /
+
+
+async def test_slash_filters_as_you_type_and_enter_returns_to_the_table() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        assert app.focused is app.filter_input
+        await press(pilot, *"steady")
+        assert app.table.row_count == 3
+        assert "(3 of 6 rows)" in screen_text(app)
+        await press(pilot, "enter")
+        assert app.focused is app.table
+        assert app.filter_input.value == "steady"
+
+
+async def test_slash_then_escape_clears_the_filter() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"lean")
+        assert app.table.row_count == 3
+        await press(pilot, "escape")
+        assert app.filter_input.value == ""
+        assert app.table.row_count == 6
+        assert app.focused is app.table
+
+
+async def test_a_filter_that_does_not_parse_keeps_the_table_and_says_why() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"lean")
+        assert app.table.row_count == 3
+        app.filter_input.insert_text_at_cursor(" wrkflow:x")  # as if pasted
+        await settle(pilot)
+        assert app.table.row_count == 3  # unchanged
+        status = str(app.query_one("#filter-status").render())
+        assert status.startswith("✘")
+        assert "wrkflow" in status
+        assert "at 6" in status  # the position of the bad term, counted from 1
+
+
+# --------------------------------------------------------------------------- f / F
+
+
+async def test_f_filters_to_the_value_under_the_cursor() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "f")
+        assert app.filter_input.value == "workflow=lean"
+        assert app.table.row_count == 3
+        assert set(app.table.frame["workflow"]) == {"lean"}
+
+
+async def test_shift_f_excludes_the_value_under_the_cursor() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "F")
+        assert app.filter_input.value == "-workflow=lean"
+        assert set(app.table.frame["workflow"]) == {"steady"}
+
+
+async def test_f_quotes_values_the_filter_language_would_misread(tmp_path: Path) -> None:
+    path = tmp_path / "quoted.csv"
+    path.write_text('workflow,tokens,passed\n"fix login",10,true\nother,20,false\n')
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "f")
+        assert app.filter_input.value == 'workflow="fix login"'
+        assert app.table.row_count == 1
+
+
+# --------------------------------------------------------------------------- b
+
+
+async def test_b_groups_the_summary_by_the_chosen_columns(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "Summary by workflow" in summary_title(app)
+        await press(pilot, "b")
+        assert isinstance(app.screen, GroupByScreen)
+        choices = app.screen.query_one(SelectionList)
+        names = [choices.get_option_at_index(i).value for i in range(choices.option_count)]
+        await press(pilot, *["down"] * names.index("task"), "space")
+        await press(pilot, "enter")
+        assert not isinstance(app.screen, GroupByScreen)
+        assert app.by == ("workflow", "task")
+        assert "Summary by workflow · task" in summary_title(app)
+        table = app.query_one(SummaryPane).groups_table
+        assert table.row_count == 10  # every (workflow, task) pair
+
+
+# --------------------------------------------------------------------------- [ ]
+
+
+async def test_brackets_sort_by_the_current_column(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        tokens = app.table.column_names.index("tokens")
+        await press(pilot, *["l"] * tokens)
+        assert app.column_under_cursor() == "tokens"
+        await press(pilot, "right_square_bracket")
+        assert app.table.frame["tokens"].to_list()[:2] == [1700, 1650]
+        assert app.table.sort_column == "tokens" and app.table.sort_descending
+        assert "sorted by tokens ▼" in screen_text(app)
+        await press(pilot, "left_square_bracket")
+        assert app.table.frame["tokens"].to_list()[:2] == [0, 900]
+        assert "sorted by tokens ▲" in screen_text(app)
+
+
+# --------------------------------------------------------------------------- movement
+
+
+async def test_arrows_and_hjkl_move_the_cursor() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        table = app.table
+        for down, up in (("j", "k"), ("down", "up")):
+            await press(pilot, down, down)
+            assert table.cursor_row == 2
+            await press(pilot, up)
+            assert table.cursor_row == 1
+            await press(pilot, up)
+        for right, left in (("l", "h"), ("right", "left")):
+            await press(pilot, right)
+            assert table.cursor_column == 1
+            await press(pilot, left)
+            assert table.cursor_column == 0
+
+
+async def test_page_down_and_page_up_move_a_screen(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path, rows=300))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "pagedown")
+        page = app.table.cursor_row
+        assert page >= 20
+        await press(pilot, "pagedown")
+        assert app.table.cursor_row == 2 * page
+        await press(pilot, "pageup")
+        assert app.table.cursor_row == page
+
+
+async def test_gg_and_home_go_to_the_first_row_g_and_end_to_the_last(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path, rows=300))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "G")
+        assert app.table.cursor_row == 299
+        await press(pilot, "g", "g")
+        assert app.table.cursor_row == 0
+        await press(pilot, "end")
+        assert app.table.cursor_row == 299
+        await press(pilot, "home")
+        assert app.table.cursor_row == 0
+        # A lone g does nothing.
+        await press(pilot, "j", "g")
+        assert app.table.cursor_row == 1
+
+
+# --------------------------------------------------------------------------- Enter
+
+
+async def test_enter_shows_every_field_of_the_attempt(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "G", "enter")
+        assert isinstance(app.screen, DetailScreen)
+        text = screen_text(app)
+        for column in app.table.column_names:
+            assert column in text
+        assert "1,550" in text and "steady" in text and "t5" in text
+        await press(pilot, "escape")
+        await press(pilot, "k", "enter")
+        text = screen_text(app)
+        assert "a long note that wraps across the detail panel" in text
+        assert "keeps going and going" in text  # wrapped, not cut
+
+
+# --------------------------------------------------------------------------- w
+
+
+async def test_w_lists_the_warnings(tmp_path: Path) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        count = len(app.collect_warnings())
+        assert count >= 1  # the zero-usage row
+        assert f"⚠ {count} warning" in screen_text(app)
+        await press(pilot, "w")
+        assert isinstance(app.screen, WarningsScreen)
+        text = screen_text(app)
+        assert "0 tokens" in text
+        assert "line 4" in text
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, WarningsScreen)
+
+
+# --------------------------------------------------------------------------- e
+
+
+async def test_e_exports_the_summary_and_attempts_and_asks_before_replacing(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    summary = tmp_path / "out.md"
+    attempts = tmp_path / "out.csv"
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"lean", "enter")
+
+        async def fill_and_submit() -> None:
+            await press(pilot, "e")
+            assert isinstance(app.screen, ExportScreen)
+            app.screen.query_one("#summary-path", Input).value = str(summary)
+            app.screen.query_one("#attempts-path", Input).value = str(attempts)
+            await press(pilot, "enter", "enter")
+
+        await fill_and_submit()
+        assert "KEEP FAILURES" in summary.read_text()
+        assert "DROP FAILURES" in summary.read_text()
+        written = pl.read_csv(attempts)
+        assert written.height == 3 and set(written["workflow"]) == {"lean"}
+
+        summary.write_text("mine")
+        await fill_and_submit()
+        assert isinstance(app.screen, ConfirmScreen)
+        await press(pilot, "n")
+        assert summary.read_text() == "mine"  # nothing replaced unasked
+
+        await fill_and_submit()
+        assert isinstance(app.screen, ConfirmScreen)
+        await press(pilot, "y")
+        assert "KEEP FAILURES" in summary.read_text()
+
+
+# --------------------------------------------------------------------------- r
+
+
+async def test_r_reloads_keeping_filter_view_and_cursor(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text(RUNS.read_text())
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"steady", "enter", "t", "j")
+        assert app.table.cursor_row == 1
+        with path.open("a") as handle:
+            handle.write("steady,1400,true\n")
+        await press(pilot, "r")
+        await settle(pilot)
+        assert app.ledger is not None and app.ledger.attempts.height == 7
+        assert "7 attempts" in screen_text(app)
+        assert app.filter_input.value == "steady"
+        assert app.view == "drop"
+        assert app.table.row_count == 4
+        assert app.table.cursor_row == 1
+
+
+# --------------------------------------------------------------------------- ? / F1
+
+
+async def test_question_mark_and_f1_show_help_with_every_key_and_both_views() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in ("question_mark", "f1"):
+            await press(pilot, key)
+            assert isinstance(app.screen, HelpScreen)
+            body = str(app.screen.query_one("#help-keys").render())
+            views = str(app.screen.query_one("#help-views").render())
+            for needle in ("t ", "/", "f ", "F ", "b ", "[", "]", "Enter", "w ", "e ", "r "):
+                assert needle in body
+            for needle in ("↓  j", "PgUp", "PgDn", "gg  Home", "G  End", "?  F1", "Ctrl+P", "q "):
+                assert needle in body
+            assert "KEEP FAILURES" in views and "counts every attempt" in views
+            assert "DROP FAILURES" in views and "only accepted attempts" in views
+            await press(pilot, "escape")
+            assert not isinstance(app.screen, HelpScreen)
+
+
+# --------------------------------------------------------------------------- ctrl+p
+
+
+async def test_ctrl_p_offers_what_makes_sense_now_and_runs_it() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "ctrl+p")
+        assert isinstance(app.screen, CommandPalette)
+        await press(pilot, *"drop fail")
+        await pilot.pause(0.3)
+        text = screen_text(app)
+        assert "Show DROP FAILURES (the trap)" in text
+        await press(pilot, "enter")
+        await settle(pilot)
+        assert app.view == "drop"
+        await press(pilot, "ctrl+p", *"filter to")
+        await pilot.pause(0.3)
+        assert "Filter to workflow = lean" in screen_text(app)
+        assert "Clear filter" not in screen_text(app)  # no filter to clear yet
+
+
+# --------------------------------------------------------------------------- q
+
+
+async def test_q_quits() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("q")
+        await pilot.pause()
+        assert not app.is_running or app._exit
+    assert app.return_code == 0

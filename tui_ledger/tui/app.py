@@ -1,0 +1,983 @@
+"""The interactive ledger: attempts on the left, the summary per group on the right, one view key.
+
+Data flows one way (docs/ARCHITECTURE.md): the loader gives a frame; the filter (query.py) narrows
+it; `ledger.compare` computes both views at once; the widgets draw what they are given. Loading
+and every recompute run in thread workers (`exclusive=True`, so a keystroke's stale work is
+dropped); a toggle between KEEP FAILURES and DROP FAILURES needs no recompute at all, because the
+comparison already holds both views.
+
+Run it with `ledger-tui FILE` (cli.py calls `run_app`), or `python -m tui_ledger.tui.app FILE`.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import polars as pl
+from rich.cells import cell_len
+from rich.highlighter import Highlighter
+from rich.text import Text
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.command import CommandPalette
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.theme import Theme
+from textual.widget import Widget
+from textual.widgets import Footer, Input, Label, Static
+from textual.worker import get_current_worker
+
+from tui_ledger.ledger import (
+    DEFAULT_BY,
+    VIEW_GLOSSES,
+    VIEW_TITLES,
+    Comparison,
+    View,
+    compare,
+    group_labels,
+    in_view,
+)
+from tui_ledger.load import Ledger, LoadError, load
+from tui_ledger.numbers import format_count, format_tokens
+from tui_ledger.query import FilterError, filter_term, parse_filter
+from tui_ledger.report import (
+    ATTEMPT_FORMATS,
+    SUMMARY_FORMATS,
+    ExportError,
+    format_for_path,
+    render_summary,
+    write_attempts,
+    write_text_atomic,
+)
+from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
+from tui_ledger.textsafe import safe_text
+from tui_ledger.tui import commands
+from tui_ledger.tui.attempts_table import AttemptsTable
+from tui_ledger.tui.screens import (
+    ConfirmScreen,
+    DetailScreen,
+    ExportRequest,
+    ExportScreen,
+    GroupByScreen,
+    HelpScreen,
+    WarningsScreen,
+)
+from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, SummaryPane
+
+KEEP_COLOUR = "#2ec4b6"
+DROP_COLOUR = "#ff6b57"
+GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this long
+
+LEDGER_THEME = Theme(
+    name="ledger",
+    primary="#58a6ff",
+    secondary="#bc8cff",
+    accent="#e3b341",
+    warning="#e3b341",
+    error=DROP_COLOUR,
+    success=KEEP_COLOUR,
+    foreground="#d7dde4",
+    background="#0d1117",
+    surface="#111821",
+    panel="#1b2430",
+    dark=True,
+    variables={
+        "keep": KEEP_COLOUR,
+        "drop": DROP_COLOUR,
+        "footer-key-foreground": "#e3b341",
+        "block-cursor-background": "#2f4a6d",
+        "block-cursor-foreground": "#ffffff",
+        "block-cursor-text-style": "bold",
+        "input-selection-background": "#2f4a6d",
+    },
+)
+
+
+# --------------------------------------------------------------------------- state
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One recompute's result: the filtered attempts (sorted), both views, the comparison."""
+
+    generation: int
+    keep_frame: pl.DataFrame
+    drop_frame: pl.DataFrame
+    comparison: Comparison
+    seconds: float = 0.0
+
+    def frame(self, view: View) -> pl.DataFrame:
+        """The rows the table shows in a view."""
+        return self.keep_frame if view == "keep" else self.drop_frame
+
+
+@dataclass
+class Timings:
+    """What the last operations cost, in seconds (shown with `--timings`, read by benchmarks)."""
+
+    load: float = 0.0
+    first_screen: float = 0.0
+    recompute: float = 0.0
+    toggle: float = 0.0
+    history: list[tuple[str, float]] = field(default_factory=list)
+
+    def record(self, name: str, seconds: float) -> None:
+        """Remember one measurement."""
+        setattr(self, name, seconds)
+        self.history.append((name, seconds))
+
+
+# --------------------------------------------------------------------------- widgets
+
+# A two-row block font for the view's name: big enough to read from the back of a room.
+_BIG_LETTERS: dict[str, tuple[str, str]] = {
+    "K": ("█▄▀", "█ █"),
+    "E": ("█▀▀", "██▄"),
+    "P": ("█▀█", "█▀▀"),
+    "F": ("█▀▀", "█▀ "),
+    "A": ("▄▀█", "█▀█"),
+    "I": ("█", "█"),
+    "L": ("█  ", "█▄▄"),
+    "U": ("█ █", "█▄█"),
+    "R": ("█▀█", "█▀▄"),
+    "S": ("█▀▀", "▄▄█"),
+    "D": ("█▀▄", "█▄▀"),
+    "O": ("█▀█", "█▄█"),
+    " ": ("  ", "  "),
+}
+
+
+def big_words(words: str) -> tuple[str, str]:
+    """`words` in the two-row block font (letters of the two view names only)."""
+    top = " ".join(_BIG_LETTERS[char][0] for char in words)
+    bottom = " ".join(_BIG_LETTERS[char][1] for char in words)
+    return top, bottom
+
+
+VIEW_SENTENCES: dict[str, str] = {
+    "keep": "every attempt counts",
+    "drop": "only accepted attempts count",
+}
+
+
+class ViewBadge(Widget):
+    """The current view, in large words and its own colour; plain words when space is short."""
+
+    DEFAULT_CSS = """
+    ViewBadge { width: auto; height: 2; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._view: View = "keep"
+
+    @property
+    def view(self) -> View:
+        """The view shown."""
+        return self._view
+
+    def show(self, view: View) -> None:
+        """Switch the badge to a view."""
+        self._view = view
+        self.set_class(view == "drop", "-drop")
+        self.refresh(layout=True)
+
+    def _big(self) -> bool:
+        return self.app.size.width >= 140
+
+    def get_content_width(self, container: Any, viewport: Any) -> int:
+        """Wide enough for the big letters and the gloss, or for the words alone."""
+        words = VIEW_TITLES[self._view]
+        gloss = max(cell_len(VIEW_TITLES[self._view]), cell_len(self._gloss()))
+        if self._big():
+            return cell_len(big_words(words)[0]) + 3 + gloss + 2
+        return gloss + 4
+
+    def _gloss(self) -> str:
+        return f"{VIEW_GLOSSES[self._view]}: {VIEW_SENTENCES[self._view]}"
+
+    def render(self) -> Text:
+        """Big letters, then the name in words and what it means."""
+        style = KEEP_STYLE if self._view == "keep" else DROP_STYLE
+        words = VIEW_TITLES[self._view]
+        text = Text(no_wrap=True)
+        if self._big():
+            top, bottom = big_words(words)
+            text.append(f" {top}  ", style=style)
+            text.append(f" {words} ", style=f"{style} reverse")
+            text.append("\n")
+            text.append(f" {bottom}  ", style=style)
+            text.append(f" {self._gloss()}", style=style.replace("bold ", "italic "))
+        else:
+            text.append(f" {words} ", style=f"{style} reverse")
+            text.append("\n")
+            text.append(f" {self._gloss()}", style=style.replace("bold ", "italic "))
+        return text
+
+
+class ErrorSpan(Highlighter):
+    """Underlines the part of the filter a parse error points at."""
+
+    def __init__(self) -> None:
+        self.span: tuple[int, int] | None = None
+
+    def highlight(self, text: Text) -> None:
+        """Mark `span` in red with a curly underline."""
+        if self.span is not None:
+            start, end = self.span
+            end = max(end, start + 1)
+            if start >= len(text.plain):
+                text.append(" ")  # point past the end (e.g. a missing value)
+            text.stylize("bold underline #ff6b57", start, end)
+
+
+class FilterInput(Input):
+    """The filter box: Esc clears it and returns to the table."""
+
+    BINDINGS: ClassVar = [
+        Binding("escape", "clear_and_leave", "clear filter", show=False),
+        Binding("down", "leave", "to the table", show=False),
+    ]
+
+    class Left(Message):
+        """The user left the filter box (Esc or ↓); the app puts focus back on the table."""
+
+    def action_clear_and_leave(self) -> None:
+        """Esc: clear the filter, back to the table."""
+        self.value = ""
+        self.post_message(self.Left())
+
+    def action_leave(self) -> None:
+        """↓: back to the table, keeping the filter."""
+        self.post_message(self.Left())
+
+
+# --------------------------------------------------------------------------- the app
+
+
+class LedgerApp(App[int]):
+    """ledger-tui: a filterable table of attempts beside a live summary per workflow."""
+
+    CSS_PATH = "ledger.tcss"
+    TITLE = "ledger-tui"
+    BINDINGS: ClassVar = commands.bindings()
+    COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS
+    COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    def __init__(
+        self,
+        paths: Sequence[str],
+        *,
+        demo: bool = False,
+        load_options: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__()
+        self.paths = [str(path) for path in paths]
+        self.demo = demo
+        self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
+        self.register_theme(LEDGER_THEME)
+        self.theme = "ledger"
+        self.timings = Timings()
+        self._started = time.perf_counter()
+        self._ledger: Ledger | None = None
+        self._workflow_count = 0
+        self._snapshot: Snapshot | None = None
+        self._generation = 0
+        self._view: View = "keep"
+        self._by: tuple[str, ...] = DEFAULT_BY
+        self._sort: tuple[str, bool] | None = None
+        self._filter_text = ""
+        self._filter_expr: pl.Expr | None = None
+        self._filter_error: FilterError | None = None
+        self._focus_label: str | None = None
+        self._last_g = 0.0
+        self._loading_since: float | None = None
+        self._first_screen_done = False
+        self._error_span = ErrorSpan()
+        self._availability: tuple[bool, ...] = ()
+        self.error_message: str | None = None
+        """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        """Header, filter line, the two panes, footer."""
+        with Horizontal(id="header"):
+            with Vertical(id="title-block"):
+                yield Static(id="title")
+                yield Static(id="counts")
+            yield ViewBadge(id="view-badge")
+        with Horizontal(id="filter-bar"):
+            yield Label("filter ▸ ", id="filter-label")
+            yield FilterInput(
+                id="filter",
+                placeholder='type to filter: lean  tokens>1000  -failed  task:"fix login"',
+                highlighter=self._error_span,
+                compact=True,
+                select_on_focus=False,
+            )
+            yield Static(id="filter-status")
+        with Horizontal(id="body"):
+            yield AttemptsTable(id="attempts")
+            yield SummaryPane(id="summary")
+        yield Footer(compact=True)
+
+    def on_mount(self) -> None:
+        """Draw the empty frame at once, then load in a worker."""
+        self._show_title()
+        self.table.border_title = "Attempts"
+        self.summary.border_title = "Summary"
+        self.table.focus()
+        self._start_load(first=True)
+
+    # ------------------------------------------------------------------ widgets
+
+    @property
+    def table(self) -> AttemptsTable:
+        """The attempts table."""
+        return self.query_one("#attempts", AttemptsTable)
+
+    @property
+    def summary(self) -> SummaryPane:
+        """The summary pane."""
+        return self.query_one("#summary", SummaryPane)
+
+    @property
+    def filter_input(self) -> FilterInput:
+        """The filter box."""
+        return self.query_one("#filter", FilterInput)
+
+    # ------------------------------------------------------------------ state for commands
+
+    @property
+    def loaded(self) -> bool:
+        """Whether attempts are on screen."""
+        return self._snapshot is not None
+
+    @property
+    def on_main_screen(self) -> bool:
+        """No dialog is open over the ledger (the command palette does not count)."""
+        return all(isinstance(screen, CommandPalette) for screen in self.screen_stack[1:])
+
+    @property
+    def view(self) -> View:
+        """The current view."""
+        return self._view
+
+    @property
+    def by(self) -> tuple[str, ...]:
+        """The summary's group-by columns."""
+        return self._by
+
+    @property
+    def filter_text(self) -> str:
+        """The filter as typed."""
+        return self._filter_text
+
+    @property
+    def comparison(self) -> Comparison | None:
+        """The comparison on screen."""
+        return self._snapshot.comparison if self._snapshot else None
+
+    @property
+    def ledger(self) -> Ledger | None:
+        """The loaded ledger."""
+        return self._ledger
+
+    def cell_under_cursor(self) -> tuple[str, object] | None:
+        """(column, value) under the attempts table's cursor."""
+        if not self.loaded:
+            return None
+        return self.table.current_value()
+
+    def column_under_cursor(self) -> str | None:
+        """The attempts table's current column name."""
+        if not self.loaded:
+            return None
+        names = self.table.column_names
+        column = self.table.cursor_column
+        return names[column] if 0 <= column < len(names) else None
+
+    def collect_warnings(self) -> list[Any]:
+        """Every warning the warnings panel lists: the load report's (checks add theirs here)."""
+        if self._ledger is None:
+            return []
+        return list(self._ledger.report.warnings)
+
+    def warning_count(self) -> int:
+        """How many warnings there are."""
+        return len(self.collect_warnings())
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Registry predicates decide; an unavailable command is greyed out, not hidden."""
+        return True if commands.is_available(self, action) else None
+
+    # ------------------------------------------------------------------ loading
+
+    def _start_load(self, *, first: bool) -> None:
+        self._loading_since = time.perf_counter()
+        if first:
+            self.query_one("#body").loading = True
+        self._show_title()
+        self.set_timer(0.2, self._tick_loading)
+        self._load_worker(first)
+
+    def _tick_loading(self) -> None:
+        if self._loading_since is None:
+            return
+        self._show_title()
+        self.set_timer(0.2, self._tick_loading)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load_worker(self, first: bool) -> None:
+        started = time.perf_counter()
+        try:
+            ledger = load(self.paths, **self.load_options)
+            workflows = int(ledger.attempts.get_column("workflow").n_unique())
+        except (LoadError, OSError) as error:
+            self.call_from_thread(self._load_failed, error, first)
+            return
+        seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._loaded, ledger, workflows, seconds, first)
+
+    def _load_failed(self, error: Exception, first: bool) -> None:
+        self._loading_since = None
+        message = safe_text(str(error) or type(error).__name__)
+        if first:
+            # Nothing to show: leave, and let the CLI's caller read the reason on stderr.
+            # `run_app` prints it once the screen is torn down: one unwrapped line on stderr
+            # (Rich would wrap or crop it to the terminal's width).
+            self.error_message = f"ledger-tui: error: {message}"
+            self.exit(return_code=2)
+            return
+        self._show_title()
+        self.notify(Text(message), title="reload failed; kept what was loaded", severity="error")
+
+    def _loaded(self, ledger: Ledger, workflows: int, seconds: float, first: bool) -> None:
+        self.timings.record("load", seconds)
+        self._loading_since = None
+        self._ledger = ledger
+        self._workflow_count = workflows
+        columns = set(ledger.attempts.columns)
+        if not set(self._by) <= columns:
+            self._by = DEFAULT_BY
+        if self._sort is not None and self._sort[0] not in columns:
+            self._sort = None
+        self._parse_filter(self._filter_text)
+        self._show_title()
+        self._recompute()
+        if not first:
+            self.notify(
+                Text(f"{format_count(ledger.attempts.height)} attempts"),
+                title="reloaded",
+                timeout=3,
+            )
+
+    # ------------------------------------------------------------------ recompute
+
+    def _recompute(self) -> None:
+        """Filter, compare and sort again in a worker; stale runs are cancelled."""
+        if self._ledger is None:
+            return
+        self._generation += 1
+        self._recompute_worker(
+            self._generation, self._ledger.attempts, self._filter_expr, self._by, self._sort
+        )
+
+    @work(thread=True, exclusive=True, group="recompute", exit_on_error=False)
+    def _recompute_worker(
+        self,
+        generation: int,
+        attempts: pl.DataFrame,
+        expression: pl.Expr | None,
+        by: tuple[str, ...],
+        sort: tuple[str, bool] | None,
+    ) -> None:
+        worker = get_current_worker()
+        started = time.perf_counter()
+        try:
+            filtered = attempts.filter(expression) if expression is not None else attempts
+            if worker.is_cancelled:
+                return
+            comparison = compare(filtered, by)
+            if worker.is_cancelled:
+                return
+            if sort is not None:
+                column, descending = sort
+                filtered = filtered.sort(
+                    column, descending=descending, nulls_last=True, maintain_order=True
+                )
+            dropped = in_view(filtered, "drop")
+        except pl.exceptions.PolarsError as error:
+            # A filter that parses but cannot run on these columns (e.g. a bad regex).
+            message = safe_text(str(error).strip().splitlines()[0] if str(error) else "error")
+            self.call_from_thread(self._filter_failed, generation, message)
+            return
+        snapshot = Snapshot(
+            generation, filtered, dropped, comparison, time.perf_counter() - started
+        )
+        if not worker.is_cancelled:
+            self.call_from_thread(self._apply, snapshot)
+
+    def _filter_failed(self, generation: int, message: str) -> None:
+        if generation != self._generation:
+            return
+        self._filter_error = FilterError(message, 0, len(self._filter_text))
+        self._show_filter_status()
+
+    def _apply(self, snapshot: Snapshot) -> None:
+        """Show a finished recompute (unless a newer one was asked for meanwhile)."""
+        if snapshot.generation != self._generation:
+            return
+        self.timings.record("recompute", snapshot.seconds)
+        first = self._snapshot is None
+        self._snapshot = snapshot
+        if first:
+            self.query_one("#body").loading = False
+        self._show()
+        if not self._first_screen_done:
+            self._first_screen_done = True
+            self.timings.record("first_screen", time.perf_counter() - self._started)
+
+    # ------------------------------------------------------------------ drawing
+
+    def _show(self) -> None:
+        """Draw the snapshot in the current view: table, counts, summary, header."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        # Only the widgets the view colours change class: restyling the whole app costs ~20 ms.
+        dropping = self._view == "drop"
+        for widget in (self.table, self.summary):
+            widget.set_class(dropping, "-drop")
+        table = self.table
+        table.sort_column = self._sort[0] if self._sort else None
+        table.sort_descending = bool(self._sort and self._sort[1])
+        table.set_frame(snapshot.frame(self._view), keep_cursor=True)
+        self._focus_label = self._label_at_cursor() or self._focus_label
+        self._show_table_titles()
+        self.summary.show(snapshot.comparison, self._view, self._focus_label, self.warning_count())
+        self._show_title()
+        self._show_filter_status()
+        self._refresh_bindings_if_changed()
+
+    def _show_title(self) -> None:
+        title = Text(no_wrap=True, overflow="ellipsis")
+        title.append("ledger-tui  ", style="bold #58a6ff")
+        if self.demo:
+            title.append("demo ledger (synthetic): ", style="italic #8b949e")
+            title.append(f"sample_data/{Path(self.paths[0]).name}", style="bold")
+        else:
+            names = [safe_text(Path(path).name) for path in self.paths]
+            shown = ", ".join(names[:3]) + (f" +{len(names) - 3} more" if len(names) > 3 else "")
+            title.append(shown, style="bold")
+        counts = Text(no_wrap=True, overflow="ellipsis")
+        if self._ledger is not None:
+            attempts = self._ledger.attempts.height
+            counts.append(f"{format_count(attempts)} attempt{'s' if attempts != 1 else ''}")
+            counts.append(" · ", style="#8b949e")
+            workflows = self._workflow_count
+            counts.append(f"{format_count(workflows)} workflow{'s' if workflows != 1 else ''}")
+            if self._by != DEFAULT_BY:
+                counts.append(" · grouped by ", style="#8b949e")
+                counts.append(safe_text(" · ".join(self._by)), style="bold")
+        if self._loading_since is not None:
+            elapsed = time.perf_counter() - self._loading_since
+            size = sum(_file_size(path) for path in self.paths)
+            if counts.plain:
+                counts.append("   ")
+            counts.append(
+                f"⟳ loading {_human_bytes(size)}… {elapsed:.1f} s", style="italic #e3b341"
+            )
+        self.query_one("#title", Static).update(title)
+        self.query_one("#counts", Static).update(counts)
+        self.query_one(ViewBadge).show(self._view)
+
+    def _show_table_titles(self) -> None:
+        snapshot = self._snapshot
+        if snapshot is None or self._ledger is None:
+            return
+        shown = snapshot.frame(self._view).height
+        total = self._ledger.attempts.height
+        title = Text("Attempts", style="bold")
+        comparison = snapshot.comparison
+        if self._view == "drop":
+            hidden = comparison.hidden_attempts
+            tokens = comparison.hidden_tokens
+            title.append("  ")
+            title.append(
+                f"{format_count(hidden)} failed attempt{'s' if hidden != 1 else ''} hidden, "
+                f"carrying {format_tokens(tokens)} tokens",
+                style=DROP_STYLE,
+            )
+        self.table.border_title = title
+        subtitle = Text(f"{format_count(shown)} of {format_count(total)} attempts")
+        if self._sort is not None:
+            column, descending = self._sort
+            subtitle.append(
+                f" · sorted by {safe_text(column)} {'▼' if descending else '▲'}",
+                style="#8b949e",
+            )
+        self.table.border_subtitle = subtitle
+
+    def _show_filter_status(self) -> None:
+        status = self.query_one("#filter-status", Static)
+        error = self._filter_error
+        if error is not None:
+            status.update(
+                Text.assemble(
+                    ("✘ ", "bold #ff6b57"),
+                    (safe_text(error.message), "#ff6b57"),
+                    (f"  (at {error.position + 1}; table unchanged)", "#8b949e"),
+                )
+            )
+            return
+        snapshot = self._snapshot
+        if snapshot is None or self._ledger is None:
+            status.update("")
+            return
+        matching = snapshot.keep_frame.height
+        total = self._ledger.attempts.height
+        status.update(
+            Text(f"({format_count(matching)} of {format_count(total)} rows)", style="#8b949e")
+        )
+
+    def _refresh_bindings_if_changed(self) -> None:
+        """Ask the footer to redraw only when what can run has changed (it re-mounts its keys)."""
+        state = tuple(command.available(self) for command in commands.COMMANDS)
+        if state != self._availability:
+            self._availability = state
+            self.refresh_bindings()
+
+    def _label_at_cursor(self) -> str | None:
+        """The group (summary label) of the attempt under the table's cursor."""
+        table = self.table
+        frame = table.frame
+        if frame.height == 0 or not set(self._by) <= set(frame.columns):
+            return None
+        row = frame.slice(table.cursor_row, 1).select(self._by)
+        return group_labels(row, self._by)[0]
+
+    # ------------------------------------------------------------------ events
+
+    def on_attempts_table_cursor_moved(self, event: AttemptsTable.CursorMoved) -> None:
+        """The summary follows the group of the attempt under the cursor."""
+        label = self._label_at_cursor()
+        if label is not None and label != self._focus_label:
+            self._focus_label = label
+            self.summary.focus_group(label)
+        self._refresh_bindings_if_changed()
+
+    def on_attempts_table_row_activated(self, event: AttemptsTable.RowActivated) -> None:
+        """Enter on a row: its every field."""
+        self.action_details()
+
+    def on_summary_pane_group_selected(self, event: SummaryPane.GroupSelected) -> None:
+        """A row picked in the summary puts that group under focus."""
+        self._focus_label = event.label
+        self.summary.focus_group(event.label)
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if event.value == self._filter_text:
+            return
+        self._filter_text = event.value
+        if self._parse_filter(event.value):
+            self._recompute()
+        self._show_filter_status()
+
+    @on(Input.Submitted, "#filter")
+    @on(FilterInput.Left)
+    def _filter_done(self) -> None:
+        self.table.focus()
+
+    def _parse_filter(self, text: str) -> bool:
+        """Parse the filter; on an error keep the previous expression and say why."""
+        if self._ledger is None:
+            return False
+        try:
+            expression = parse_filter(text, self._ledger.attempts.schema)
+        except FilterError as error:
+            self._filter_error = error
+            self._error_span.span = (error.position, error.end)
+            self.filter_input.refresh()
+            return False
+        self._filter_error = None
+        self._error_span.span = None
+        self.filter_input.refresh()
+        self._filter_expr = expression
+        return True
+
+    def on_resize(self) -> None:
+        """The badge picks big or plain letters by width."""
+        self.query_one(ViewBadge).refresh(layout=True)
+
+    # ------------------------------------------------------------------ actions
+
+    def run_action_now(self, action: str) -> None:
+        """Run a registry action (the command palette's callback)."""
+        self.call_later(self.run_action, action)
+
+    def action_toggle_view(self) -> None:
+        """t: KEEP FAILURES <-> DROP FAILURES, in one step (no recompute needed)."""
+        started = time.perf_counter()
+        self._view = "drop" if self._view == "keep" else "keep"
+        self._show()
+        self.timings.record("toggle", time.perf_counter() - started)
+
+    def action_edit_filter(self) -> None:
+        """/: into the filter box, cursor at the end."""
+        box = self.filter_input
+        box.focus()
+        box.cursor_position = len(box.value)
+
+    def action_clear_filter(self) -> None:
+        """Remove every filter term."""
+        self.filter_input.value = ""
+
+    def _add_term(self, negate: bool) -> None:
+        cell = self.cell_under_cursor()
+        if cell is None:
+            return
+        column, value = cell
+        term = filter_term(column, value, exclude=negate)
+        text = self.filter_input.value.rstrip()
+        self.filter_input.value = f"{text} {term}".strip()
+
+    def action_filter_cell(self) -> None:
+        """f: keep only attempts with the value under the cursor."""
+        self._add_term(negate=False)
+
+    def action_exclude_cell(self) -> None:
+        """F: drop the attempts with the value under the cursor."""
+        self._add_term(negate=True)
+
+    def action_group_by(self) -> None:
+        """b: pick the group-by column(s)."""
+        if self._ledger is None:
+            return
+
+        def chosen(columns: list[str] | None) -> None:
+            if columns and tuple(columns) != self._by:
+                self._by = tuple(columns)
+                self._focus_label = None
+                self._show_title()
+                self._recompute()
+
+        self.push_screen(GroupByScreen(self._ledger.attempts.schema, self._by), chosen)
+
+    def _sort_by_cursor(self, descending: bool) -> None:
+        column = self.column_under_cursor()
+        if column is None:
+            return
+        self._sort = (column, descending)
+        self._recompute()
+
+    def action_sort_ascending(self) -> None:
+        """[: sort by the current column, ascending, missing values last."""
+        self._sort_by_cursor(descending=False)
+
+    def action_sort_descending(self) -> None:
+        """]: sort by the current column, descending, missing values last."""
+        self._sort_by_cursor(descending=True)
+
+    def action_move(self, where: str) -> None:
+        """Arrows, h j k l, PgUp/PgDn, gg/Home, G/End: move in the focused pane."""
+        groups = self.summary.groups_table
+        if groups.has_focus:
+            moves = {
+                "down": groups.action_cursor_down,
+                "up": groups.action_cursor_up,
+                "left": groups.action_cursor_left,
+                "right": groups.action_cursor_right,
+                "page_up": groups.action_page_up,
+                "page_down": groups.action_page_down,
+                "top": lambda: groups.move_cursor(row=0),
+                "bottom": lambda: groups.move_cursor(row=max(groups.row_count - 1, 0)),
+            }
+        else:
+            table = self.table
+            moves = {
+                "down": table.action_cursor_down,
+                "up": table.action_cursor_up,
+                "left": table.action_cursor_left,
+                "right": table.action_cursor_right,
+                "page_up": table.action_page_up,
+                "page_down": table.action_page_down,
+                "top": table.action_scroll_home,
+                "bottom": table.action_scroll_end,
+            }
+            if not table.has_focus and not self.filter_input.has_focus:
+                table.focus()
+        moves[where]()
+
+    def action_g_prefix(self) -> None:
+        """g: the first half of gg."""
+        now = time.monotonic()
+        if now - self._last_g <= GG_SECONDS:
+            self._last_g = 0.0
+            self.action_move("top")
+        else:
+            self._last_g = now
+
+    def action_details(self) -> None:
+        """Enter: the attempt's every field."""
+        if not self.loaded:
+            return
+        row = self.table.current_row()
+        if row is None:
+            return
+        source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
+        if source is not None and line is not None:
+            title = f"{Path(str(source)).name}, line {line}"
+        else:
+            title = f"row {self.table.cursor_row + 1}"
+        self.push_screen(DetailScreen(row, title))
+
+    def action_warnings(self) -> None:
+        """w: the warnings panel."""
+        self.push_screen(WarningsScreen(self.collect_warnings()))
+
+    def action_help(self) -> None:
+        """? / F1: keys and views."""
+        if isinstance(self.screen, HelpScreen):
+            self.screen.dismiss(None)
+            return
+        self.push_screen(HelpScreen())
+
+    def action_reload(self) -> None:
+        """r: read the file(s) again; filter, view and cursor stay."""
+        self._start_load(first=False)
+
+    # ------------------------------------------------------------------ export
+
+    def action_export(self) -> None:
+        """e: ask for file names, then write (asking before replacing anything)."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        screen = ExportScreen(
+            "ledger-summary.md",
+            "ledger-attempts.csv",
+            rows=snapshot.keep_frame.height,
+            filtered=self._filter_expr is not None,
+        )
+
+        def answered(request: ExportRequest | None) -> None:
+            if request is None:
+                return
+            problem = _export_problem(request)
+            if problem is not None:
+                self.notify(Text(problem), title="export", severity="error")
+                return
+            existing = [
+                path
+                for path in (request.summary_path, request.attempts_path)
+                if path and Path(path).exists()
+            ]
+            if not existing:
+                self._export_worker(request, False)
+                return
+            question = (
+                f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. "
+                "Replace?"
+            )
+
+            def confirmed(yes: bool | None) -> None:
+                if yes:
+                    self._export_worker(request, True)
+                else:
+                    self.notify("Nothing was written.", title="export", timeout=3)
+
+            self.push_screen(ConfirmScreen(question), confirmed)
+
+        self.push_screen(screen, answered)
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _export_worker(self, request: ExportRequest, overwrite: bool) -> None:
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        written: list[str] = []
+        try:
+            if request.summary_path:
+                fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
+                text = render_summary(
+                    snapshot.comparison, fmt, view=None, warnings=self.collect_warnings()
+                )
+                write_text_atomic(request.summary_path, text, overwrite=overwrite)
+                written.append(request.summary_path)
+            if request.attempts_path:
+                write_attempts(snapshot.keep_frame, request.attempts_path, overwrite=overwrite)
+                written.append(
+                    f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
+                )
+        except (ExportError, OSError) as error:
+            self.call_from_thread(
+                self.notify, Text(safe_text(str(error))), title="export", severity="error"
+            )
+            return
+        self.call_from_thread(
+            self.notify, Text(safe_text("wrote " + ", ".join(written))), title="export"
+        )
+
+
+def _export_problem(request: ExportRequest) -> str | None:
+    """Why the file names cannot be used (their extensions), or None."""
+    try:
+        if request.summary_path:
+            format_for_path(request.summary_path, SUMMARY_FORMATS)
+        if request.attempts_path:
+            format_for_path(request.attempts_path, ATTEMPT_FORMATS)
+    except ExportError as error:
+        return str(error)
+    return None
+
+
+def _file_size(path: str) -> int:
+    try:
+        return Path(path).stat().st_size
+    except OSError:
+        return 0
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def run_app(
+    paths: list[str], *, demo: bool = False, load_options: dict[str, Any] | None = None
+) -> int:
+    """Open the interactive ledger; returns the exit code (2 when the file could not be read)."""
+    app = LedgerApp(paths, demo=demo, load_options=load_options)
+    app.run()
+    if app.error_message:
+        print(app.error_message, file=sys.stderr)
+    return app.return_code or 0
+
+
+def _main(argv: Sequence[str]) -> int:
+    """`python -m tui_ledger.tui.app FILE...` (no FILE: the bundled demo)."""
+    from importlib import resources
+
+    paths = list(argv)
+    demo = not paths
+    if demo:
+        paths = [str(resources.files("tui_ledger.sample_data").joinpath("demo.csv"))]
+    return run_app(paths, demo=demo)
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,494 @@
+"""The one registry of commands: key, action, name, help text and when each makes sense.
+
+VisiData keeps one command table; Posting gives each binding an id. Here `COMMANDS` is that
+table, and everything the user can learn about keys is derived from it:
+
+- `bindings()` builds the app's `BINDINGS` (and so the footer, via `Binding.group` and `show`);
+- `LedgerApp.check_action` asks each command's `available` predicate, so the footer greys out
+  what cannot run now;
+- the help screen lists every entry, grouped by `section`;
+- `LedgerCommands` offers the available ones in the command palette, titled for the moment
+  ("Show DROP FAILURES (the trap)", "Filter to workflow = lean", ...).
+
+Predicates receive the app through the small `CommandContext` protocol, so this module does not
+import the app (which imports this module).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Protocol
+
+from textual.binding import Binding
+from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.content import Content
+from textual.fuzzy import Matcher
+
+from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
+from tui_ledger.textsafe import safe_text
+
+
+class CommandContext(Protocol):
+    """What the predicates and palette titles read from the app."""
+
+    @property
+    def loaded(self) -> bool:
+        """Whether attempts are loaded (most commands need them)."""
+
+    @property
+    def on_main_screen(self) -> bool:
+        """Whether no dialog is open over the ledger."""
+
+    @property
+    def view(self) -> str:
+        """The current view: "keep" or "drop"."""
+
+    @property
+    def filter_text(self) -> str:
+        """The filter as typed."""
+
+    def cell_under_cursor(self) -> tuple[str, object] | None:
+        """(column, value) of the attempts table's cursor, if any."""
+
+    def column_under_cursor(self) -> str | None:
+        """The attempts table's current column, if any."""
+
+    def warning_count(self) -> int:
+        """How many warnings the warnings panel would list."""
+
+    def run_action_now(self, action: str) -> None:
+        """Run an app action by name (used by the command palette)."""
+
+
+Predicate = Callable[[CommandContext], bool]
+Title = Callable[[CommandContext], str]
+
+
+def _always(_: CommandContext) -> bool:
+    return True
+
+
+def _ready(context: CommandContext) -> bool:
+    return context.loaded and context.on_main_screen
+
+
+def _has_cell(context: CommandContext) -> bool:
+    return _ready(context) and context.cell_under_cursor() is not None
+
+
+def _has_column(context: CommandContext) -> bool:
+    return _ready(context) and context.column_under_cursor() is not None
+
+
+def _has_filter(context: CommandContext) -> bool:
+    return _ready(context) and bool(context.filter_text.strip())
+
+
+@dataclass(frozen=True)
+class Command:
+    """One thing the user can do: its keys, the app action it runs, and how it is explained."""
+
+    action: str
+    """The app action (`action_<name>` on `LedgerApp`)."""
+    keys: str
+    """Textual key names, comma separated; empty for a palette-only command."""
+    name: str
+    """A few words, for the footer and the palette."""
+    help: str
+    """One sentence for the help screen and the palette."""
+    section: str
+    """Help screen heading."""
+    display: str = ""
+    """How the keys read in the help screen (defaults to the footer's rendering)."""
+    footer: bool = False
+    """Shown in the footer."""
+    footer_key: str | None = None
+    """How the footer shows the key, where it differs from Textual's (`[ ]` for the sort pair)."""
+    available: Predicate = _ready
+    """Whether it can run now (greys it out in the footer, hides it from the palette)."""
+    palette: bool = True
+    """Offered in the command palette."""
+    title: Title | None = None
+    """The palette's title for the moment; defaults to `name`."""
+    priority: bool = False
+    """Bind with priority (runs even when a focused widget would take the key)."""
+
+    def palette_title(self, context: CommandContext) -> str:
+        """The name the palette shows now."""
+        return self.title(context) if self.title is not None else self.name.capitalize()
+
+
+def _toggle_title(context: CommandContext) -> str:
+    other = "drop" if context.view == "keep" else "keep"
+    return f"Show {VIEW_TITLES[other]} ({VIEW_GLOSSES[other]})"
+
+
+def _cell_term_title(negate: bool) -> Title:
+    def title(context: CommandContext) -> str:
+        cell = context.cell_under_cursor()
+        if cell is None:
+            return "Exclude the value under the cursor" if negate else "Filter to the value"
+        column, value = cell
+        shown = "—" if value is None else safe_text(value)
+        if len(shown) > 30:
+            shown = shown[:29] + "…"
+        return f"{'Exclude' if negate else 'Filter to'} {safe_text(column)} = {shown}"
+
+    return title
+
+
+def _sort_title(descending: bool) -> Title:
+    def title(context: CommandContext) -> str:
+        column = context.column_under_cursor() or "the current column"
+        return f"Sort by {safe_text(column)}, {'descending' if descending else 'ascending'}"
+
+    return title
+
+
+MOVE = "Move"
+VIEW = "View and filter"
+DATA = "Data"
+APP = "App"
+
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "toggle_view",
+        "t",
+        "toggle view",
+        "Switch between KEEP FAILURES (every attempt counts) and DROP FAILURES (only accepted "
+        "attempts count, the trap).",
+        VIEW,
+        footer=True,
+        title=_toggle_title,
+    ),
+    Command(
+        "edit_filter",
+        "slash",
+        "filter",
+        "Edit the filter; the table and summary follow as you type; Enter returns to the table, "
+        "Esc clears the filter.",
+        VIEW,
+        display="/",
+        footer=True,
+    ),
+    Command(
+        "filter_cell",
+        "f",
+        "filter to cell",
+        "Add a filter term matching exactly the value under the cursor.",
+        VIEW,
+        footer=True,
+        available=_has_cell,
+        title=_cell_term_title(negate=False),
+    ),
+    Command(
+        "exclude_cell",
+        "F",
+        "exclude cell",
+        "Add a filter term excluding the value under the cursor.",
+        VIEW,
+        available=_has_cell,
+        title=_cell_term_title(negate=True),
+    ),
+    Command(
+        "clear_filter",
+        "",
+        "clear filter",
+        "Remove every filter term.",
+        VIEW,
+        available=_has_filter,
+    ),
+    Command(
+        "group_by",
+        "b",
+        "group by",
+        "Choose the column(s) the summary groups by (several make one group per combination).",
+        VIEW,
+        footer=True,
+    ),
+    Command(
+        "sort_ascending",
+        "left_square_bracket",
+        "sort",
+        "Sort the attempts by the current column, ascending (missing values last).",
+        VIEW,
+        display="[",
+        footer=True,
+        footer_key="[ ]",
+        available=_has_column,
+        title=_sort_title(descending=False),
+    ),
+    Command(
+        "sort_descending",
+        "right_square_bracket",
+        "sort",
+        "Sort the attempts by the current column, descending (missing values last).",
+        VIEW,
+        display="]",
+        available=_has_column,
+        title=_sort_title(descending=True),
+    ),
+    Command(
+        "details",
+        "enter",
+        "details",
+        "Show every field of the attempt under the cursor.",
+        DATA,
+        display="Enter",
+        footer=True,
+        available=_has_cell,
+        title=lambda _: "Show the attempt's every field",
+    ),
+    Command(
+        "warnings",
+        "w",
+        "warnings",
+        "List the load warnings and fair-comparison checks.",
+        DATA,
+        footer=True,
+        title=lambda context: f"Show the warnings ({context.warning_count()})",
+    ),
+    Command(
+        "export",
+        "e",
+        "export",
+        "Write the summary (.md, .csv, .json) and the filtered attempts (.csv, .parquet, "
+        ".jsonl); never overwrites without asking.",
+        DATA,
+        footer=True,
+        title=lambda _: "Export the summary and the filtered attempts",
+    ),
+    Command(
+        "reload",
+        "r",
+        "reload",
+        "Read the file(s) again, keeping the filter, the view and the cursor.",
+        DATA,
+        title=lambda _: "Reload the file(s)",
+    ),
+    Command(
+        "help",
+        "question_mark,f1",
+        "help",
+        "Every key, and what the two views mean.",
+        APP,
+        display="?  F1",
+        footer=True,
+        available=_always,
+        title=lambda _: "Help: keys and views",
+    ),
+    Command(
+        "command_palette",
+        "ctrl+p",
+        "commands",
+        "The command palette, offering what makes sense now.",
+        APP,
+        display="Ctrl+P",
+        available=_always,
+        palette=False,
+    ),
+    Command(
+        "quit",
+        "q",
+        "quit",
+        "Leave ledger-tui.",
+        APP,
+        footer=True,
+        available=_always,
+        palette=False,
+    ),
+    # Movement: the attempts table (or the summary, when it has focus).
+    Command(
+        "move('down')",
+        "j,down",
+        "down",
+        "Next row.",
+        MOVE,
+        display="↓  j",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('up')",
+        "k,up",
+        "up",
+        "Previous row.",
+        MOVE,
+        display="↑  k",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('left')",
+        "h,left",
+        "left",
+        "Previous column.",
+        MOVE,
+        display="←  h",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('right')",
+        "l,right",
+        "right",
+        "Next column.",
+        MOVE,
+        display="→  l",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('page_up')",
+        "pageup",
+        "page up",
+        "One screen up.",
+        MOVE,
+        display="PgUp",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('page_down')",
+        "pagedown",
+        "page down",
+        "One screen down.",
+        MOVE,
+        display="PgDn",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('top')",
+        "home",
+        "first row",
+        "The first row.",
+        MOVE,
+        display="gg  Home",
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "g_prefix",
+        "g",
+        "first row (gg)",
+        "",
+        MOVE,
+        palette=False,
+        available=_always,
+    ),
+    Command(
+        "move('bottom')",
+        "G,end",
+        "last row",
+        "The last row.",
+        MOVE,
+        display="G  End",
+        palette=False,
+        available=_always,
+    ),
+)
+
+HELP_SECTIONS: tuple[str, ...] = (VIEW, DATA, MOVE, APP)
+
+
+def action_name(action: str) -> str:
+    """The bare action name of `move('down')` -> `move`."""
+    return action.split("(", 1)[0]
+
+
+def bindings() -> list[Binding]:
+    """`BINDINGS` for the app: one `Binding` per registry entry with keys."""
+    result: list[Binding] = []
+    for command in COMMANDS:
+        if not command.keys:
+            continue
+        # Each key is its own binding; only the first of a command's keys shows in the footer.
+        for index, key in enumerate(command.keys.split(",")):
+            result.append(
+                Binding(
+                    key,
+                    command.action,
+                    command.name,
+                    show=command.footer and index == 0,
+                    key_display=command.footer_key if index == 0 else None,
+                    priority=command.priority,
+                    id=f"ledger.{action_name(command.action)}.{key}",
+                )
+            )
+    return result
+
+
+def by_action(action: str) -> list[Command]:
+    """Registry entries whose action (without arguments) is `action`."""
+    return [command for command in COMMANDS if action_name(command.action) == action]
+
+
+def is_available(context: CommandContext, action: str) -> bool:
+    """Whether any registry entry for `action` can run now (unknown actions: True)."""
+    commands = by_action(action)
+    return not commands or any(command.available(context) for command in commands)
+
+
+def help_entries() -> Iterator[tuple[str, list[Command]]]:
+    """The registry as the help screen lists it: sections in order, hidden helpers left out."""
+    for section in HELP_SECTIONS:
+        entries = [c for c in COMMANDS if c.section == section and c.help]
+        if entries:
+            yield section, entries
+
+
+def key_text(command: Command) -> str:
+    """How a command's keys read to people: its display, or the keys themselves."""
+    if command.display:
+        return command.display
+    if not command.keys:
+        return "palette"
+    return "  ".join(command.keys.split(","))
+
+
+class LedgerCommands(Provider):
+    """Command palette provider: the registry's commands that make sense now."""
+
+    def _offers(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
+        context = self.app
+        if not _is_context(context):
+            return
+        for command in COMMANDS:
+            if not command.palette or not command.available(context):
+                continue
+            runner = partial(context.run_action_now, command.action)
+            yield command.palette_title(context), command.help, runner
+
+    async def discover(self) -> Hits:
+        """Everything available now, in registry order."""
+        for title, help_text, runner in self._offers():
+            yield DiscoveryHit(Content(title), runner, text=title, help=help_text)
+
+    async def search(self, query: str) -> Hits:
+        """Fuzzy-match the available commands' titles."""
+        matcher = self.matcher(query)
+        for title, help_text, runner in self._offers():
+            score = matcher.match(title)
+            if score > 0:
+                yield Hit(
+                    score, literal_highlight(matcher, title), runner, text=title, help=help_text
+                )
+
+
+def literal_highlight(matcher: Matcher, candidate: str) -> Content:
+    """`Matcher.highlight` without reading the candidate as markup (titles hold file values)."""
+    content = Content(candidate)
+    score, offsets = matcher.fuzzy_search.match(matcher.query, candidate)
+    if not score:
+        return content
+    for offset in offsets:
+        if not candidate[offset].isspace():
+            content = content.stylize(matcher.match_style, offset, offset + 1)
+    return content
+
+
+def _is_context(app: object) -> bool:
+    return all(hasattr(app, name) for name in ("loaded", "view", "run_action_now"))

@@ -1,0 +1,392 @@
+"""The dialogs over the ledger: help, an attempt's details, export, confirm, group-by, warnings.
+
+Each is a `ModalScreen` that closes with Esc and returns its answer through `dismiss`, so the app
+decides what to do with it. Everything that came from a file is shown as `rich.text.Text` through
+`safe_text`: a task called `[bold]x[/]` reads `[bold]x[/]`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import polars as pl
+from rich.cells import cell_len
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, Label, SelectionList, Static
+from textual.widgets.selection_list import Selection
+
+from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
+from tui_ledger.numbers import MISSING, format_count, format_tokens
+from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
+from tui_ledger.textsafe import safe_text
+from tui_ledger.tui import commands
+
+KEY_STYLE = "bold #e3b341"
+MUTED = "#8b949e"
+
+VIEW_EXPLANATION = (
+    "KEEP FAILURES (honest) counts every attempt: the tokens a workflow burned on failed, "
+    "timed-out and errored attempts stay in its total, so tokens per accepted result is what "
+    "one accepted result really cost.",
+    "DROP FAILURES (the trap) counts only accepted attempts, as when failed rows are silently "
+    "dropped from a chart: a workflow that fails often looks cheap, and the ranking can flip.",
+)
+
+
+class _Dialog(ModalScreen[Any]):
+    """A modal with Esc to close and a titled frame."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close", show=False)]
+
+    def action_close(self) -> None:
+        """Close without an answer."""
+        self.dismiss(None)
+
+
+# --------------------------------------------------------------------------- help
+
+
+class HelpScreen(_Dialog):
+    """Every key from the registry, and what the two views mean."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,question_mark,f1", "close", "close", show=False),
+    ]
+
+    def compose(self) -> ComposeResult:
+        """A scrollable page of keys."""
+        with Vertical(id="help-dialog", classes="dialog"):
+            with VerticalScroll(id="help-body"):
+                yield Static(self._views_text(), id="help-views")
+                yield Static(self._keys_text(), id="help-keys")
+            yield Label(Text("Esc, q or ? closes", style=MUTED), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        """Title the frame."""
+        self.query_one("#help-dialog").border_title = "ledger-tui help"
+
+    @staticmethod
+    def _views_text() -> Text:
+        text = Text()
+        text.append(f" {VIEW_TITLES['keep']} ", style="bold #0d1117 on #2ec4b6")
+        text.append(f"  {VIEW_GLOSSES['keep']}\n", style="bold #2ec4b6")
+        text.append(VIEW_EXPLANATION[0] + "\n\n")
+        text.append(f" {VIEW_TITLES['drop']} ", style="bold #0d1117 on #ff6b57")
+        text.append(f"  {VIEW_GLOSSES['drop']}\n", style="bold #ff6b57")
+        text.append(VIEW_EXPLANATION[1] + "\n\n")
+        text.append("t", style=KEY_STYLE)
+        text.append(" switches between them; the summary always shows the focused group in both.")
+        return text
+
+    @staticmethod
+    def _keys_text() -> Text:
+        text = Text()
+        width = max(cell_len(commands.key_text(c)) for c in commands.COMMANDS) + 2
+        for section, entries in commands.help_entries():
+            text.append(f"\n{section}\n", style="bold underline")
+            for command in entries:
+                keys = commands.key_text(command)
+                text.append("  " + keys.ljust(width), style=KEY_STYLE)
+                text.append(command.help + "\n")
+        text.append("\nFilter language\n", style="bold underline")
+        for example, meaning in FILTER_EXAMPLES:
+            text.append("  " + example.ljust(24), style=KEY_STYLE)
+            text.append(meaning + "\n")
+        return text
+
+
+FILTER_EXAMPLES: tuple[tuple[str, str], ...] = (
+    ("lean", "any text column contains lean (any case)"),
+    ("workflow:lean", "a column contains (text) or equals (numbers)"),
+    ("workflow=lean", "exact value"),
+    ("tokens>1000", "also >=, <, <=, !="),
+    ("task~^fix", "regular expression"),
+    ("-failed", "a leading - negates; passed, failed, timeout, error, ungraded"),
+    ('task:"fix login"', "quotes group spaces; terms are ANDed"),
+)
+
+
+# --------------------------------------------------------------------------- detail
+
+
+def display_value(column: str, value: object, dtype: pl.DataType | None = None) -> Text:
+    """One field as the detail panel shows it: literal, `—` when missing, tokens grouped."""
+    if value is None:
+        return Text(MISSING, style=f"italic {MUTED}")
+    if column in INTEGER_COLUMNS and isinstance(value, int):
+        return Text(format_tokens(value))
+    if column == "outcome":
+        word = str(value)
+        return Text(f"{OUTCOME_SYMBOLS.get(word, '')} {word}".strip())
+    if isinstance(value, bool):
+        return Text("true" if value else "false")
+    if isinstance(value, int) and not isinstance(value, bool):
+        return Text(format_count(value))
+    return Text(safe_text(value))
+
+
+class DetailScreen(_Dialog):
+    """Every field of one attempt; long values wrap; the body scrolls."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,enter", "close", "close", show=False)
+    ]
+
+    def __init__(self, row: Mapping[str, object], title: str = "attempt") -> None:
+        super().__init__()
+        self._row = dict(row)
+        self._title = title
+
+    def compose(self) -> ComposeResult:
+        """Name on the left, value on the right, one field per line."""
+        with Vertical(id="detail-dialog", classes="dialog"):
+            with VerticalScroll(id="detail-body"):
+                width = min(24, max((cell_len(safe_text(c)) for c in self._row), default=8))
+                for column, value in self._row.items():
+                    with Horizontal(classes="field"):
+                        name = Static(Text(safe_text(column), style=MUTED), classes="field-name")
+                        name.styles.width = width + 2
+                        yield name
+                        yield Static(display_value(column, value), classes="field-value")
+            yield Label(Text("Esc or Enter closes · ↑↓ scroll", style=MUTED), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        """Title the frame with the attempt's place."""
+        self.query_one("#detail-dialog").border_title = Text(safe_text(self._title))
+        self.query_one("#detail-body").focus()
+
+
+# --------------------------------------------------------------------------- export
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What to write: either path may be empty (skip it)."""
+
+    summary_path: str
+    attempts_path: str
+
+
+class ExportScreen(_Dialog):
+    """Ask where to write the summary and the filtered attempts."""
+
+    def __init__(self, summary_path: str, attempts_path: str, rows: int, filtered: bool) -> None:
+        super().__init__()
+        self._summary_path = summary_path
+        self._attempts_path = attempts_path
+        self._rows = rows
+        self._filtered = filtered
+
+    def compose(self) -> ComposeResult:
+        """Two file names and two buttons."""
+        with Vertical(id="export-dialog", classes="dialog"):
+            yield Label(
+                Text.assemble(
+                    ("Summary", "bold"),
+                    ("  both views, the trap figures and the warnings · .md .csv .json", MUTED),
+                )
+            )
+            yield Input(self._summary_path, id="summary-path", placeholder="(leave empty: skip)")
+            which = "matching the filter" if self._filtered else "all"
+            yield Label(
+                Text.assemble(
+                    ("Attempts", "bold"),
+                    (
+                        f"  {format_count(self._rows)} rows ({which}; failures included)"
+                        " · .csv .parquet .jsonl",
+                        MUTED,
+                    ),
+                )
+            )
+            yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
+            yield Static(id="export-error")
+            with Horizontal(classes="buttons"):
+                yield Button("Export", variant="primary", id="export-ok")
+                yield Button("Cancel", id="export-cancel")
+
+    def on_mount(self) -> None:
+        """Title the frame and start in the first field."""
+        self.query_one("#export-dialog").border_title = "export"
+        self.query_one("#summary-path", Input).focus()
+
+    def show_error(self, message: str) -> None:
+        """Say why the names cannot be used, and stay open."""
+        self.query_one("#export-error", Static).update(Text(safe_text(message), style="#ff6b57"))
+
+    def _request(self) -> ExportRequest:
+        return ExportRequest(
+            self.query_one("#summary-path", Input).value.strip(),
+            self.query_one("#attempts-path", Input).value.strip(),
+        )
+
+    @on(Input.Submitted, "#summary-path")
+    def _next_field(self) -> None:
+        self.query_one("#attempts-path", Input).focus()
+
+    @on(Input.Submitted, "#attempts-path")
+    @on(Button.Pressed, "#export-ok")
+    def _submit(self) -> None:
+        request = self._request()
+        if not request.summary_path and not request.attempts_path:
+            self.show_error("Nothing to write: give at least one file name.")
+            return
+        self.dismiss(request)
+
+    @on(Button.Pressed, "#export-cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ConfirmScreen(_Dialog):
+    """A yes/no question; `y` or Enter on Yes answers yes, `n` or Esc answers no."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,n", "answer(False)", "no", show=False),
+        Binding("y", "answer(True)", "yes", show=False),
+    ]
+
+    def __init__(self, question: str) -> None:
+        super().__init__()
+        self._question = question
+
+    def compose(self) -> ComposeResult:
+        """The question and two buttons."""
+        with Vertical(id="confirm-dialog", classes="dialog"):
+            yield Static(Text(safe_text(self._question)))
+            with Horizontal(classes="buttons"):
+                yield Button("Yes (y)", variant="error", id="confirm-yes")
+                yield Button("No (n)", variant="primary", id="confirm-no")
+
+    def on_mount(self) -> None:
+        """Default to the safe answer."""
+        self.query_one("#confirm-dialog").border_title = "confirm"
+        self.query_one("#confirm-no", Button).focus()
+
+    def action_answer(self, answer: bool) -> None:
+        """Close with the answer."""
+        self.dismiss(answer)
+
+    @on(Button.Pressed)
+    def _pressed(self, event: Button.Pressed) -> None:
+        self.dismiss(event.button.id == "confirm-yes")
+
+
+# --------------------------------------------------------------------------- group by
+
+
+class GroupByScreen(_Dialog):
+    """Pick the column(s) to group the summary by; returns their names in the order picked."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "close", "cancel", show=False),
+        Binding("enter", "apply", "apply", show=False, priority=True),
+    ]
+
+    def __init__(self, schema: Mapping[str, pl.DataType], current: Sequence[str]) -> None:
+        super().__init__()
+        self._schema = dict(schema)
+        self._current = list(current)
+
+    def compose(self) -> ComposeResult:
+        """The columns, ticked where they group now."""
+        selections = [
+            Selection(
+                Content.assemble(
+                    Content(safe_text(name)),
+                    Content.styled(f"  {_dtype_name(dtype)}", MUTED),
+                ),
+                name,
+                name in self._current,
+            )
+            for name, dtype in self._schema.items()
+        ]
+        with Vertical(id="groupby-dialog", classes="dialog"):
+            yield Label(Text("Space ticks a column · Enter applies · Esc cancels", style=MUTED))
+            yield SelectionList[str](*selections, id="groupby-list")
+            yield Static(id="groupby-error")
+
+    def on_mount(self) -> None:
+        """Title the frame and focus the list."""
+        self.query_one("#groupby-dialog").border_title = "group by"
+        self.query_one(SelectionList).focus()
+
+    def action_apply(self) -> None:
+        """Close with the ticked columns (current order first, then newly ticked)."""
+        chosen = list(self.query_one(SelectionList).selected)
+        if not chosen:
+            self.query_one("#groupby-error", Static).update(
+                Text("Tick at least one column.", style="#ff6b57")
+            )
+            return
+        ordered = [name for name in self._current if name in chosen]
+        ordered += [name for name in chosen if name not in ordered]
+        self.dismiss(ordered)
+
+
+def _dtype_name(dtype: pl.DataType) -> str:
+    if isinstance(dtype, pl.Enum):
+        return "outcome"
+    return str(dtype).lower()
+
+
+# --------------------------------------------------------------------------- warnings
+
+
+def warning_text(warning: Any) -> Text:
+    """One warning as a block: kind, message, how many rows, which lines."""
+    text = Text()
+    kind = getattr(warning, "kind", None)
+    message = getattr(warning, "message", None)
+    text.append("⚠ ", style="bold #e3b341")
+    if kind:
+        text.append(safe_text(kind), style="bold #e3b341")
+        text.append("  ")
+    text.append(safe_text(message if message is not None else warning))
+    count = getattr(warning, "count", None)
+    lines = list(getattr(warning, "lines", None) or ())
+    details: list[str] = []
+    if count:
+        details.append(f"{format_count(count)} row{'s' if count != 1 else ''}")
+    if lines:
+        shown = ", ".join(str(line) for line in lines[:12])
+        more = f" … (+{format_count(len(lines) - 12)})" if len(lines) > 12 else ""
+        details.append(f"line{'s' if len(lines) != 1 else ''} {shown}{more}")
+    if details:
+        text.append("\n   " + " · ".join(details), style=MUTED)
+    return text
+
+
+class WarningsScreen(_Dialog):
+    """Whatever warnings the app was given: load report warnings, fair-comparison checks."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "close", "close", show=False)]
+
+    def __init__(self, warnings: Sequence[Any]) -> None:
+        super().__init__()
+        self._warnings = list(warnings)
+
+    def compose(self) -> ComposeResult:
+        """One block per warning, or a line saying there are none."""
+        with Vertical(id="warnings-dialog", classes="dialog"):
+            with VerticalScroll(id="warnings-body"):
+                if not self._warnings:
+                    yield Static(Text("✓ No warnings: nothing looked suspect.", style=MUTED))
+                for warning in self._warnings:
+                    yield Static(warning_text(warning), classes="warning")
+            yield Label(Text("Esc or w closes", style=MUTED), classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        """Title the frame with the count."""
+        count = len(self._warnings)
+        self.query_one(
+            "#warnings-dialog"
+        ).border_title = f"{count} warning{'s' if count != 1 else ''}"
+        self.query_one("#warnings-body").focus()
