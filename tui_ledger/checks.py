@@ -57,6 +57,8 @@ _LOADER_FLAGS: dict[str, pl.Expr] = {
     "ungraded": pl.col("outcome") == "ungraded",
 }
 _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
+# Merged notes that say what was done rather than what is wrong.
+_INFO_KINDS = frozenset({"matched_tasks"})
 
 
 @dataclass(frozen=True)
@@ -250,7 +252,7 @@ def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
             f"({_share(row[kind], row['attempts'])})"
             for row in hit.iter_rows(named=True)
         ]
-    severity: Severity = "warning"
+    severity: Severity = "info" if kind in _INFO_KINDS else "warning"
     if kind == "missing_usage" and kind in groups.columns:
         shares = groups.select((pl.col(kind) / pl.col("attempts")).max()).item()
         severity = "warning" if (shares or 0) >= UNEVEN_MISSING_SHARE else "info"

@@ -9,9 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, Literal, NoReturn
 
 from tui_ledger import __version__
 
@@ -78,6 +79,20 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_price_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="TOML price table (USD per million tokens per model and bucket) for cost figures",
+    )
+    parser.add_argument(
+        "--flat-price",
+        type=float,
+        metavar="USD_PER_MTOK",
+        help="one price per million tokens for attempts the table does not price by bucket",
+    )
+
+
 def _add_query_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--by",
@@ -90,6 +105,11 @@ def _add_query_options(parser: argparse.ArgumentParser) -> None:
         default="",
         metavar="EXPR",
         help='keep attempts matching the filter language, e.g. "model:a -task:smoke tokens>0"',
+    )
+    parser.add_argument(
+        "--matched-tasks",
+        action="store_true",
+        help="count only tasks that every group attempted (a fair comparison of task sets)",
     )
 
 
@@ -106,6 +126,7 @@ def _app_parser() -> argparse.ArgumentParser:
     parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
     parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
     _add_load_options(parser)
+    _add_price_options(parser)
     return parser
 
 
@@ -119,8 +140,30 @@ def _summary_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--format", dest="out_format", choices=("table", "json", "csv", "markdown"), default="table"
     )
+    parser.add_argument(
+        "--intervals",
+        choices=("auto", "delta", "bootstrap", "none"),
+        default="auto",
+        help="95%% intervals on per accepted result: bootstrap for small groups and the "
+        "delta method for large ones (auto), one method for all, or none",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="bootstrap seed (same seed, same intervals)"
+    )
+    parser.add_argument(
+        "--pareto-svg",
+        metavar="OUT.svg",
+        help="also write a chart of pass rate against spend per accepted result, both views",
+    )
+    parser.add_argument(
+        "--pareto-metric",
+        choices=("tokens", "cost"),
+        help="what the chart's x axis shows (default: cost when prices are known, else tokens)",
+    )
+    parser.add_argument("--force", action="store_true", help="replace OUT.svg if it exists")
     _add_query_options(parser)
     _add_load_options(parser)
+    _add_price_options(parser)
     return parser
 
 
@@ -131,7 +174,9 @@ def _check_parser() -> argparse.ArgumentParser:
         "Exit 0 when the input loads, 2 when it cannot.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
+    _add_query_options(parser)
     _add_load_options(parser)
+    _add_price_options(parser)
     return parser
 
 
@@ -180,30 +225,137 @@ def _filtered(attempts: Any, where: str) -> Any:
     return attempts if expression is None else attempts.filter(expression)
 
 
+def price_table(prices: str | None, flat_price: float | None) -> Any:
+    """The price table `--prices` and `--flat-price` ask for, or None for neither.
+
+    Raises `prices.PriceError` (one line for people) for a file that cannot be used.
+    """
+    from tui_ledger.prices import PriceTable, load_prices
+
+    if prices is None and flat_price is None:
+        return None
+    table = load_prices(prices) if prices is not None else PriceTable()
+    return table.with_flat(flat_price)
+
+
+@dataclass
+class _Notice:
+    """A note for the warnings list that is not the loader's (e.g. matched tasks only)."""
+
+    kind: str
+    message: str
+    count: int
+
+
+@dataclass
+class _Prepared:
+    ledger: Any
+    attempts: Any
+    by: list[str]
+    table: Any
+    warnings: list[Any]
+
+
+def _prepare(args: argparse.Namespace) -> _Prepared:
+    """Load, price, filter and (on request) match tasks: what summary and check both need."""
+    from tui_ledger.prices import apply_prices
+
+    table = price_table(args.prices, args.flat_price)
+    ledger = _load(args)
+    by = _group_columns(args.by, ledger.attempts.columns)
+    attempts, price_warnings = apply_prices(ledger.attempts, table)
+    attempts = _filtered(attempts, args.where)
+    warnings: list[Any] = [*ledger.report.warnings, *price_warnings]
+    if args.matched_tasks:
+        attempts, notice = _matched_only(attempts, by)
+        warnings.append(notice)
+    return _Prepared(ledger, attempts, by, table, warnings)
+
+
+def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, _Notice]:
+    from tui_ledger.checks import restrict_to_matched_tasks
+
+    if "task" not in attempts.columns:
+        raise UsageError("--matched-tasks needs a task column; the input has none")
+    if "task" in by:
+        raise UsageError("--matched-tasks cannot be used when grouping by task")
+    matched = restrict_to_matched_tasks(attempts, by)
+    dropped = attempts.height - matched.height
+    tasks = matched["task"].n_unique()
+    notice = _Notice(
+        "matched_tasks",
+        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        dropped,
+    )
+    return matched, notice
+
+
 def run_summary(argv: Sequence[str]) -> int:
     """`ledger-tui summary`: print the comparison in the asked format."""
     from tui_ledger.ledger import compare
     from tui_ledger.report import render_summary
+    from tui_ledger.stats import IntervalSettings
 
     args = _summary_parser().parse_args(argv)
-    ledger = _load(args)
-    by = _group_columns(args.by, ledger.attempts.columns)
-    attempts = _filtered(ledger.attempts, args.where)
-    comparison = compare(attempts, by)
-    view = None if args.view == "both" else args.view
-    sys.stdout.write(
-        render_summary(comparison, args.out_format, view, warnings=ledger.report.warnings)
+    prepared = _prepare(args)
+    settings = IntervalSettings(method=args.intervals, seed=args.seed)
+    comparison = compare(prepared.attempts, prepared.by, intervals=settings)
+    metric: Literal["tokens", "cost"] = args.pareto_metric or (
+        "cost" if comparison.has_cost else "tokens"
     )
+    if args.pareto_svg and metric == "cost" and not comparison.has_cost:
+        raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
+    view = None if args.view == "both" else args.view
+    checks: list[Any] = []
+    if args.out_format == "json" and view is None:
+        from tui_ledger.checks import run_checks
+
+        checks = run_checks(
+            prepared.attempts,
+            prepared.by,
+            prepared.ledger.report,
+            warnings=prepared.warnings[len(prepared.ledger.report.warnings) :],
+        )
+    text = render_summary(
+        comparison, args.out_format, view, warnings=prepared.warnings, checks=checks
+    )
+    if args.pareto_svg:
+        from tui_ledger.report import pareto_svg, write_text_atomic
+
+        target = write_text_atomic(
+            args.pareto_svg, pareto_svg(comparison, metric), overwrite=args.force
+        )
+        print(f"wrote the {metric} chart to {target}", file=sys.stderr)
+    sys.stdout.write(text)
     return 0
 
 
 def run_check(argv: Sequence[str]) -> int:
-    """`ledger-tui check`: the load report and every warning in plain words."""
+    """`ledger-tui check`: the load report, the prices, and every check in plain words."""
+    from tui_ledger.checks import check_lines, run_checks
     from tui_ledger.textsafe import safe_text
 
     args = _check_parser().parse_args(argv)
-    ledger = _load(args)
-    for line in ledger.report.lines():
+    prepared = _prepare(args)
+    for line in prepared.ledger.report.lines():
+        # The loader's warnings are restated below as checks, with a per-group breakdown.
+        if not line.startswith(("Warning (", "No warnings")):
+            print(safe_text(line))
+    if prepared.table is not None:
+        print("Prices (USD per million tokens):")
+        for line in prepared.table.describe():
+            print(safe_text(f"  {line}"))
+    groups = prepared.attempts.select(prepared.by).n_unique()
+    print(
+        safe_text(
+            f"Checks for {prepared.attempts.height:,} attempts in {groups:,} groups "
+            f"(by {', '.join(prepared.by)}):"
+        )
+    )
+    extra = prepared.warnings[len(prepared.ledger.report.warnings) :]
+    checks = run_checks(prepared.attempts, prepared.by, prepared.ledger.report, warnings=extra)
+    for line in check_lines(checks):
         print(safe_text(line))
     return 0
 
@@ -234,11 +386,15 @@ def run_app(argv: Sequence[str]) -> int:
     for path in paths:
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or folder")
-    load_options = {
+    load_options: dict[str, Any] = {
         "columns": _column_mapping(args.col),
         "zero_usage_is_missing": args.zero_usage_is_missing,
         "fmt": args.fmt,
     }
+    table = price_table(args.prices, args.flat_price)
+    if table is not None:
+        # Not a `load()` argument: the app applies it with `prices.apply_prices` after loading.
+        load_options["prices"] = table
     from tui_ledger.tui.app import run_app as run_interactive
 
     return run_interactive(paths, demo=demo, load_options=load_options)
@@ -256,6 +412,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
     from tui_ledger.load import LoadError
+    from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
     from tui_ledger.report import ExportError
 
@@ -267,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in handlers:
             return handlers[arguments[0]](arguments[1:])
         return run_app(arguments)
-    except (LoadError, UsageError, ExportError) as error:
+    except (LoadError, UsageError, ExportError, PriceError) as error:
         _fail(str(error))
     except FilterError as error:
         _fail(f"--where: {error.message} (at character {error.position + 1})")

@@ -51,3 +51,50 @@ def plain_number(value: int | float | None) -> int | float | None:
         if value.is_integer() and abs(value) < 2**63:
             return int(value)
     return value
+
+
+def format_money(value: float | None, *, lower_bound: bool = False) -> str:
+    """USD with no false precision: `$1,234`, `$12.35`, `$0.043`; `—` when unknown."""
+    if value is None or math.isnan(value):
+        return MISSING
+    if math.isinf(value):
+        return "∞"
+    magnitude = abs(value)
+    if magnitude >= 100:
+        text = f"${value:,.0f}"
+    elif magnitude >= 1 or magnitude == 0:
+        text = f"${value:,.2f}"
+    else:
+        # Two significant digits, never scientific notation.
+        decimals = max(2, 1 - math.floor(math.log10(magnitude)))
+        text = f"${value:.{decimals}f}"
+    return f"≥ {text}" if lower_bound else text
+
+
+def format_compact(value: int | float | None) -> str:
+    """A figure in at most four characters or so: `950`, `1.2k`, `34k`, `1.2M`; `∞`; `—`."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return MISSING
+    if isinstance(value, float) and math.isinf(value):
+        return "∞"
+    magnitude = abs(value)
+    for limit, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if magnitude >= limit:
+            scaled = value / limit
+            return (
+                f"{scaled:.1f}{suffix}" if abs(round(scaled, 1)) < 10 else f"{scaled:.0f}{suffix}"
+            )
+    return f"{value:.0f}"
+
+
+def format_interval(low: float | None, high: float | None, kind: str = "count") -> str:
+    """A 95% interval in brackets: `[9–79%]` (rate), `[1.0k–4.2k]` (count), `[$0.03–$0.06]`."""
+    if low is None and high is None:
+        return ""
+    if kind == "rate":
+        low_text = MISSING if low is None else f"{low * 100:.0f}"
+        high_text = MISSING if high is None else f"{high * 100:.0f}"
+        return f"[{low_text}–{high_text}%]"
+    if kind == "money":
+        return f"[{format_money(low)}–{format_money(high)}]"
+    return f"[{format_compact(low)}–{format_compact(high)}]"

@@ -9,18 +9,32 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 import os
 import tempfile
+import textwrap
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
+from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
 
-from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES, VIEWS, Comparison, View
+from tui_ledger.ledger import (
+    VIEW_GLOSSES,
+    VIEW_TITLES,
+    VIEWS,
+    Comparison,
+    ParetoMetric,
+    View,
+    pareto_points,
+)
 from tui_ledger.numbers import (
+    format_compact,
     format_count,
     format_factor,
+    format_interval,
+    format_money,
     format_rate,
     format_tokens,
     plain_number,
@@ -71,14 +85,30 @@ def callout(comparison: Comparison) -> str:
 # --------------------------------------------------------------------------- JSON
 
 
+# Interval columns (`X_lo`, `X_hi`) become one `X_ci: [lo, hi]` entry; flags get clear names.
+_INTERVALS = ("pass_rate", "tokens_per_accepted_result", "cost_per_accepted_result")
+_RENAMED = {
+    "lower_bound": "tokens_per_accepted_result_is_lower_bound",
+    "cost_lower_bound": "cost_per_accepted_result_is_lower_bound",
+}
+
+
 def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
     record: dict[str, Any] = {}
     outcomes = {name: row[name] for name in OUTCOMES}
     for name, value in row.items():
         if name in by or name in OUTCOMES:
             continue
-        if name == "lower_bound":
-            record["tokens_per_accepted_result_is_lower_bound"] = bool(value)
+        if name in _RENAMED:
+            record[_RENAMED[name]] = bool(value)
+            continue
+        base, _, end = name.rpartition("_")
+        if base in _INTERVALS and end in ("lo", "hi"):
+            if end == "lo":
+                pair = [row[f"{base}_lo"], row[f"{base}_hi"]]
+                record[f"{base}_ci"] = (
+                    None if pair == [None, None] else [plain_number(v) for v in pair]
+                )
             continue
         record[name] = plain_number(value) if isinstance(value, (int, float)) else value
         if name == "pass_rate":
@@ -99,42 +129,65 @@ def summary_json(
     comparison: Comparison,
     view: View | None = None,
     warnings: Iterable[Any] = (),
+    checks: Iterable[Any] = (),
 ) -> dict[str, Any]:
-    """The JSON document of `summary`: one view keyed by group, or everything."""
+    """The JSON document of `summary`: one view keyed by group, or everything.
+
+    Everything: `views` (keep and drop, keyed by group), `trap`, the totals, `callout`,
+    `warnings` (what the loader and the price table said), `checks` (every fair-comparison
+    check, those warnings included) and `intervals` (how the 95% intervals were computed).
+    """
     if view is not None:
         return view_json(comparison, view)
     trap = {
         label: {
-            "hidden_tokens": plain_number(row["hidden_tokens"]),
-            "hidden_attempts": row["hidden_attempts"],
-            "trap_factor": plain_number(row["trap_factor"]),
-            "keep_rank": row["keep_rank"],
-            "drop_rank": row["drop_rank"],
+            name: plain_number(value) for name, value in row.items() if name not in comparison.by
         }
         for label, row in zip(comparison.labels, comparison.trap.iter_rows(named=True), strict=True)
     }
-    return {
+    document: dict[str, Any] = {
         "by": list(comparison.by),
         "views": {name: view_json(comparison, name) for name in VIEWS},
         "trap": trap,
         "hidden_tokens": comparison.hidden_tokens,
-        "ranking_flips": comparison.flips,
-        "moves": [
-            {"group": m.group, "keep_rank": m.keep_rank, "drop_rank": m.drop_rank}
-            for m in comparison.moves
-        ],
-        "callout": callout(comparison),
-        "warnings": [_warning_json(w) for w in warnings],
     }
+    if comparison.has_cost:
+        document["hidden_cost"] = plain_number(comparison.hidden_cost)
+    document.update(
+        {
+            "ranking_flips": comparison.flips,
+            "moves": [
+                {"group": m.group, "keep_rank": m.keep_rank, "drop_rank": m.drop_rank}
+                for m in comparison.moves
+            ],
+            "callout": callout(comparison),
+            "intervals": {
+                "level": 0.95,
+                "method": comparison.intervals.method,
+                "description": comparison.intervals.describe(),
+                "bootstrap_resamples": comparison.intervals.resamples,
+                "bootstrap_seed": comparison.intervals.seed,
+                "bootstrap_below_attempts": comparison.intervals.bootstrap_below,
+            },
+            "warnings": [_warning_json(w) for w in warnings],
+            "checks": [_check_json(c) for c in checks],
+        }
+    )
+    return document
 
 
 def _warning_json(warning: Any) -> dict[str, Any]:
-    fields = ("kind", "message", "count", "lines")
+    fields = ("kind", "message", "count", "lines", "sources")
     return {name: _jsonable(getattr(warning, name)) for name in fields if hasattr(warning, name)}
 
 
+def _check_json(check: Any) -> dict[str, Any]:
+    fields = ("kind", "severity", "message", "count", "details", "lines", "sources")
+    return {name: _jsonable(getattr(check, name)) for name in fields if hasattr(check, name)}
+
+
 def _jsonable(value: Any) -> Any:
-    return list(value) if isinstance(value, tuple) else value
+    return list(value) if isinstance(value, (tuple, list)) else value
 
 
 # --------------------------------------------------------------------------- tables
@@ -142,37 +195,88 @@ def _jsonable(value: Any) -> Any:
 _COLUMNS: tuple[tuple[str, str], ...] = (
     ("attempts", "attempts"),
     ("accepted", "accepted"),
-    ("pass_rate", "pass rate"),
+    ("pass_rate", "pass rate [95%]"),
     ("missing_usage", "missing usage"),
     ("median_tokens_per_attempt", "median / attempt"),
     ("total_tokens", "total tokens"),
-    ("tokens_per_accepted_result", "per accepted"),
+    ("tokens_per_accepted_result", "per accepted [95%]"),
     ("rank", "rank"),
 )
+_COST_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("total_cost", "total cost"),
+    ("cost_per_accepted_result", "$ per accepted [95%]"),
+)
+NOTE_MARK = "†"
 
 
-def _cells(row: dict[str, Any]) -> list[str]:
+def _columns(comparison: Comparison) -> tuple[tuple[str, str], ...]:
+    return _COLUMNS + (_COST_COLUMNS if comparison.has_cost else ())
+
+
+def _with_interval(text: str, row: dict[str, Any], name: str, kind: str) -> str:
+    interval = format_interval(row.get(f"{name}_lo"), row.get(f"{name}_hi"), kind)
+    return f"{text} {interval}" if interval else text
+
+
+def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
     per_accepted = row["tokens_per_accepted_result"]
-    return [
+    note = NOTE_MARK if row.get("ci_note") else ""
+    cells = [
         format_count(row["attempts"]),
         f"{row['accepted']}/{row['attempts']}",
-        format_rate(row["pass_rate"]),
+        _with_interval(format_rate(row["pass_rate"]), row, "pass_rate", "rate"),
         format_count(row["missing_usage"]),
         format_tokens(row["median_tokens_per_attempt"]),
         format_tokens(row["total_tokens"]),
-        format_tokens(per_accepted, lower_bound=bool(row["lower_bound"]))
+        _with_interval(
+            format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
+            row,
+            "tokens_per_accepted_result",
+            "count",
+        )
+        + note
         if per_accepted is not None
         else "— (no accepted attempt)",
         format_count(row["rank"]),
     ]
+    if with_cost:
+        cost = row["cost_per_accepted_result"]
+        cells += [
+            format_money(row["total_cost"]),
+            _with_interval(
+                format_money(cost, lower_bound=bool(row["cost_lower_bound"])),
+                row,
+                "cost_per_accepted_result",
+                "money",
+            )
+            if cost is not None
+            else MISSING_TEXT,
+        ]
+    return cells
+
+
+MISSING_TEXT = "—"
 
 
 def _rows(comparison: Comparison, view: View) -> list[list[str]]:
     frame = comparison.view(view)
     return [
-        [safe_text(label), *_cells(row)]
+        [safe_text(label), *_cells(row, comparison.has_cost)]
         for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
     ]
+
+
+def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> list[str]:
+    """The method line, then one line per group whose interval says little (marked †)."""
+    if comparison.intervals.method == "none":
+        return []
+    notes = [comparison.intervals.describe() + "."]
+    for view in views:
+        frame = comparison.view(view)
+        for label, note in zip(comparison.labels, frame["ci_note"], strict=True):
+            if note:
+                notes.append(f"{NOTE_MARK} {label} ({VIEW_TITLES[view].lower()}): {note}.")
+    return notes
 
 
 def _group_title(comparison: Comparison) -> str:
@@ -185,7 +289,15 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[An
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=120, color_system=None, legacy_windows=False)
+    console = Console(file=buffer, width=_TABLE_WIDTH, color_system=None, legacy_windows=False)
+
+    def say(text: str, indent: str = "") -> None:
+        # Prose wraps at a reading width; only the tables may be wider.
+        wrapped = textwrap.fill(
+            text, width=_PROSE_WIDTH, subsequent_indent=indent + "  " if indent else ""
+        )
+        console.print(Text(indent + wrapped if indent else wrapped), soft_wrap=True)
+
     for view in views:
         table = Table(
             title=Text(f"{VIEW_TITLES[view]} ({VIEW_GLOSSES[view]})"),
@@ -193,36 +305,52 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[An
             show_edge=False,
         )
         table.add_column(Text(_group_title(comparison)))
-        for _, heading in _COLUMNS:
+        for _, heading in _columns(comparison):
             table.add_column(Text(heading), justify="right")
         for cells in _rows(comparison, view):
             table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
         console.print()
     if len(views) == 2:
-        console.print(Text(safe_text(callout(comparison))))
+        say(safe_text(callout(comparison)))
         trap = Table(show_edge=False, title=Text("What dropping failures hides"))
         trap.add_column(Text(_group_title(comparison)))
-        for heading in ("hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"):
+        headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
+        if comparison.has_cost:
+            headings += ["hidden cost", "cost trap factor"]
+        for heading in headings:
             trap.add_column(Text(heading), justify="right")
         for label, row in zip(
             comparison.labels, comparison.trap.iter_rows(named=True), strict=True
         ):
-            trap.add_row(
-                Text(safe_text(label)),
-                Text(format_count(row["hidden_attempts"])),
-                Text(format_tokens(row["hidden_tokens"])),
-                Text(format_factor(row["trap_factor"])),
-                Text(f"{row['keep_rank']}→{row['drop_rank']}"),
-            )
+            cells = [
+                safe_text(label),
+                format_count(row["hidden_attempts"]),
+                format_tokens(row["hidden_tokens"]),
+                format_factor(row["trap_factor"]),
+                f"{row['keep_rank']}→{row['drop_rank']}",
+            ]
+            if comparison.has_cost:
+                cells += [format_money(row["hidden_cost"]), format_factor(row["cost_trap_factor"])]
+            trap.add_row(*(Text(cell) for cell in cells))
         console.print()
         console.print(trap)
+    notes = interval_notes(comparison, views)
+    if notes:
+        console.print()
+        for note in notes:
+            say(safe_text(note))
     if warnings:
         console.print()
         console.print(Text(f"⚠ {len(warnings)} warning(s) (ledger-tui check explains them):"))
         for warning in warnings:
-            console.print(Text(f"  - {safe_text(getattr(warning, 'message', warning))}"))
-    return buffer.getvalue().rstrip() + "\n"
+            say(f"- {safe_text(getattr(warning, 'message', warning))}", indent="  ")
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+_TABLE_WIDTH = 220  # tables take their natural width up to this
+_PROSE_WIDTH = 110
 
 
 def _markdown_cell(text: str) -> str:
@@ -230,18 +358,23 @@ def _markdown_cell(text: str) -> str:
 
 
 def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
-    headings = [_group_title(comparison), *(heading for _, heading in _COLUMNS)]
+    columns = _columns(comparison)
+    headings = [_group_title(comparison), *(heading for _, heading in columns)]
     lines: list[str] = []
     for view in views:
         lines.append(f"### {VIEW_TITLES[view]} ({VIEW_GLOSSES[view]})")
         lines.append("")
         lines.append("| " + " | ".join(_markdown_cell(h) for h in headings) + " |")
-        lines.append("|---|" + "---:|" * len(_COLUMNS))
+        lines.append("|---|" + "---:|" * len(columns))
         for cells in _rows(comparison, view):
             lines.append("| " + " | ".join(_markdown_cell(cell) for cell in cells) + " |")
         lines.append("")
     if len(views) == 2:
         lines.append(_markdown_cell(callout(comparison)))
+        lines.append("")
+    notes = interval_notes(comparison, views)
+    if notes:
+        lines.extend(f"{_markdown_cell(note)}  " for note in notes)
         lines.append("")
     if warnings:
         lines.append(f"**{len(warnings)} warning(s):**")
@@ -284,12 +417,17 @@ def render_summary(
     fmt: str = "table",
     view: View | None = None,
     warnings: Iterable[Any] = (),
+    checks: Iterable[Any] = (),
 ) -> str:
-    """The summary as text in one of SUMMARY_FORMATS; one view, or both with the trap."""
+    """The summary as text in one of SUMMARY_FORMATS; one view, or both with the trap.
+
+    `checks` (from `checks.run_checks`) go into the JSON document; the text formats list the
+    `warnings` and point at `ledger-tui check`.
+    """
     warning_list = list(warnings)
     views: tuple[View, ...] = (view,) if view is not None else VIEWS
     if fmt == "json":
-        document = summary_json(comparison, view, warning_list)
+        document = summary_json(comparison, view, warning_list, list(checks))
         return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
     if fmt == "csv":
         return _csv_text(comparison, views)
@@ -385,3 +523,213 @@ def _write_atomic(target: Path, write: Any, overwrite: bool) -> Path:
         Path(temporary).unlink(missing_ok=True)
         raise
     return target
+
+
+# --------------------------------------------------------------------------- Pareto SVG
+
+_PALETTE = (
+    "#4e79a7",
+    "#f28e2b",
+    "#e15759",
+    "#76b7b2",
+    "#59a14f",
+    "#edc948",
+    "#b07aa1",
+    "#ff9da7",
+    "#9c755f",
+    "#bab0ac",
+)
+_FONT = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
+_WIDTH, _HEIGHT = 880, 560
+_LEFT, _RIGHT, _TOP, _BOTTOM = 84, 40, 92, 96
+_LABEL_LIMIT = 30  # past this many groups only frontier points are labelled
+
+
+def _svg_text(value: object) -> str:
+    """Text for an SVG element: visible escapes for control characters, then XML-escaped."""
+    return escape(safe_text(value))
+
+
+def _nice_step(span: float, target: int = 6) -> float:
+    raw = span / max(target, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+class _Axis:
+    """Maps spend per accepted result to x: linear from 0, or log10 for wide ranges."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        positive = [v for v in values if v > 0]
+        low, high = (min(positive), max(positive)) if positive else (1.0, 1.0)
+        self.log = bool(positive) and high / low > 20
+        if self.log:
+            self.low = 10 ** math.floor(math.log10(low))
+            self.high = 10 ** math.ceil(math.log10(high))
+        else:
+            self.low = 0.0
+            top = max(values) if values else 1.0
+            step = _nice_step(top * 1.1 if top > 0 else 1.0)
+            self.high = step * math.ceil((top * 1.1 if top > 0 else 1.0) / step)
+            self.step = step
+
+    def x(self, value: float) -> float:
+        span = _WIDTH - _LEFT - _RIGHT
+        if self.log:
+            value = max(value, self.low)
+            share = (math.log10(value) - math.log10(self.low)) / (
+                math.log10(self.high) - math.log10(self.low)
+            )
+        else:
+            share = (value - self.low) / (self.high - self.low) if self.high > self.low else 0
+        return _LEFT + share * span
+
+    def ticks(self) -> list[float]:
+        if self.log:
+            ticks: list[float] = []
+            power = self.low
+            while power <= self.high * 1.0001:
+                ticks.extend(t for t in (power, 2 * power, 5 * power) if t <= self.high * 1.0001)
+                power *= 10
+            return ticks
+        count = round((self.high - self.low) / self.step)
+        return [self.low + i * self.step for i in range(count + 1)]
+
+
+def _y(rate: float) -> float:
+    return _TOP + (1.0 - rate) * (_HEIGHT - _TOP - _BOTTOM)
+
+
+def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
+    """A standalone SVG for a slide: pass rate against spend per accepted result.
+
+    Filled points are the honest figures (failures kept); hollow dashed ghosts are where the
+    same groups land when failures are dropped, joined to their real point. The line joins
+    the keep-view frontier (no group is both cheaper and more often accepted). Groups with
+    no accepted attempt cannot be placed and are named below the chart. All text is escaped.
+    """
+    points = pareto_points(comparison, metric)
+    fmt = format_money if metric == "cost" else format_compact
+    unit = "cost (USD)" if metric == "cost" else "tokens"
+    plotted = points.filter(
+        pl.col("per_accepted").is_not_null() & pl.col("per_accepted").is_finite()
+    )
+    axis = _Axis(plotted["per_accepted"].to_list())
+    colours = {label: _PALETTE[i % len(_PALETTE)] for i, label in enumerate(comparison.labels)}
+    by_view = {
+        view: {
+            row["group"]: row
+            for row in plotted.filter(pl.col("view") == view).iter_rows(named=True)
+        }
+        for view in VIEWS
+    }
+    out: list[str] = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
+        f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family={quoteattr(_FONT)} font-size="13">',
+        f"<title>{_svg_text(f'Pass rate vs {unit} per accepted result')}</title>",
+        f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>',
+        f'<text x="{_LEFT}" y="34" font-size="20" font-weight="600" fill="#222">'
+        f"{_svg_text(f'Pass rate vs {unit} per accepted result')}</text>",
+        f'<text x="{_LEFT}" y="58" fill="#555">'
+        f"{_svg_text('● failures kept (honest)    ○ failures dropped (the trap)    ')}"
+        f"{_svg_text('— frontier with failures kept')}</text>",
+    ]
+    # Axes and grid.
+    bottom, right = _HEIGHT - _BOTTOM, _WIDTH - _RIGHT
+    for rate in (0.0, 0.25, 0.5, 0.75, 1.0):
+        y = _y(rate)
+        out.append(f'<line x1="{_LEFT}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e6e6e6"/>')
+        out.append(
+            f'<text x="{_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
+            f"{rate * 100:.0f}%</text>"
+        )
+    for tick in axis.ticks():
+        x = axis.x(tick)
+        out.append(f'<line x1="{x:.1f}" y1="{_TOP}" x2="{x:.1f}" y2="{bottom}" stroke="#f0f0f0"/>')
+        out.append(
+            f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle" fill="#555">'
+            f"{_svg_text(fmt(tick))}</text>"
+        )
+    out.append(
+        f'<line x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>'
+        f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" stroke="#888"/>'
+    )
+    scale = " (log scale)" if axis.log else ""
+    x_title = f"{unit.capitalize()} per accepted result{scale}; lower is better"
+    out.append(
+        f'<text x="{(_LEFT + right) / 2:.1f}" y="{bottom + 42}" text-anchor="middle" '
+        f'fill="#333">{_svg_text(x_title)}</text>'
+    )
+    out.append(
+        f'<text transform="translate(22 {(_TOP + bottom) / 2:.1f}) rotate(-90)" '
+        f'text-anchor="middle" fill="#333">{_svg_text("Pass rate (higher is better)")}</text>'
+    )
+    # The keep-view frontier.
+    frontier = sorted(
+        (row for row in by_view["keep"].values() if row["frontier"]),
+        key=lambda row: row["per_accepted"],
+    )
+    if len(frontier) > 1:
+        path = " ".join(
+            f"{axis.x(row['per_accepted']):.1f},{_y(row['pass_rate']):.1f}" for row in frontier
+        )
+        out.append(f'<polyline points="{path}" fill="none" stroke="#333" stroke-width="1.5"/>')
+    # Ghost -> real, then the points, then the labels on top.
+    for label in comparison.labels:
+        real, ghost = by_view["keep"].get(label), by_view["drop"].get(label)
+        if real is not None and ghost is not None:
+            out.append(
+                f'<line x1="{axis.x(ghost["per_accepted"]):.1f}" y1="{_y(ghost["pass_rate"]):.1f}" '
+                f'x2="{axis.x(real["per_accepted"]):.1f}" y2="{_y(real["pass_rate"]):.1f}" '
+                f'stroke={quoteattr(colours[label])} stroke-opacity="0.45" stroke-dasharray="3 3"/>'
+            )
+    labelled = len(comparison.labels) <= _LABEL_LIMIT
+    for label in comparison.labels:
+        colour = quoteattr(colours[label])
+        ghost = by_view["drop"].get(label)
+        if ghost is not None:
+            tip = f"{label}, failures dropped: {fmt(ghost['per_accepted'])} per accepted result"
+            gx, gy = axis.x(ghost["per_accepted"]), _y(ghost["pass_rate"])
+            out.append(
+                f'<circle cx="{gx:.1f}" cy="{gy:.1f}" r="6" fill="none" stroke={colour} '
+                'stroke-width="1.5" stroke-dasharray="2 2">'
+                f"<title>{_svg_text(tip)}</title></circle>"
+            )
+        real = by_view["keep"].get(label)
+        if real is None:
+            continue
+        value = fmt(real["per_accepted"])
+        shown = f"≥ {value}" if real["lower_bound"] else value
+        out.append(
+            f'<circle cx="{axis.x(real["per_accepted"]):.1f}" cy="{_y(real["pass_rate"]):.1f}" '
+            f'r="6.5" fill={colour} stroke="#ffffff" stroke-width="1">'
+            f"<title>{_svg_text(f'{label}, failures kept: {shown} per accepted result')}"
+            "</title></circle>"
+        )
+        if labelled or real["frontier"]:
+            out.append(
+                f'<text x="{axis.x(real["per_accepted"]) + 10:.1f}" '
+                f'y="{_y(real["pass_rate"]) - 8:.1f}" fill="#222">'
+                f"{_svg_text(f'{label} ({shown})')}</text>"
+            )
+    unplaced = [
+        label
+        for label in comparison.labels
+        if label not in by_view["keep"] and label not in by_view["drop"]
+    ]
+    footer = []
+    if unplaced:
+        footer.append("Not plotted (no accepted attempt): " + ", ".join(unplaced))
+    if any(row["lower_bound"] for row in by_view["keep"].values()):
+        footer.append("≥: some usage or cost is missing, so the figure is a lower bound")
+    for index, line in enumerate(footer):
+        out.append(
+            f'<text x="{_LEFT}" y="{_HEIGHT - 24 + index * 16 - 16 * (len(footer) - 1)}" '
+            f'fill="#666" font-size="12">{_svg_text(line)}</text>'
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
