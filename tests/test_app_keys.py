@@ -379,8 +379,8 @@ async def test_question_mark_and_f1_show_help_with_every_key_and_both_views() ->
         for key in ("question_mark", "f1"):
             await press(pilot, key)
             assert isinstance(app.screen, HelpScreen)
-            body = str(app.screen.query_one("#help-keys").render())
-            views = str(app.screen.query_one("#help-views").render())
+            body = screen_text(app)
+            views = body
             for needle in ("t ", "/", "f ", "F ", "b ", "[", "]", "Enter", "w ", "e ", "r "):
                 assert needle in body
             for needle in ("↓  j", "PgUp", "PgDn", "gg  Home", "G  End", "?  F1", "Ctrl+P", "q "):

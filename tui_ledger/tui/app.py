@@ -29,6 +29,7 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.theme import Theme
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
@@ -67,12 +68,17 @@ from tui_ledger.tui.screens import (
     GroupByScreen,
     HelpScreen,
     WarningsScreen,
+    is_warning,
 )
 from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, SummaryPane
 
 KEEP_COLOUR = "#2ec4b6"
 DROP_COLOUR = "#ff6b57"
 GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this long
+# Typing in the filter waits this long for the next key on frames this big, so a fast typist
+# does not start (and throw away) a full recompute per keystroke.
+DEBOUNCE_ROWS = 200_000
+DEBOUNCE_SECONDS = 0.06
 
 LEDGER_THEME = Theme(
     name="ledger",
@@ -301,6 +307,7 @@ class LedgerApp(App[int]):
         self._first_screen_done = False
         self._error_span = ErrorSpan()
         self._availability: tuple[bool, ...] = ()
+        self._debounce: Timer | None = None
         self.error_message: str | None = None
         """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
 
@@ -411,8 +418,8 @@ class LedgerApp(App[int]):
         return list(self._ledger.report.warnings)
 
     def warning_count(self) -> int:
-        """How many warnings there are."""
-        return len(self.collect_warnings())
+        """How many warnings there are (informational notes not counted)."""
+        return sum(1 for item in self.collect_warnings() if is_warning(item))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Registry predicates decide; an unavailable command is greyed out, not hidden."""
@@ -481,6 +488,16 @@ class LedgerApp(App[int]):
             )
 
     # ------------------------------------------------------------------ recompute
+
+    def _recompute_soon(self) -> None:
+        """Recompute after typing pauses briefly, on frames big enough for that to matter."""
+        if self._debounce is not None:
+            self._debounce.stop()
+            self._debounce = None
+        if self._ledger is not None and self._ledger.attempts.height >= DEBOUNCE_ROWS:
+            self._debounce = self.set_timer(DEBOUNCE_SECONDS, self._recompute)
+        else:
+            self._recompute()
 
     def _recompute(self) -> None:
         """Filter, compare and sort again in a worker; stale runs are cancelled."""
@@ -690,7 +707,7 @@ class LedgerApp(App[int]):
             return
         self._filter_text = event.value
         if self._parse_filter(event.value):
-            self._recompute()
+            self._recompute_soon()
         self._show_filter_status()
 
     @on(Input.Submitted, "#filter")

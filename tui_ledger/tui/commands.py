@@ -445,7 +445,7 @@ def key_text(command: Command) -> str:
     if command.display:
         return command.display
     if not command.keys:
-        return "palette"
+        return "(palette)"
     return "  ".join(command.keys.split(","))
 
 

@@ -7,12 +7,16 @@ decides what to do with it. Everything that came from a file is shown as `rich.t
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, ClassVar
 
 import polars as pl
 from rich.cells import cell_len
+from rich.console import Group
+from rich.table import Table
 from rich.text import Text
 from textual import on
 from textual.app import ComposeResult
@@ -55,18 +59,25 @@ class _Dialog(ModalScreen[Any]):
 
 
 class HelpScreen(_Dialog):
-    """Every key from the registry, and what the two views mean."""
+    """Every key from the registry, and what the two views mean, in two columns."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q,question_mark,f1", "close", "close", show=False),
     ]
 
     def compose(self) -> ComposeResult:
-        """A scrollable page of keys."""
+        """Views and view keys on the left; data, movement, app keys and filters on the right."""
+        sections = dict(commands.help_entries())
+        left = [commands.VIEW]
+        right = [commands.DATA, commands.MOVE, commands.APP]
         with Vertical(id="help-dialog", classes="dialog"):
-            with VerticalScroll(id="help-body"):
-                yield Static(self._views_text(), id="help-views")
-                yield Static(self._keys_text(), id="help-keys")
+            with Horizontal(id="help-body"):
+                with VerticalScroll(classes="help-column"):
+                    yield Static(self.views_text(), id="help-views")
+                    yield Static(self.keys_table(sections, left), id="help-keys-left")
+                with VerticalScroll(classes="help-column"):
+                    yield Static(self.keys_table(sections, right), id="help-keys-right")
+                    yield Static(self.filter_table(), id="help-filter")
             yield Label(Text("Esc, q or ? closes", style=MUTED), classes="dialog-hint")
 
     def on_mount(self) -> None:
@@ -74,7 +85,8 @@ class HelpScreen(_Dialog):
         self.query_one("#help-dialog").border_title = "ledger-tui help"
 
     @staticmethod
-    def _views_text() -> Text:
+    def views_text() -> Text:
+        """What the two views mean, in the views' own colours."""
         text = Text()
         text.append(f" {VIEW_TITLES['keep']} ", style="bold #0d1117 on #2ec4b6")
         text.append(f"  {VIEW_GLOSSES['keep']}\n", style="bold #2ec4b6")
@@ -87,20 +99,43 @@ class HelpScreen(_Dialog):
         return text
 
     @staticmethod
-    def _keys_text() -> Text:
-        text = Text()
-        width = max(cell_len(commands.key_text(c)) for c in commands.COMMANDS) + 2
-        for section, entries in commands.help_entries():
-            text.append(f"\n{section}\n", style="bold underline")
-            for command in entries:
-                keys = commands.key_text(command)
-                text.append("  " + keys.ljust(width), style=KEY_STYLE)
-                text.append(command.help + "\n")
-        text.append("\nFilter language\n", style="bold underline")
-        for example, meaning in FILTER_EXAMPLES:
-            text.append("  " + example.ljust(24), style=KEY_STYLE)
-            text.append(meaning + "\n")
-        return text
+    def _grid(rows: Sequence[tuple[str, str]], key_width: int = 10) -> Table:
+        table = Table.grid(padding=(0, 2))
+        table.add_column(no_wrap=True, style=KEY_STYLE, min_width=key_width)
+        table.add_column(ratio=1)
+        for key, meaning in rows:
+            table.add_row(Text(key), Text(meaning))
+        return table
+
+    @staticmethod
+    def keys_table(sections: Mapping[str, list[commands.Command]], names: list[str]) -> Group:
+        """Registry entries of some sections, each under its heading: key, then what it does."""
+        parts: list[Text | Table] = []
+        for name in names:
+            parts.append(Text(f"\n{name}", style="bold underline"))
+            rows = [(commands.key_text(c), c.help) for c in sections.get(name, [])]
+            parts.append(HelpScreen._grid(rows))
+        return Group(*parts)
+
+    @staticmethod
+    def filter_table() -> Group:
+        """The filter language by example."""
+        return Group(
+            Text("\nFilter language", style="bold underline"),
+            HelpScreen._grid(FILTER_EXAMPLES, key_width=16),
+        )
+
+    @staticmethod
+    def plain() -> str:
+        """Everything the help says, as plain text (for tests and screen readers)."""
+        from rich.console import Console
+
+        console = Console(width=200, color_system=None, record=True, file=io.StringIO())
+        sections = dict(commands.help_entries())
+        console.print(HelpScreen.views_text())
+        console.print(HelpScreen.keys_table(sections, list(sections)))
+        console.print(HelpScreen.filter_table())
+        return console.export_text()
 
 
 FILTER_EXAMPLES: tuple[tuple[str, str], ...] = (
@@ -340,27 +375,44 @@ def _dtype_name(dtype: pl.DataType) -> str:
 # --------------------------------------------------------------------------- warnings
 
 
+def is_warning(item: Any) -> bool:
+    """A warning proper (counted in `⚠ N warnings`), not an informational note."""
+    return getattr(item, "severity", "warning") != "info"
+
+
 def warning_text(warning: Any) -> Text:
-    """One warning as a block: kind, message, how many rows, which lines."""
+    """One warning as a block: kind, message, details, how many rows, which lines (and files)."""
     text = Text()
+    serious = is_warning(warning)
+    colour = "#e3b341" if serious else MUTED
     kind = getattr(warning, "kind", None)
     message = getattr(warning, "message", None)
-    text.append("⚠ ", style="bold #e3b341")
+    text.append("⚠ " if serious else "ℹ ", style=f"bold {colour}")
     if kind:
-        text.append(safe_text(kind), style="bold #e3b341")
+        text.append(safe_text(str(kind).replace("_", " ")), style=f"bold {colour}")
         text.append("  ")
     text.append(safe_text(message if message is not None else warning))
+    for detail in list(getattr(warning, "details", None) or ())[:20]:
+        text.append("\n   · ", style=MUTED)
+        text.append(safe_text(detail))
     count = getattr(warning, "count", None)
     lines = list(getattr(warning, "lines", None) or ())
-    details: list[str] = []
+    sources = list(getattr(warning, "sources", None) or ())
+    where: list[str] = []
     if count:
-        details.append(f"{format_count(count)} row{'s' if count != 1 else ''}")
+        where.append(f"{format_count(count)} row{'s' if count != 1 else ''}")
     if lines:
-        shown = ", ".join(str(line) for line in lines[:12])
-        more = f" … (+{format_count(len(lines) - 12)})" if len(lines) > 12 else ""
-        details.append(f"line{'s' if len(lines) != 1 else ''} {shown}{more}")
-    if details:
-        text.append("\n   " + " · ".join(details), style=MUTED)
+        several_files = len(set(sources)) > 1
+        shown = [
+            f"{safe_text(Path(str(sources[i])).name)}:{line}"
+            if several_files and i < len(sources)
+            else str(line)
+            for i, line in enumerate(lines[:12])
+        ]
+        more = " …" if (count or 0) > len(lines) or len(lines) > 12 else ""
+        where.append(f"e.g. line{'s' if len(lines) != 1 else ''} {', '.join(shown)}{more}")
+    if where:
+        text.append("\n   " + " · ".join(where), style=MUTED)
     return text
 
 

@@ -73,10 +73,9 @@ class Bars(Widget):
         self._rows: list[tuple[str, float | None, bool, float | None, bool]] = []
         self._more = 0
 
-    def show(self, comparison: Comparison) -> None:
+    def show(self, comparison: Comparison, labels: list[str]) -> None:
         """Take the figures to draw from a comparison (the first groups, in summary order)."""
         keep, drop = comparison.keep, comparison.drop
-        labels = comparison.labels
         self._rows = [
             (
                 label,
@@ -161,7 +160,9 @@ class SummaryPane(VerticalScroll):
         super().__init__(id=id)
         self._comparison: Comparison | None = None
         self._view: View = "keep"
-        self._labels: list[str] = []
+        self._labels: list[str] = []  # the rows of the groups table (at most MAX_TABLE_GROUPS)
+        self._all_labels: list[str] = []  # every group of the comparison, in summary order
+        self._index: dict[str, int] = {}
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -191,11 +192,15 @@ class SummaryPane(VerticalScroll):
         view: View,
         focus_label: str | None,
         warning_count: int,
+        note_count: int = 0,
     ) -> None:
         """Draw a comparison in a view; `focus_label` is the group under focus."""
         self._comparison = comparison
         self._view = view
-        self._labels = comparison.labels[:MAX_TABLE_GROUPS]
+        # `Comparison.labels` is computed on each access: read it once per comparison.
+        self._all_labels = comparison.labels
+        self._index = {label: index for index, label in enumerate(self._all_labels)}
+        self._labels = self._all_labels[:MAX_TABLE_GROUPS]
         self.border_title = Text.assemble(
             ("Summary by ", "bold"),
             (safe_text(" · ".join(comparison.by)), "bold"),
@@ -203,34 +208,34 @@ class SummaryPane(VerticalScroll):
             (VIEW_TITLES[view], VIEW_STYLES[view]),
         )
         self._fill_table(comparison, view, focus_label)
-        self.query_one(Bars).show(comparison)
+        self.query_one(Bars).show(comparison, self._all_labels)
         self.query_one("#callout", Static).update(self._callout_text(comparison))
-        self.show_warnings(warning_count)
+        self.show_warnings(warning_count, note_count)
         self.focus_group(focus_label)
 
-    def show_warnings(self, count: int) -> None:
-        """The `⚠ N warnings (w)` line."""
+    def show_warnings(self, count: int, notes: int = 0) -> None:
+        """The `⚠ N warnings (w)` line (and informational notes, if any)."""
         line = self.query_one("#warnings-line", Static)
+        text = Text()
         if count:
             noun = "warning" if count == 1 else "warnings"
-            line.update(
-                Text.assemble(
-                    ("⚠ ", "bold #e3b341"),
-                    (f"{format_count(count)} {noun} ", "bold #e3b341"),
-                    ("(w)", LABEL_STYLE),
-                )
-            )
+            text.append(f"⚠ {format_count(count)} {noun}", style="bold #e3b341")
         else:
-            line.update(Text("✓ no warnings", style=LABEL_STYLE))
+            text.append("✓ no warnings", style=LABEL_STYLE)
+        if notes:
+            text.append(f" · {format_count(notes)} note{'s' if notes != 1 else ''}", LABEL_STYLE)
+        if count or notes:
+            text.append(" (w)", style=LABEL_STYLE)
+        line.update(text)
 
     def focus_group(self, label: str | None) -> None:
         """Show a group's figures in both views side by side, and put the summary cursor on it."""
         focus = self.query_one("#focus", Static)
         comparison = self._comparison
-        if comparison is None or label is None or label not in comparison.labels:
+        if comparison is None or label is None or label not in self._index:
             focus.update("")
             return
-        index = comparison.labels.index(label)
+        index = self._index[label]
         focus.update(self._focus_text(comparison, index))
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
@@ -305,14 +310,15 @@ class SummaryPane(VerticalScroll):
             extra.append(f"{MISSING} per accepted: {NO_ACCEPTED}")
         if bool(frame["lower_bound"].any()):
             extra.append("≥ lower bound: some usage is missing")
-        if len(comparison.labels) > MAX_TABLE_GROUPS:
+        if len(self._all_labels) > MAX_TABLE_GROUPS:
             extra.append(
                 f"first {format_count(MAX_TABLE_GROUPS)} of "
-                f"{format_count(len(comparison.labels))} groups"
+                f"{format_count(len(self._all_labels))} groups"
             )
         note.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note.display = bool(extra)
-        target = self._labels.index(focus_label) if focus_label in self._labels else previous
+        target = self._index.get(focus_label, previous) if focus_label else previous
+        target = target if target < len(self._labels) else previous
         if rows:
             table.move_cursor(row=min(max(target, 0), len(rows) - 1), animate=False)
 
@@ -320,7 +326,7 @@ class SummaryPane(VerticalScroll):
         keep = comparison.keep.row(index, named=True)
         drop = comparison.drop.row(index, named=True)
         trap = comparison.trap.row(index, named=True)
-        label = comparison.labels[index]
+        label = self._all_labels[index]
         lines: list[tuple[str, str, str]] = [
             ("attempts", format_count(keep["attempts"]), format_count(drop["attempts"])),
             (

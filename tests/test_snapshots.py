@@ -1,0 +1,69 @@
+"""Snapshots of the screens people look at, on the article's six attempts at 160x45.
+
+Update them after an intended change with `pytest tests/test_snapshots.py --snapshot-update`,
+and look at the report (`snapshot_report.html`) before committing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tui_ledger.tui.app import LedgerApp
+
+REPO = Path(__file__).resolve().parent.parent
+SIZE = (160, 45)
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Paths are shown as given: run from the repository so they read `sample_data/runs.csv`.
+    monkeypatch.chdir(REPO)
+
+
+def article_app() -> LedgerApp:
+    return LedgerApp(["sample_data/runs.csv"])
+
+
+async def loaded(pilot: Pilot) -> None:
+    """Wait for the load and the first summary."""
+    app = pilot.app
+    for _ in range(200):
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        if app.loaded:  # type: ignore[attr-defined]
+            break
+    await pilot.pause()
+
+
+def test_main_screen_keep_failures(snap_compare: object) -> None:
+    assert snap_compare(article_app(), terminal_size=SIZE, run_before=loaded)  # type: ignore[operator]
+
+
+def test_main_screen_drop_failures(snap_compare: object) -> None:
+    async def toggled(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("t")
+        await pilot.pause()
+
+    assert snap_compare(article_app(), terminal_size=SIZE, run_before=toggled)  # type: ignore[operator]
+
+
+def test_help_screen(snap_compare: object) -> None:
+    async def helped(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+
+    assert snap_compare(article_app(), terminal_size=SIZE, run_before=helped)  # type: ignore[operator]
+
+
+def test_detail_panel(snap_compare: object) -> None:
+    async def detailed(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("j", "enter")
+        await pilot.pause()
+
+    assert snap_compare(article_app(), terminal_size=SIZE, run_before=detailed)  # type: ignore[operator]
