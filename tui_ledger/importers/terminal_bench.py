@@ -1,0 +1,354 @@
+"""Terminal-Bench run folders (`tb run`, core 0.1.x): one trial `results.json` per attempt.
+
+Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run-level
+`results.json` (every trial of the run in one `results` list) and `run_metadata.json`.
+
+- A folder is ONE workflow, named after the folder itself (`@` and `:` welcome). It may be a
+  submission, a run folder or anything above trial folders; every trial under it is read.
+- A single `results.json` is read too: a trial record, or a run-level file of many trials.
+- `run` is the folder that holds the task folders (the submission itself when runs are not
+  nested), so repeated runs of one submission stay apart.
+- `total_input_tokens` is Terminal-Bench's own sum over the agent's calls and may include cached
+  input (the harness does not split it), so it is kept as `input_tokens` and no cache bucket is
+  invented. `tokens` = input + output, null when either is null; a recorded 0 stays 0.
+
+See docs/IMPORTERS.md for the full mapping.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tui_ledger.importers._base import (
+    TIMESTAMP_DTYPE,
+    ImporterError,
+    build_frame,
+    load_json,
+    parse_timestamp,
+    peek_text,
+    seconds_between,
+    whole_number,
+)
+from tui_ledger.schema import STATUS_WORDS, normalise_word
+
+RESULTS_FILE = "results.json"
+RUN_METADATA_FILE = "run_metadata.json"
+
+# Detection walks at most this deep and into this many folders per level (<= 3**4 folders).
+_DETECT_DEPTH = 4
+_DETECT_FANOUT = 3
+
+# Terminal-Bench FailureMode values outside the loader's status vocabulary, and the word kept for
+# them. The raw value always stays in `stop_reason`.
+FAILURE_MODE_STATUS: dict[str, str] = {
+    "none": "unset",  # no failure recorded: the verdict is is_resolved alone
+    "unknown": "error",
+    "fatal_llm_parse_error": "parse_error",
+    "context_length_exceeded": "failed",  # the agent ran out of context: its own failure
+}
+
+_TRIAL_KEYS = ("task_id", "trial_name")
+# trial_name is a required field of every trial record, written before the long instruction.
+_TRIAL_HINT = re.compile(r'"trial_name"\s*:')
+# promptfoo also names its output results.json, and test vars may use any word.
+_OTHER_HARNESS_HINT = re.compile(r'"(evalId|testIdx|promptIdx)"\s*:')
+
+_SCHEMA: dict[str, pl.DataType] = {
+    "workflow": pl.String(),
+    "task": pl.String(),
+    "passed": pl.Boolean(),
+    "status": pl.String(),
+    "input_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "tokens": pl.Int64(),
+    "model": pl.String(),
+    "run": pl.String(),
+    "timestamp": TIMESTAMP_DTYPE,
+    "duration_s": pl.Float64(),
+    "stop_reason": pl.String(),
+    "trial_label": pl.String(),
+    "trial_uuid": pl.String(),
+    "tests_passed": pl.Int64(),
+    "tests_total": pl.Int64(),
+    "agent_name": pl.String(),
+    "agent_duration_s": pl.Float64(),
+    "test_duration_s": pl.Float64(),
+    "trial_ended_at": TIMESTAMP_DTYPE,
+    "agent_started_at": TIMESTAMP_DTYPE,
+    "agent_ended_at": TIMESTAMP_DTYPE,
+    "test_started_at": TIMESTAMP_DTYPE,
+    "test_ended_at": TIMESTAMP_DTYPE,
+    "recording_path": pl.String(),
+    "source": pl.String(),
+    "line": pl.Int64(),
+}
+# Fields only some runs carry (run_metadata.json): no column at all when none does.
+_OPTIONAL = ("model", "agent_name")
+
+
+@dataclass(frozen=True)
+class TerminalBenchImporter:
+    """Terminal-Bench trial results: a run folder tree, or one `results.json`."""
+
+    name: str = "terminal-bench"
+
+    def matches(self, path: Path) -> bool:
+        """A `results.json` holding trial records, or a folder with one within four levels."""
+        try:
+            if path.is_file():
+                return path.name == RESULTS_FILE and _looks_like_trial(path)
+            if path.is_dir():
+                return _find_results_file(path, _DETECT_DEPTH) is not None
+        except OSError:
+            return False
+        return False
+
+    def read(self, path: Path) -> pl.DataFrame:
+        """Every trial under a folder (one workflow, named after it), or one results file."""
+        if path.is_dir():
+            return _read_folder(path)
+        if path.is_file():
+            return _read_file(path)
+        raise ImporterError.at(path, "does not exist")
+
+
+def _looks_like_trial(path: Path) -> bool:
+    head = peek_text(path)
+    return (
+        head.lstrip().startswith("{")
+        and _TRIAL_HINT.search(head) is not None
+        and _OTHER_HARNESS_HINT.search(head) is None
+    )
+
+
+def _find_results_file(folder: Path, depth: int) -> Path | None:
+    """A Terminal-Bench results.json at most `depth` levels down, trying few folders per level."""
+    candidate = folder / RESULTS_FILE
+    if candidate.is_file():
+        return candidate if _looks_like_trial(candidate) else None
+    if depth == 0:
+        return None
+    tried = 0
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if tried == _DETECT_FANOUT:
+                break
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            tried += 1
+            found = _find_results_file(Path(entry.path), depth - 1)
+            if found is not None:
+                return found
+    return None
+
+
+def _is_trial(document: Any) -> bool:
+    return isinstance(document, dict) and any(key in document for key in _TRIAL_KEYS)
+
+
+def _is_run_file(document: Any) -> bool:
+    return isinstance(document, dict) and isinstance(document.get("results"), list)
+
+
+def _walk_results(root: Path) -> Iterator[tuple[Path, Any, list[str]]]:
+    """(file, parsed JSON, subfolders) for every results.json under `root`, in path order.
+
+    The caller may empty the subfolder list to skip a trial folder's own logs.
+    """
+    for folder, subfolders, files in os.walk(root):
+        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        if RESULTS_FILE in files:
+            file = Path(folder) / RESULTS_FILE
+            yield file, load_json(file), subfolders
+
+
+def _read_folder(root: Path) -> pl.DataFrame:
+    workflow = root.resolve().name
+    trials: list[tuple[Path, dict[str, Any], Path, bool]] = []
+    run_files: list[tuple[Path, dict[str, Any]]] = []
+    for file, document, subfolders in _walk_results(root):
+        if _is_trial(document):
+            relative = file.relative_to(root).parts
+            # <run>/<task>/<trial>/results.json: the run is the folder above the task folder.
+            nested = len(relative) >= 4
+            trials.append((file, document, file.parents[2] if nested else root, nested))
+            subfolders[:] = []  # a trial folder holds only that trial's logs
+        elif _is_run_file(document):
+            run_files.append((file, document))
+        else:
+            raise ImporterError.at(file, "is not a Terminal-Bench trial record (no task_id)")
+
+    rows = _Rows(workflow)
+    for file, document, run_folder, nested in trials:
+        rows.add(document, source=file, line=1, run_folder=run_folder, run_is_folder=nested)
+    trial_folders = {folder for _, _, folder, _ in trials}
+    for file, document in run_files:
+        run_folder = file.parent
+        # A run folder's own results.json repeats its trials: read it only when they are gone.
+        if any(run_folder == folder or run_folder in folder.parents for folder in trial_folders):
+            continue
+        rows.add_run_file(document, source=file, run_folder=run_folder)
+    if not rows.count:
+        raise ImporterError.at(root, "holds no Terminal-Bench trial results.json")
+    return rows.frame()
+
+
+def _read_file(file: Path) -> pl.DataFrame:
+    document = load_json(file)
+    resolved = file.resolve()
+    if _is_trial(document):
+        parents = resolved.parents
+        run_folder = parents[2] if len(parents) > 2 else resolved.parent
+        rows = _Rows(run_folder.name)
+        rows.add(document, source=file, line=1, run_folder=run_folder, run_is_folder=False)
+    elif _is_run_file(document):
+        rows = _Rows(resolved.parent.name)
+        rows.add_run_file(document, source=file, run_folder=resolved.parent)
+    else:
+        raise ImporterError.at(file, "is not a Terminal-Bench results.json (no task_id)")
+    if not rows.count:
+        raise ImporterError.at(file, "holds no Terminal-Bench trials")
+    return rows.frame()
+
+
+class _Rows:
+    """Column lists being filled, one trial record at a time."""
+
+    def __init__(self, workflow: str) -> None:
+        self.workflow = workflow
+        self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
+        self.count = 0
+        self._metadata: dict[Path, Mapping[str, Any]] = {}
+
+    def add_run_file(self, document: Mapping[str, Any], *, source: Path, run_folder: Path) -> None:
+        for index, record in enumerate(document["results"], start=1):
+            if not _is_trial(record):
+                raise ImporterError.at(
+                    source, "is not a Terminal-Bench trial (no task_id)", record=f"record {index}"
+                )
+            self.add(
+                record, source=source, line=index, run_folder=run_folder, where=f"record {index}"
+            )
+
+    def add(
+        self,
+        record: Mapping[str, Any],
+        *,
+        source: Path,
+        line: int,
+        run_folder: Path,
+        run_is_folder: bool = True,
+        where: str | None = None,
+    ) -> None:
+        """One trial record; `where` names it inside a many-trial file.
+
+        `run_is_folder` is False when no run folder sits between the root and the task folders
+        (submissions often flatten them): the run id recorded in `recording_path` names the run.
+        """
+        task = record.get("task_id")
+        if not isinstance(task, str) or not task:
+            raise ImporterError.at(source, "has no task_id", record=where)
+        passed = record.get("is_resolved")
+        if passed is not None and not isinstance(passed, bool):
+            raise ImporterError.at(
+                source, f"is_resolved is {passed!r}, not true, false or null", record=where
+            )
+        failure_mode = record.get("failure_mode", "unset")
+        if failure_mode is not None and not isinstance(failure_mode, str):
+            raise ImporterError.at(source, f"failure_mode is {failure_mode!r}", record=where)
+
+        def count(field: str) -> int | None:
+            return whole_number(record.get(field), path=source, record=where, field=field)
+
+        def moment(field: str) -> Any:
+            return parse_timestamp(record.get(field), path=source, record=where, field=field)
+
+        input_tokens = count("total_input_tokens")
+        output_tokens = count("total_output_tokens")
+        started, ended = moment("trial_started_at"), moment("trial_ended_at")
+        agent_started, agent_ended = moment("agent_started_at"), moment("agent_ended_at")
+        test_started, test_ended = moment("test_started_at"), moment("test_ended_at")
+        tests = record.get("parser_results")
+        metadata = self._run_metadata(run_folder)
+
+        values: dict[str, Any] = {
+            "workflow": self.workflow,
+            "task": task,
+            "passed": passed,
+            "status": _status(failure_mode),
+            "input_tokens": input_tokens,
+            "output_tokens": output_tokens,
+            "tokens": None
+            if input_tokens is None or output_tokens is None
+            else input_tokens + output_tokens,
+            "model": _text(metadata.get("model_name")),
+            "run": (None if run_is_folder else _recorded_run(record, task)) or run_folder.name,
+            "timestamp": started,
+            "duration_s": seconds_between(started, ended),
+            "stop_reason": failure_mode,
+            "trial_label": _text(record.get("trial_name")),
+            "trial_uuid": _text(record.get("id", record.get("uuid"))),
+            "tests_passed": sum(value == "passed" for value in tests.values())
+            if isinstance(tests, dict)
+            else None,
+            "tests_total": len(tests) if isinstance(tests, dict) else None,
+            "agent_name": _text(metadata.get("agent_name")),
+            "agent_duration_s": seconds_between(agent_started, agent_ended),
+            "test_duration_s": seconds_between(test_started, test_ended),
+            "trial_ended_at": ended,
+            "agent_started_at": agent_started,
+            "agent_ended_at": agent_ended,
+            "test_started_at": test_started,
+            "test_ended_at": test_ended,
+            "recording_path": _text(record.get("recording_path")),
+            "source": str(source),
+            "line": line,
+        }
+        for name, value in values.items():
+            self.columns[name].append(value)
+        self.count += 1
+
+    def _run_metadata(self, run_folder: Path) -> Mapping[str, Any]:
+        """The run's run_metadata.json (model and agent names), read once per run folder."""
+        if run_folder not in self._metadata:
+            file = run_folder / RUN_METADATA_FILE
+            metadata = load_json(file) if file.is_file() else {}
+            self._metadata[run_folder] = metadata if isinstance(metadata, dict) else {}
+        return self._metadata[run_folder]
+
+    def frame(self) -> pl.DataFrame:
+        return build_frame(self.columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
+
+
+def _status(failure_mode: str | None) -> str | None:
+    """failure_mode as the status column: kept when the loader knows it, else its mapped word.
+
+    A value neither knows passes through unchanged, so the loader names it in its error.
+    """
+    if failure_mode is None:
+        return None
+    if normalise_word(failure_mode) in STATUS_WORDS:
+        return failure_mode
+    return FAILURE_MODE_STATUS.get(normalise_word(failure_mode), failure_mode)
+
+
+def _recorded_run(record: Mapping[str, Any], task: str) -> str | None:
+    """The run id in `recording_path` ("<run>/<task>/<trial>/sessions/agent.cast"), if any."""
+    recording = record.get("recording_path")
+    if not isinstance(recording, str):
+        return None
+    parts = recording.replace("\\", "/").split("/")
+    if len(parts) >= 3 and parts[1] == task and parts[0] not in ("", ".", ".."):
+        return parts[0]
+    return None
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)
