@@ -246,7 +246,7 @@ def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
     kind = str(getattr(warning, "kind", "warning"))
     details: list[str] = []
     if kind in groups.columns and groups.height > 1:
-        hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True)
+        hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True, maintain_order=True)
         details = [
             f"{row['group']}: {row[kind]:,} of {row['attempts']:,} "
             f"({_share(row[kind], row['attempts'])})"
@@ -298,7 +298,9 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     details = [
         f"{row['group']}: skipped {_plural(row['skipped'], 'task')} of {all_tasks:,} "
         f"(e.g. {', '.join(row['examples'])})"
-        for row in skipped.sort("skipped", descending=True).iter_rows(named=True)
+        for row in skipped.sort("skipped", descending=True, maintain_order=True).iter_rows(
+            named=True
+        )
     ]
     matched = (
         per_task.group_by("task")
@@ -307,7 +309,9 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
         .height
     )
     missing = int(skipped["skipped"].sum())
-    names = _listing(skipped.sort("skipped", descending=True)["group"].to_list())
+    names = _listing(
+        skipped.sort("skipped", descending=True, maintain_order=True)["group"].to_list()
+    )
     return [
         Check(
             "unmatched_tasks",
@@ -379,7 +383,7 @@ def _mixed_versions(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                 pl.col(column).n_unique().over(keys).alias("kinds"),
             )
             .filter(pl.col("kinds") > 1)
-            .sort("group", pl.col("n"), descending=[False, True])
+            .sort("group", "n", column, descending=[False, True, False], nulls_last=True)
         )
         if values.height == 0:
             continue

@@ -712,7 +712,7 @@ def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl
             },
         ).with_row_index("__order")
         ranked = points.filter(pl.col("per_accepted").is_not_null()).sort(
-            ["per_accepted", "pass_rate"], descending=[False, True]
+            ["per_accepted", "pass_rate", "__order"], descending=[False, True, False]
         )
         # Cheapest first: a point is on the frontier when it passes more than every cheaper one.
         best_before = pl.col("pass_rate").cum_max().shift(1).fill_null(-1.0)

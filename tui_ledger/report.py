@@ -659,7 +659,7 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
         f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" stroke="#888"/>'
     )
     scale = " (log scale)" if axis.log else ""
-    x_title = f"{unit.capitalize()} per accepted result{scale}; lower is better"
+    x_title = f"{unit[0].upper()}{unit[1:]} per accepted result{scale}; lower is better"
     out.append(
         f'<text x="{(_LEFT + right) / 2:.1f}" y="{bottom + 42}" text-anchor="middle" '
         f'fill="#333">{_svg_text(x_title)}</text>'
