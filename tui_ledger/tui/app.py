@@ -113,7 +113,8 @@ class Snapshot:
     """One recompute's result: the filtered attempts (sorted), both views, the comparison."""
 
     generation: int
-    keep_frame: pl.DataFrame
+    matching: pl.DataFrame  # the attempts the filter keeps, in file order
+    keep_frame: pl.DataFrame  # the same, sorted as asked
     drop_frame: pl.DataFrame
     comparison: Comparison
     seconds: float = 0.0
@@ -310,6 +311,22 @@ class LedgerApp(App[int]):
         self._debounce: Timer | None = None
         self.error_message: str | None = None
         """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
+        # The widgets, kept by reference: `App.query_one` searches only the active screen, and
+        # work finishing behind a dialog still has to reach them.
+        self._title = Static(id="title")
+        self._counts = Static(id="counts")
+        self._badge = ViewBadge(id="view-badge")
+        self._filter_input = FilterInput(
+            id="filter",
+            placeholder='type to filter: lean  tokens>1000  -failed  task:"fix login"',
+            highlighter=self._error_span,
+            compact=True,
+            select_on_focus=False,
+        )
+        self._filter_status = Static(id="filter-status")
+        self._table = AttemptsTable(id="attempts")
+        self._summary = SummaryPane(id="summary")
+        self._body = Horizontal(self._table, self._summary, id="body")
 
     # ------------------------------------------------------------------ layout
 
@@ -317,22 +334,14 @@ class LedgerApp(App[int]):
         """Header, filter line, the two panes, footer."""
         with Horizontal(id="header"):
             with Vertical(id="title-block"):
-                yield Static(id="title")
-                yield Static(id="counts")
-            yield ViewBadge(id="view-badge")
+                yield self._title
+                yield self._counts
+            yield self._badge
         with Horizontal(id="filter-bar"):
             yield Label("filter ▸ ", id="filter-label")
-            yield FilterInput(
-                id="filter",
-                placeholder='type to filter: lean  tokens>1000  -failed  task:"fix login"',
-                highlighter=self._error_span,
-                compact=True,
-                select_on_focus=False,
-            )
-            yield Static(id="filter-status")
-        with Horizontal(id="body"):
-            yield AttemptsTable(id="attempts")
-            yield SummaryPane(id="summary")
+            yield self._filter_input
+            yield self._filter_status
+        yield self._body
         yield Footer(compact=True)
 
     def on_mount(self) -> None:
@@ -348,17 +357,17 @@ class LedgerApp(App[int]):
     @property
     def table(self) -> AttemptsTable:
         """The attempts table."""
-        return self.query_one("#attempts", AttemptsTable)
+        return self._table
 
     @property
     def summary(self) -> SummaryPane:
         """The summary pane."""
-        return self.query_one("#summary", SummaryPane)
+        return self._summary
 
     @property
     def filter_input(self) -> FilterInput:
         """The filter box."""
-        return self.query_one("#filter", FilterInput)
+        return self._filter_input
 
     # ------------------------------------------------------------------ state for commands
 
@@ -430,7 +439,7 @@ class LedgerApp(App[int]):
     def _start_load(self, *, first: bool) -> None:
         self._loading_since = time.perf_counter()
         if first:
-            self.query_one("#body").loading = True
+            self._body.loading = True
         self._show_title()
         self.set_timer(0.2, self._tick_loading)
         self._load_worker(first)
@@ -499,11 +508,27 @@ class LedgerApp(App[int]):
         else:
             self._recompute()
 
-    def _recompute(self) -> None:
-        """Filter, compare and sort again in a worker; stale runs are cancelled."""
+    def _recompute(self, *, sort_only: bool = False) -> None:
+        """Filter, compare and sort again in a worker; stale runs are cancelled.
+
+        `sort_only`: the filter and grouping are those on screen, so the matching attempts and
+        the comparison are reused and only the sort runs.
+        """
         if self._ledger is None:
             return
+        snapshot = self._snapshot
+        reuse = sort_only and snapshot is not None and snapshot.generation == self._generation
         self._generation += 1
+        if reuse and snapshot is not None:
+            self._recompute_worker(
+                self._generation,
+                snapshot.matching,
+                None,
+                self._by,
+                self._sort,
+                snapshot.comparison,
+            )
+            return
         self._recompute_worker(
             self._generation, self._ledger.attempts, self._filter_expr, self._by, self._sort
         )
@@ -516,29 +541,33 @@ class LedgerApp(App[int]):
         expression: pl.Expr | None,
         by: tuple[str, ...],
         sort: tuple[str, bool] | None,
+        comparison: Comparison | None = None,
     ) -> None:
         worker = get_current_worker()
         started = time.perf_counter()
         try:
-            filtered = attempts.filter(expression) if expression is not None else attempts
+            matching = attempts.filter(expression) if expression is not None else attempts
             if worker.is_cancelled:
                 return
-            comparison = compare(filtered, by)
+            if comparison is None:
+                comparison = compare(matching, by)
             if worker.is_cancelled:
                 return
+            shown = matching
             if sort is not None:
+                # Stable, from file order: ties keep the order of the file, whatever came before.
                 column, descending = sort
-                filtered = filtered.sort(
+                shown = matching.sort(
                     column, descending=descending, nulls_last=True, maintain_order=True
                 )
-            dropped = in_view(filtered, "drop")
+            dropped = in_view(shown, "drop")
         except pl.exceptions.PolarsError as error:
             # A filter that parses but cannot run on these columns (e.g. a bad regex).
             message = safe_text(str(error).strip().splitlines()[0] if str(error) else "error")
             self.call_from_thread(self._filter_failed, generation, message)
             return
         snapshot = Snapshot(
-            generation, filtered, dropped, comparison, time.perf_counter() - started
+            generation, matching, shown, dropped, comparison, time.perf_counter() - started
         )
         if not worker.is_cancelled:
             self.call_from_thread(self._apply, snapshot)
@@ -557,7 +586,7 @@ class LedgerApp(App[int]):
         first = self._snapshot is None
         self._snapshot = snapshot
         if first:
-            self.query_one("#body").loading = False
+            self._body.loading = False
         self._show()
         if not self._first_screen_done:
             self._first_screen_done = True
@@ -613,9 +642,9 @@ class LedgerApp(App[int]):
             counts.append(
                 f"⟳ loading {_human_bytes(size)}… {elapsed:.1f} s", style="italic #e3b341"
             )
-        self.query_one("#title", Static).update(title)
-        self.query_one("#counts", Static).update(counts)
-        self.query_one(ViewBadge).show(self._view)
+        self._title.update(title)
+        self._counts.update(counts)
+        self._badge.show(self._view)
 
     def _show_table_titles(self) -> None:
         snapshot = self._snapshot
@@ -645,7 +674,7 @@ class LedgerApp(App[int]):
         self.table.border_subtitle = subtitle
 
     def _show_filter_status(self) -> None:
-        status = self.query_one("#filter-status", Static)
+        status = self._filter_status
         error = self._filter_error
         if error is not None:
             status.update(
@@ -734,7 +763,7 @@ class LedgerApp(App[int]):
 
     def on_resize(self) -> None:
         """The badge picks big or plain letters by width."""
-        self.query_one(ViewBadge).refresh(layout=True)
+        self._badge.refresh(layout=True)
 
     # ------------------------------------------------------------------ actions
 
@@ -795,7 +824,7 @@ class LedgerApp(App[int]):
         if column is None:
             return
         self._sort = (column, descending)
-        self._recompute()
+        self._recompute(sort_only=True)
 
     def action_sort_ascending(self) -> None:
         """[: sort by the current column, ascending, missing values last."""

@@ -172,6 +172,7 @@ COMMANDS: tuple[Command, ...] = (
         VIEW,
         display="/",
         footer=True,
+        title=lambda _: "Edit the filter",
     ),
     Command(
         "filter_cell",
@@ -207,6 +208,7 @@ COMMANDS: tuple[Command, ...] = (
         "Choose the column(s) the summary groups by (several make one group per combination).",
         VIEW,
         footer=True,
+        title=lambda _: "Group the summary by…",
     ),
     Command(
         "sort_ascending",

@@ -24,7 +24,7 @@ from tui_ledger.report import callout
 from tui_ledger.textsafe import safe_cell, safe_text
 
 NO_ACCEPTED = "no accepted attempt"
-MAX_TABLE_GROUPS = 2_000  # more than anyone reads; keeps a group-by on an id column responsive
+MAX_TABLE_GROUPS = 300  # a table, not a database: keeps a toggle instant when grouping by an id
 MAX_BAR_GROUPS = 12
 
 # Styles shared with the stylesheet's palette (see ledger.tcss): keep is teal, drop is coral.
@@ -38,6 +38,11 @@ MISSING_STYLE = "italic #8b949e"
 def per_accepted_text(value: float | None, lower_bound: bool) -> str:
     """Tokens per accepted result as it reads: `3,000`, `≥ 3,000`, or `—`."""
     return format_tokens(value, lower_bound=bool(lower_bound))
+
+
+def accepted_text(row: dict[str, Any]) -> str:
+    """Accepted out of attempts: `1/3`, `63,193/125,041`."""
+    return f"{format_count(row['accepted'])}/{format_count(row['attempts'])}"
 
 
 def _rank_text(row: dict[str, Any]) -> str:
@@ -249,21 +254,20 @@ class SummaryPane(VerticalScroll):
         trap = comparison.trap
         show_missing = bool(frame["missing_usage"].sum())
         title = safe_text(" · ".join(comparison.by))
+        # The figure that matters first, with its trap factor and rank; the inputs after it
+        # (on a narrow pane or with huge counts, those are what scroll out of sight).
         columns: list[tuple[str, str]] = [
             (title, "left"),
+            ("per accepted", "right"),
+            ("trap", "right"),
+            ("#", "right"),
             ("att", "right"),
             ("acc", "right"),
             ("pass", "right"),
         ]
         if show_missing:
             columns.append(("no usage", "right"))
-        columns += [
-            ("median", "right"),
-            ("total", "right"),
-            ("per accepted", "right"),
-            ("trap", "right"),
-            ("#", "right"),
-        ]
+        columns += [("median", "right"), ("total", "right")]
         previous = table.cursor_row
         table.clear(columns=True)
         for heading, justify in columns:
@@ -282,16 +286,6 @@ class SummaryPane(VerticalScroll):
             factor = trap_row["trap_factor"]
             cells = [
                 _cell(safe_cell(label, 24), justify="left"),
-                _cell(format_count(row["attempts"])),
-                _cell(f"{row['accepted']}/{row['attempts']}"),
-                _cell(format_rate(row["pass_rate"])),
-            ]
-            if show_missing:
-                missing = row["missing_usage"]
-                cells.append(_cell(format_count(missing), style="#e3b341" if missing else ""))
-            cells += [
-                _cell(format_tokens(row["median_tokens_per_attempt"])),
-                _cell(format_tokens(row["total_tokens"])),
                 _cell(
                     per_accepted_text(per_accepted, row["lower_bound"]),
                     style=view_style if per_accepted is not None else MISSING_STYLE,
@@ -301,6 +295,16 @@ class SummaryPane(VerticalScroll):
                     style=DROP_STYLE.replace("bold ", "") if factor and factor > 1.0 else "",
                 ),
                 _cell(_rank_text(row)),
+                _cell(format_count(row["attempts"])),
+                _cell(accepted_text(row)),
+                _cell(format_rate(row["pass_rate"])),
+            ]
+            if show_missing:
+                missing = row["missing_usage"]
+                cells.append(_cell(format_count(missing), style="#e3b341" if missing else ""))
+            cells += [
+                _cell(format_tokens(row["median_tokens_per_attempt"])),
+                _cell(format_tokens(row["total_tokens"])),
             ]
             rows.append(cells)
         table.add_rows(rows)
@@ -313,7 +317,7 @@ class SummaryPane(VerticalScroll):
         if len(self._all_labels) > MAX_TABLE_GROUPS:
             extra.append(
                 f"first {format_count(MAX_TABLE_GROUPS)} of "
-                f"{format_count(len(self._all_labels))} groups"
+                f"{format_count(len(self._all_labels))} groups (filter to narrow; exports hold all)"
             )
         note.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note.display = bool(extra)
@@ -329,11 +333,7 @@ class SummaryPane(VerticalScroll):
         label = self._all_labels[index]
         lines: list[tuple[str, str, str]] = [
             ("attempts", format_count(keep["attempts"]), format_count(drop["attempts"])),
-            (
-                "accepted",
-                f"{keep['accepted']}/{keep['attempts']}",
-                f"{drop['accepted']}/{drop['attempts']}",
-            ),
+            ("accepted", accepted_text(keep), accepted_text(drop)),
             (
                 "median / attempt",
                 format_tokens(keep["median_tokens_per_attempt"]),
@@ -359,12 +359,19 @@ class SummaryPane(VerticalScroll):
                 else MISSING,
             ),
         ]
-        width = 16
+        # Each view's column is as wide as its widest figure (a heading at the least).
+        widest = max(
+            cell_len(value)
+            for _, keep_value, drop_value in lines
+            for value in (keep_value, drop_value)
+        )
+        width = max(len(VIEW_TITLES["keep"]) + 3, widest + 2)
+        label_width = 20
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append("▸ ", style="bold")
-        name = safe_cell(label, 22)
+        name = safe_cell(label, label_width)
         text.append(name, style="bold")
-        text.append(" " * max(1, 22 - cell_len(name)))
+        text.append(" " * max(1, label_width - cell_len(name)))
         for view in ("keep", "drop"):
             style = VIEW_STYLES[view] + (" reverse" if view == self._view else "")
             text.append(" " * (width - len(VIEW_TITLES[view]) - 2))
@@ -372,14 +379,14 @@ class SummaryPane(VerticalScroll):
         for name, keep_value, drop_value in lines:
             emphasis = "bold" if name == "per accepted result" else ""
             text.append("\n  ")
-            text.append(name.ljust(22), style=LABEL_STYLE)
+            text.append(name.ljust(label_width), style=LABEL_STYLE)
             text.append(keep_value.rjust(width - 1) + " ", style=emphasis)
             text.append(drop_value.rjust(width - 1) + " ", style=emphasis)
         if keep["tokens_per_accepted_result"] is None:
             text.append(f"\n  {MISSING} {NO_ACCEPTED}: nothing to divide by", style=MISSING_STYLE)
         factor = trap["trap_factor"]
         text.append("\n  ")
-        text.append("trap factor".ljust(22), style=LABEL_STYLE)
+        text.append("trap factor".ljust(label_width), style=LABEL_STYLE)
         text.append(
             format_factor(factor).rjust(width - 1),
             style=DROP_STYLE if factor is not None and factor > 1.0 else "bold",
@@ -387,7 +394,7 @@ class SummaryPane(VerticalScroll):
         hidden_attempts = trap["hidden_attempts"]
         if hidden_attempts:
             text.append("\n  ")
-            text.append("hidden when dropped".ljust(22), style=LABEL_STYLE)
+            text.append("hidden when dropped".ljust(label_width), style=LABEL_STYLE)
             text.append(
                 f"{format_count(hidden_attempts)} attempt{'s' if hidden_attempts != 1 else ''}"
                 f" · {format_tokens(trap['hidden_tokens'])} tokens",
