@@ -161,13 +161,14 @@ def run_checks(
     for name in keys:
         if name not in attempts.columns:
             raise ValueError(f"no column {name!r} to group by")
-    groups = _group_counts(attempts, keys)
+    cells = _cells(attempts, keys)
+    groups = _group_counts(cells, keys)
     loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
     found: list[Check] = []
     found += [_from_warning(w, groups) for w in loader]
     found += [_from_warning(w, groups) for w in warnings]
-    found += _task_checks(attempts, keys, groups)
-    found += _mixed_versions(attempts, keys)
+    found += _task_checks(cells, keys, groups)
+    found += _mixed_versions(cells, attempts, keys)
     found += _duplicates(attempts, keys)
     found += _no_accepted(groups)
     found += _small_samples(groups)
@@ -175,20 +176,32 @@ def run_checks(
     return sorted(found, key=lambda check: order[check.severity])
 
 
-def _group_counts(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
+def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The one pass over the attempts: counts per group, task and model/version value.
+
+    Every group-, task- and version-level figure the checks need is a sum over these cells,
+    so a ledger of millions of rows is read once however many checks run.
+    """
     flags = [
-        flag.fill_null(False).sum().alias(kind)
+        flag.fill_null(False).sum().cast(pl.Int64).alias(kind)
         for kind, flag in _LOADER_FLAGS.items()
         if all(name in attempts.columns for name in flag.meta.root_names())
     ]
+    task = ["task"] if "task" in attempts.columns and "task" not in keys else []
+    columns = [*keys, *task, *_version_columns(attempts, keys)]
+    return attempts.group_by(columns).agg(
+        pl.len().cast(pl.Int64).alias("attempts"),
+        (pl.col("outcome") == ACCEPTED).sum().cast(pl.Int64).alias("accepted"),
+        *flags,
+    )
+
+
+def _group_counts(cells: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
+    counts = [name for name in cells.columns if name in ("attempts", "accepted", *_LOADER_FLAGS)]
     return (
-        attempts.group_by(keys)
-        .agg(
-            pl.len().alias("attempts"),
-            (pl.col("outcome") == ACCEPTED).sum().alias("accepted"),
-            *flags,
-        )
+        cells.group_by(keys)
+        .agg(pl.col(counts).sum())
         .sort(keys, nulls_last=True)
         .with_columns(_label(keys).alias("group"))
     )
@@ -267,13 +280,13 @@ def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
     )
 
 
-def _task_checks(attempts: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> list[Check]:
-    if "task" not in attempts.columns or "task" in keys or groups.height < 2:
+def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> list[Check]:
+    if "task" not in cells.columns or "task" in keys or groups.height < 2:
         return []
     per_task = (
-        attempts.filter(pl.col("task").is_not_null())
+        cells.filter(pl.col("task").is_not_null())
         .group_by(*keys, "task")
-        .agg(pl.len().alias("n"))
+        .agg(pl.col("attempts").sum().alias("n"))
         .with_columns(_label(keys).alias("group"))
     )
     return [*_unmatched(per_task, groups), *_unequal(per_task)]
@@ -371,13 +384,13 @@ def _version_columns(attempts: pl.DataFrame, keys: list[str]) -> list[str]:
     ]
 
 
-def _mixed_versions(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+def _mixed_versions(cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
     found: list[Check] = []
     for column in _version_columns(attempts, keys):
         values = (
-            attempts.filter(pl.col(column).is_not_null())
+            cells.filter(pl.col(column).is_not_null())
             .group_by(*keys, column)
-            .agg(pl.len().alias("n"))
+            .agg(pl.col("attempts").sum().alias("n"))
             .with_columns(
                 _label(keys).alias("group"),
                 pl.col(column).n_unique().over(keys).alias("kinds"),
