@@ -256,3 +256,39 @@ async def test_unavailable_commands_are_greyed_out(tmp_path: Path) -> None:
         assert app.table.row_count == 0
         assert app.check_action("filter_cell", ()) is None  # no cell under the cursor
         assert app.check_action("clear_filter", ()) is True
+
+
+async def test_a_filter_matching_nothing_says_so(tmp_path: Path) -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("slash", *"nothing-like-this")
+        await settle(pilot)
+        assert app.table.row_count == 0
+        assert "No attempts match the filter." in screen_text(app)
+        assert "(0 of 6 rows)" in screen_text(app)
+
+
+async def test_a_failed_reload_keeps_what_was_loaded(tmp_path: Path) -> None:
+    path = write(tmp_path, "runs.csv", RUNS.read_text())
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        path.write_text("workflow,tokens,passed\nlean,lots,true\n")
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.is_running and app.return_code is None
+        assert app.table.row_count == 6
+        assert per_accepted(app, "lean") == "3,000"
+        await pilot.pause(0.2)
+        assert "reload failed" in screen_text(app)
+
+
+async def test_the_palette_shows_hostile_values_literally(tmp_path: Path) -> None:
+    path = write(tmp_path, "h.csv", 'workflow,tokens,passed\n"[bold]x[/bold]",1,true\n')
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("ctrl+p", *"filter to")
+        await pilot.pause(0.3)
+        assert "Filter to workflow = [bold]x[/bold]" in screen_text(app)

@@ -28,6 +28,7 @@ from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
+from textual.notifications import SeverityLevel
 from textual.theme import Theme
 from textual.timer import Timer
 from textual.widget import Widget
@@ -305,6 +306,7 @@ class LedgerApp(App[int]):
         self._focus_label: str | None = None
         self._last_g = 0.0
         self._loading_since: float | None = None
+        self._reload_error: str | None = None
         self._first_screen_done = False
         self._error_span = ErrorSpan()
         self._availability: tuple[bool, ...] = ()
@@ -473,12 +475,14 @@ class LedgerApp(App[int]):
             self.error_message = f"ledger-tui: error: {message}"
             self.exit(return_code=2)
             return
+        self._reload_error = message
         self._show_title()
-        self.notify(Text(message), title="reload failed; kept what was loaded", severity="error")
+        self.say(message, title="reload failed; kept what was loaded", severity="error")
 
     def _loaded(self, ledger: Ledger, workflows: int, seconds: float, first: bool) -> None:
         self.timings.record("load", seconds)
         self._loading_since = None
+        self._reload_error = None
         self._ledger = ledger
         self._workflow_count = workflows
         columns = set(ledger.attempts.columns)
@@ -490,10 +494,8 @@ class LedgerApp(App[int]):
         self._show_title()
         self._recompute()
         if not first:
-            self.notify(
-                Text(f"{format_count(ledger.attempts.height)} attempts"),
-                title="reloaded",
-                timeout=3,
+            self.say(
+                f"{format_count(ledger.attempts.height)} attempts", title="reloaded", timeout=3
             )
 
     # ------------------------------------------------------------------ recompute
@@ -642,6 +644,8 @@ class LedgerApp(App[int]):
             counts.append(
                 f"⟳ loading {_human_bytes(size)}… {elapsed:.1f} s", style="italic #e3b341"
             )
+        if self._reload_error is not None:
+            counts.append("   ✘ reload failed (r retries)", style="#ff6b57")
         self._title.update(title)
         self._counts.update(counts)
         self._badge.show(self._view)
@@ -764,6 +768,23 @@ class LedgerApp(App[int]):
     def on_resize(self) -> None:
         """The badge picks big or plain letters by width."""
         self._badge.refresh(layout=True)
+
+    def say(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+    ) -> None:
+        """A toast with literal text: file names and error messages are never read as markup."""
+        self.notify(
+            safe_text(message),
+            title=safe_text(title),
+            severity=severity,
+            timeout=timeout,
+            markup=False,
+        )
 
     # ------------------------------------------------------------------ actions
 
@@ -921,7 +942,7 @@ class LedgerApp(App[int]):
                 return
             problem = _export_problem(request)
             if problem is not None:
-                self.notify(Text(problem), title="export", severity="error")
+                self.say(problem, title="export", severity="error")
                 return
             existing = [
                 path
@@ -940,7 +961,7 @@ class LedgerApp(App[int]):
                 if yes:
                     self._export_worker(request, True)
                 else:
-                    self.notify("Nothing was written.", title="export", timeout=3)
+                    self.say("Nothing was written.", title="export", timeout=3)
 
             self.push_screen(ConfirmScreen(question), confirmed)
 
@@ -966,13 +987,9 @@ class LedgerApp(App[int]):
                     f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
                 )
         except (ExportError, OSError) as error:
-            self.call_from_thread(
-                self.notify, Text(safe_text(str(error))), title="export", severity="error"
-            )
+            self.call_from_thread(self.say, str(error), title="export", severity="error")
             return
-        self.call_from_thread(
-            self.notify, Text(safe_text("wrote " + ", ".join(written))), title="export"
-        )
+        self.call_from_thread(self.say, "wrote " + ", ".join(written), title="export")
 
 
 def _export_problem(request: ExportRequest) -> str | None:

@@ -46,9 +46,9 @@ VIEW_EXPLANATION = (
 
 
 class _Dialog(ModalScreen[Any]):
-    """A modal with Esc to close and a titled frame."""
+    """A modal with Esc (or q, where no text box takes it) to close and a titled frame."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "close", "close", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q", "close", "close", show=False)]
 
     def action_close(self) -> None:
         """Close without an answer."""
@@ -284,7 +284,7 @@ class ConfirmScreen(_Dialog):
     """A yes/no question; `y` or Enter on Yes answers yes, `n` or Esc answers no."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,n", "answer(False)", "no", show=False),
+        Binding("escape,n,q", "answer(False)", "no", show=False),
         Binding("y", "answer(True)", "yes", show=False),
     ]
 
@@ -321,7 +321,7 @@ class GroupByScreen(_Dialog):
     """Pick the column(s) to group the summary by; returns their names in the order picked."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "close", "cancel", show=False),
+        Binding("escape,q", "close", "cancel", show=False),
         Binding("enter", "apply", "apply", show=False, priority=True),
     ]
 

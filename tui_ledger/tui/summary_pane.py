@@ -403,6 +403,8 @@ class SummaryPane(VerticalScroll):
         return text
 
     def _callout_text(self, comparison: Comparison) -> Text:
+        if comparison.keep.height == 0:
+            return Text("No attempts match the filter.", style=MISSING_STYLE)
         sentence = safe_text(callout(comparison))
         style = "bold #ff9e64" if comparison.flips else ""
         return Text.assemble(("» ", "bold #ff9e64"), (sentence, style))
