@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+from textual import events
 from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import Input, SelectionList
@@ -116,6 +117,21 @@ async def test_slash_filters_as_you_type_and_enter_returns_to_the_table() -> Non
         await press(pilot, "enter")
         assert app.focused is app.table
         assert app.filter_input.value == "steady"
+
+
+async def test_slash_typed_fast_puts_what_follows_in_the_box() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        # A burst, as from a fast typist or a paste: no pause for the focus to move.
+        for character in "/lean":
+            app.post_message(events.Key("slash" if character == "/" else character, character))
+        await settle(pilot)
+        assert app.filter_input.value == "lean"
+        assert app.table.row_count == 3
+        # In the box, `/` is a character of the filter.
+        await press(pilot, "slash")
+        assert app.filter_input.value == "lean/"
 
 
 async def test_slash_then_escape_clears_the_filter() -> None:
@@ -400,14 +416,14 @@ async def test_ctrl_p_offers_what_makes_sense_now_and_runs_it() -> None:
         await settle(pilot)
         await press(pilot, "ctrl+p")
         assert isinstance(app.screen, CommandPalette)
-        await press(pilot, *"drop fail")
+        await press(pilot, *"drop")
         await pilot.pause(0.3)
         text = screen_text(app)
         assert "Show DROP FAILURES (the trap)" in text
         await press(pilot, "enter")
         await settle(pilot)
         assert app.view == "drop"
-        await press(pilot, "ctrl+p", *"filter to")
+        await press(pilot, "ctrl+p", *"filter")
         await pilot.pause(0.3)
         assert "Filter to workflow = lean" in screen_text(app)
         assert "Clear filter" not in screen_text(app)  # no filter to clear yet

@@ -399,6 +399,11 @@ class LedgerApp(App[int]):
         return self._filter_text
 
     @property
+    def filter_focused(self) -> bool:
+        """Whether the filter box has the keyboard."""
+        return self._filter_input.has_focus
+
+    @property
     def comparison(self) -> Comparison | None:
         """The comparison on screen."""
         return self._snapshot.comparison if self._snapshot else None
@@ -802,7 +807,9 @@ class LedgerApp(App[int]):
     def action_edit_filter(self) -> None:
         """/: into the filter box, cursor at the end."""
         box = self.filter_input
-        box.focus()
+        # Focus now, not via `focus()` (which waits behind keys already queued): typing `/lean`
+        # fast, or pasting it, must put `lean` in the box rather than run l, e, a, n as keys.
+        self.screen.set_focus(box)
         box.cursor_position = len(box.value)
 
     def action_clear_filter(self) -> None:

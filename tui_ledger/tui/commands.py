@@ -49,6 +49,10 @@ class CommandContext(Protocol):
     def filter_text(self) -> str:
         """The filter as typed."""
 
+    @property
+    def filter_focused(self) -> bool:
+        """Whether the filter box has the keyboard."""
+
     def cell_under_cursor(self) -> tuple[str, object] | None:
         """(column, value) of the attempts table's cursor, if any."""
 
@@ -80,6 +84,11 @@ def _has_cell(context: CommandContext) -> bool:
 
 def _has_column(context: CommandContext) -> bool:
     return _ready(context) and context.column_under_cursor() is not None
+
+
+def _can_edit_filter(context: CommandContext) -> bool:
+    # Not while typing in the box: there, `/` is a character of the filter (a regex, a path).
+    return _ready(context) and not context.filter_focused
 
 
 def _has_filter(context: CommandContext) -> bool:
@@ -172,7 +181,11 @@ COMMANDS: tuple[Command, ...] = (
         VIEW,
         display="/",
         footer=True,
+        available=_can_edit_filter,
         title=lambda _: "Edit the filter",
+        # Priority: the app takes `/` before the table sees it and moves focus at once, so keys
+        # typed right after it (`/lean` typed fast, or pasted) land in the box, not on the table.
+        priority=True,
     ),
     Command(
         "filter_cell",
