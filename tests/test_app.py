@@ -91,7 +91,7 @@ async def test_toggle_changes_figures_table_and_badge_in_one_step() -> None:
         assert app.table.row_count == 4  # the two failed lean attempts leave the table
         text = screen_text(app)
         assert "DROP FAILURES" in text
-        assert "2 failed attempts hidden, carrying 2,000 tokens" in text
+        assert "Attempts  hides 2 attempts · 2,000 tokens" in text
         assert "4 of 6 attempts" in text
         await pilot.press("t")
         await pilot.pause()

@@ -127,7 +127,7 @@ class Snapshot:
 
 @dataclass
 class Timings:
-    """What the last operations cost, in seconds (shown with `--timings`, read by benchmarks)."""
+    """What the last operations cost, in seconds (read by benchmarks and tests)."""
 
     load: float = 0.0
     first_screen: float = 0.0
@@ -668,8 +668,9 @@ class LedgerApp(App[int]):
             tokens = comparison.hidden_tokens
             title.append("  ")
             title.append(
-                f"{format_count(hidden)} failed attempt{'s' if hidden != 1 else ''} hidden, "
-                f"carrying {format_tokens(tokens)} tokens",
+                # Failed, timed-out, errored and ungraded: everything not accepted.
+                f"hides {format_count(hidden)} attempt{'s' if hidden != 1 else ''}"
+                f" · {format_tokens(tokens)} tokens",
                 style=DROP_STYLE,
             )
         self.table.border_title = title

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import partial
-from typing import Protocol
+from typing import Protocol, TypeGuard
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
@@ -414,9 +414,9 @@ def action_name(action: str) -> str:
     return action.split("(", 1)[0]
 
 
-def bindings() -> list[Binding]:
+def bindings() -> list[BindingType]:
     """`BINDINGS` for the app: one `Binding` per registry entry with keys."""
-    result: list[Binding] = []
+    result: list[BindingType] = []
     for command in COMMANDS:
         if not command.keys:
             continue
@@ -505,5 +505,5 @@ def literal_highlight(matcher: Matcher, candidate: str) -> Content:
     return content
 
 
-def _is_context(app: object) -> bool:
+def _is_context(app: object) -> TypeGuard[CommandContext]:
     return all(hasattr(app, name) for name in ("loaded", "view", "run_action_now"))
