@@ -1,0 +1,1801 @@
+"""Files of attempts -> one validated attempts frame and a plain-words load report.
+
+The loader is the only place where a file's own words meet the accounting contract
+(SPEC.md section 1). It reads CSV, TSV, gzip CSV/TSV, Parquet, JSON (an array of records, or
+one record) and NDJSON/JSONL, or whatever a harness importer (`tui_ledger.importers`) turns a
+path into; maps the file's column names onto the canonical ones; and validates every cell the
+accounting depends on. Whatever it cannot read unambiguously stops the load with a
+`LoadError` whose text is one line naming the file, the line and the column; whatever it can
+read but looks wrong is kept and counted in a `LoadWarning`. Nothing is guessed silently.
+
+Decisions the spec leaves open (all of them written down in docs, too):
+
+- Line numbers. CSV/TSV: the header is line 1 and the first data row line 2; the number is
+  the record's position, so a quoted field holding a newline shifts every later row by one.
+  NDJSON: record index + 1 (equal to the line unless the file has blank lines). JSON: record
+  index + 1, and errors say "record". Parquet: row index + 1, and errors say "row".
+  Importers: their own `line` column if they give one, else record index + 1.
+- Blank lines (and rows whose every cell is empty) are skipped; they still count in line numbers.
+- Encoding: a file that is not valid UTF-8 is read anyway, with U+FFFD in place of the bad
+  bytes, and a "lossy_decode" warning lists the rows affected (the accounting columns are
+  validated after decoding, so a damaged number still stops the load). A damaged *workflow*
+  name is an error instead, since two names that differ only in their bad bytes would merge.
+- Missing words (`schema.MISSING_WORDS`, any case) mean "unknown" in `tokens`, the buckets,
+  `passed` and `status`. That list includes `nan`, so a pandas NaN is missing usage;
+  `inf` is an error.
+- Numbers: whole numbers in plain, decimal (`1000.0`) or scientific (`1e3`) notation are
+  accepted when they are exactly whole; everything is checked on the text, never via a float,
+  so nothing is rounded; more than 9,223,372,036,854,775,807 is an error, never wrapped.
+- Buckets are compared with `tokens` only where the file has both `input_tokens` and
+  `output_tokens` (one bucket alone is a part, not a total).
+- A `passed` of false beside a status of passed is counted as a contradicting status too.
+- `workflow` and `task` values are trimmed of surrounding white space; every other text cell is
+  kept exactly as read.
+- CSV/TSV columns that are not validated get the types polars' CSV reader would infer
+  (integer, float, boolean, else text), decided on every row, never a sample.
+- A file column that is not mapped but whose name the attempts frame uses (say a `tokens`
+  column next to `--col tokens=usage_total`, or a column called `line`) is kept as
+  `<name>_in_file`.
+- A `.json` file holding one object per line is read as NDJSON; `fmt` may also name an
+  importer (e.g. "terminal-bench") to read every path with it.
+- A column whose type differs between files (other than one number type against another) is
+  kept as text, nested values as their JSON.
+- A path given twice is read once. Hidden files and folders (`.name`) inside a folder are
+  skipped, as are files whose extension is not supported; an explicitly named file of unknown
+  extension is sniffed.
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+import polars as pl
+
+from tui_ledger import schema
+
+__all__ = [
+    "SUPPORTED_SUFFIXES",
+    "Ledger",
+    "LoadError",
+    "LoadReport",
+    "LoadWarning",
+    "load",
+    "scan",
+]
+
+# Longest first, so `.csv.gz` wins over any shorter match.
+_SUFFIX_FORMATS: dict[str, str] = {
+    ".csv.gz": "csv",
+    ".tsv.gz": "tsv",
+    ".parquet": "parquet",
+    ".ndjson": "ndjson",
+    ".jsonl": "ndjson",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+}
+SUPPORTED_SUFFIXES: tuple[str, ...] = tuple(_SUFFIX_FORMATS)
+
+_FORMAT_NAMES: dict[str, str] = {
+    "csv": "csv",
+    "csv.gz": "csv",
+    "tsv": "tsv",
+    "tsv.gz": "tsv",
+    "parquet": "parquet",
+    "json": "json",
+    "ndjson": "ndjson",
+    "jsonl": "ndjson",
+}
+_FORMAT_LABELS = "CSV, TSV, gzip CSV/TSV, Parquet, JSON and NDJSON/JSONL"
+
+# Helper columns live only inside the loader; none of them reaches the attempts frame.
+_LINE = "__ledger_line"
+_FRAME = "__ledger_frame"
+_SHORT = "__ledger_short"
+_LOSSY = "__ledger_lossy"
+_MISMATCH = "__ledger_mismatch"
+_ZERO = "__ledger_zero"
+_CONTRADICTING = "__ledger_contradicting"
+_STATUS_WORD = "__ledger_status_word"  # the outcome a status names
+_WHY = "__ledger_why_"  # + canonical name: why a cell is not acceptable (null when it is)
+_BAD = "__ledger_bad_"  # + canonical name: the offending text (null when fine)
+
+_INT64_MAX = 2**63 - 1
+_NUMBER = r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$"
+_INFINITY_WORDS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
+_REPLACEMENT = "\ufffd"
+_BOOLEAN_WORDS = ("true", "false", "True", "False", "TRUE", "FALSE")  # as polars' CSV reader
+_EXAMPLES = 5
+
+_COUNT_PROBLEMS: dict[str, str] = {
+    "negative": "is negative; token counts are 0 or more",
+    "not_number": "is not a number",
+    "fractional": "is not a whole number; token counts are whole numbers",
+    "infinite": "is not a finite number",
+    "range": "is larger than the biggest count stored exactly (9,223,372,036,854,775,807)",
+}
+_VALIDATED = frozenset({"passed", "status", *schema.INTEGER_COLUMNS})
+_TEXT_KEYS = ("workflow", "task")
+
+
+class LoadError(Exception):
+    """A file that cannot be loaded as it is. `str(error)` is one line for people.
+
+    The message says what is wrong, where (file, line or record, column) and what to do.
+    `source`, `line` and `column` repeat the where for programs, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        super().__init__(message.replace("\r", " ").replace("\n", " "))  # always one line
+        self.source = source
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class LoadWarning:
+    """Something loaded but suspicious, counted: `count` rows, up to 5 example `lines`.
+
+    `sources` names the file of each example line (same length as `lines`).
+    """
+
+    kind: str
+    message: str
+    count: int
+    lines: tuple[int, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+@dataclass
+class LoadReport:
+    """What a load read, mapped, derived and warned about; `lines()` says it in plain words.
+
+    `units` tells, per source, what its line numbers count: "line", "record" or "row".
+    """
+
+    files: list[str]
+    rows: int
+    mapping: dict[str, str]
+    derived: list[str]
+    warnings: list[LoadWarning]
+    units: dict[str, str] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """The report `ledger-tui check` prints, one sentence per line."""
+        out: list[str] = []
+        if len(self.files) == 1:
+            out.append(f"Read {self.files[0]}.")
+        else:
+            out.append(f"Read {len(self.files)} files: {', '.join(self.files)}.")
+        out.append(f"{_plural(self.rows, 'attempt')}.")
+        if self.mapping:
+            pairs = [
+                canonical if canonical == source else f"{canonical} from {source}"
+                for canonical, source in self.mapping.items()
+            ]
+            out.append(f"Columns: {'; '.join(pairs)}.")
+        out.extend(f"Derived: {sentence}." for sentence in self.derived)
+        if not self.warnings:
+            out.append("No warnings.")
+        for warning in self.warnings:
+            where = self._where(warning)
+            out.append(f"Warning ({warning.kind}, {warning.count}): {warning.message}{where}")
+        return out
+
+    def _where(self, warning: LoadWarning) -> str:
+        if not warning.lines:
+            return ""
+        by_source: dict[str, list[int]] = {}
+        sources = warning.sources or ("",) * len(warning.lines)
+        for source, line in zip(sources, warning.lines, strict=True):
+            by_source.setdefault(source, []).append(line)
+        parts = []
+        for source, numbers in by_source.items():
+            unit = self.units.get(source, "line")
+            label = unit if len(numbers) == 1 else f"{unit}s"
+            several = len(self.files) > 1 or len(self.units) > 1
+            prefix = f"{source} " if source and several else ""
+            parts.append(f"{prefix}{label} {', '.join(map(str, numbers))}")
+        more = " and more" if warning.count > len(warning.lines) else ""
+        return f" (e.g. {'; '.join(parts)}{more})"
+
+
+@dataclass
+class Ledger:
+    """The validated attempts (layout in docs/ARCHITECTURE.md) and the report of their load."""
+
+    attempts: pl.DataFrame
+    report: LoadReport
+
+
+class _Importer(Protocol):
+    """What the loader needs of a harness importer (tui_ledger.importers.Importer)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def read(self, path: Path) -> pl.DataFrame: ...
+
+
+def load(
+    paths: Sequence[str | Path] | str | Path,
+    *,
+    columns: Mapping[str, str] | None = None,
+    zero_usage_is_missing: bool = False,
+    fmt: str | None = None,
+) -> Ledger:
+    """Read, map and validate files of attempts into one attempts frame.
+
+    `paths` are files or folders (a folder means every supported file below it, sorted);
+    a harness importer is asked first about each path. `columns` maps canonical names to the
+    file's column names and beats the aliases. `zero_usage_is_missing` reads a usage of exactly
+    0 as missing. `fmt` forces a format (csv, tsv, parquet, json, ndjson) or an importer (by
+    its name, e.g. "terminal-bench") for every path. Raises `LoadError` for anything that
+    cannot be read unambiguously; the files are only ever opened for reading.
+    """
+    inputs = _expand(paths, fmt)
+    opened = [_open(item, lazy=False) for item in inputs]
+    frames = [
+        _prepare(item, index, columns, zero_usage_is_missing) for index, item in enumerate(opened)
+    ]
+    staged = _concat([frame.lazy for frame in frames]).collect().lazy()
+    result, findings, derived, units, rows = _finish(staged, frames, in_memory=True)
+    attempts = result.collect()
+    report = _report(inputs, frames, findings, derived, units, rows)
+    return Ledger(attempts=attempts, report=report)
+
+
+def scan(
+    paths: Sequence[str | Path] | str | Path,
+    *,
+    columns: Mapping[str, str] | None = None,
+    zero_usage_is_missing: bool = False,
+    fmt: str | None = None,
+) -> tuple[pl.LazyFrame, LoadReport]:
+    """Like `load`, but return a LazyFrame that reads CSV, TSV, Parquet and NDJSON on demand.
+
+    The files are validated here with lazy queries (so a bad cell still raises `LoadError`
+    now, not later), each file on its own, which reads each file a few times but never holds
+    it in memory whole. JSON arrays, compressed NDJSON and importer output are read eagerly.
+    """
+    inputs = _expand(paths, fmt)
+    results: list[pl.LazyFrame] = []
+    frames: list[_Prepared] = []
+    findings: list[_Finding] = []
+    derived: list[tuple[str, str]] = []
+    units: dict[str, str] = {}
+    rows = 0
+    for index, item in enumerate(inputs):
+        opened = _open(item, lazy=True)
+        try:
+            prepared = _prepare(opened, index, columns, zero_usage_is_missing)
+            result, found, said, unit, count = _finish(prepared.lazy, [prepared], in_memory=False)
+        except pl.exceptions.PolarsError as error:
+            if opened.fmt in ("csv", "tsv") and _is_utf8_error(error) and not opened.lossy:
+                opened = _open(item, lazy=True, lossy=True)
+                prepared = _prepare(opened, index, columns, zero_usage_is_missing)
+                try:
+                    result, found, said, unit, count = _finish(
+                        prepared.lazy, [prepared], in_memory=False
+                    )
+                except pl.exceptions.PolarsError as again:
+                    raise _read_error(opened.item, again) from None
+            else:
+                raise _read_error(opened.item, error) from None
+        results.append(result)
+        frames.append(prepared)
+        findings.extend(found)
+        derived.extend(said)
+        units.update(unit)
+        rows += count
+    lazy = _concat(results) if len(results) > 1 else results[0]
+    order = _column_order(lazy.collect_schema().names())
+    return lazy.select(order), _report(inputs, frames, findings, derived, units, rows)
+
+
+# --- which files -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Input:
+    path: Path
+    display: str
+    fmt: str | None  # None: an importer reads it
+    importer: _Importer | None = None
+
+
+def _find_importer(path: Path) -> _Importer | None:
+    """The harness importer that recognises `path`, if the importers package offers one."""
+    try:
+        from tui_ledger.importers import find_importer
+    except ImportError:  # the loader works without importers, for plain tables
+        return None
+    return find_importer(path)
+
+
+def _named_importer(name: str) -> _Importer | None:
+    """The importer called `name` (as `fmt`), or None when there is no such importer."""
+    try:
+        from tui_ledger.importers import get_importer
+    except ImportError:
+        return None
+    try:
+        return get_importer(name)
+    except ValueError:
+        return None
+
+
+def _importer_names() -> list[str]:
+    try:
+        from tui_ledger.importers import importer_names
+    except ImportError:
+        return []
+    return list(importer_names())
+
+
+def _expand(paths: Sequence[str | Path] | str | Path, fmt: str | None) -> list[_Input]:
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    forced, forced_importer = _format_name(fmt)
+    if not paths:
+        raise LoadError("No file given; name at least one file or folder of attempts.")
+    inputs: list[_Input] = []
+    seen: set[Path] = set()
+    for given in paths:
+        path = Path(given).expanduser()
+        display = str(given)
+        if not path.exists():
+            raise LoadError(f"{display}: no such file or folder; check the path.", source=display)
+        if forced_importer is not None:
+            _check_readable(path, display)
+            found = [_Input(path, display, None, forced_importer)]
+        else:
+            found = _inputs_for(path, display, forced)
+        for item in found:
+            key = item.path.resolve()
+            if key not in seen:
+                seen.add(key)
+                inputs.append(item)
+    return inputs
+
+
+def _inputs_for(path: Path, display: str, forced: str | None) -> list[_Input]:
+    _check_readable(path, display)
+    importer = None if forced else _find_importer(path)
+    if importer is not None:
+        return [_Input(path, display, None, importer)]
+    if not path.is_dir():
+        return [_Input(path, display, forced or _format_of(path, display))]
+    inputs = []
+    for child in _files_below(path, display):
+        shown = str(Path(display) / child.relative_to(path))
+        _check_readable(child, shown)
+        child_importer = None if forced else _find_importer(child)
+        if child_importer is not None:
+            inputs.append(_Input(child, shown, None, child_importer))
+        else:
+            inputs.append(_Input(child, shown, forced or _format_of(child, shown)))
+    if not inputs:
+        raise LoadError(
+            f"{display}: the folder holds no {_FORMAT_LABELS} files "
+            f"(extensions {', '.join(SUPPORTED_SUFFIXES)}); name the files to read.",
+            source=display,
+        )
+    return inputs
+
+
+def _files_below(folder: Path, display: str) -> list[Path]:
+    def refuse(error: OSError) -> None:
+        where = Path(display) / Path(error.filename).relative_to(folder)
+        raise LoadError(
+            f"{where}: cannot be read ({error.strerror or error}); check its permissions.",
+            source=str(where),
+        )
+
+    found = []
+    for root, dirs, names in os.walk(folder, onerror=refuse):
+        dirs[:] = [name for name in dirs if not name.startswith(".")]
+        for name in names:
+            child = Path(root) / name
+            if not name.startswith(".") and _suffix(child) and child.is_file():
+                found.append(child)
+    return sorted(found, key=lambda child: child.relative_to(folder).parts)
+
+
+def _check_readable(path: Path, display: str) -> None:
+    wanted = os.R_OK | (os.X_OK if path.is_dir() else 0)
+    if not os.access(path, wanted):
+        raise LoadError(
+            f"{display}: cannot be read (permission denied); check its permissions.",
+            source=display,
+        )
+
+
+def _suffix(path: Path) -> str:
+    name = path.name.lower()
+    return next((suffix for suffix in _SUFFIX_FORMATS if name.endswith(suffix)), "")
+
+
+def _format_name(fmt: str | None) -> tuple[str | None, _Importer | None]:
+    """A forced table format, or a forced importer (`fmt` may name one), or neither."""
+    if fmt is None:
+        return None, None
+    name = _FORMAT_NAMES.get(fmt.strip().lower().lstrip("."))
+    if name is not None:
+        return name, None
+    importer = _named_importer(fmt)
+    if importer is not None:
+        return None, importer
+    known = ["csv", "tsv", "parquet", "json", "ndjson", "jsonl", *_importer_names()]
+    raise LoadError(f"Unknown format {fmt!r}; use one of {', '.join(known)}.")
+
+
+def _format_of(path: Path, display: str) -> str:
+    suffix = _suffix(path)
+    if suffix == ".json" and _sniff(path) == "ndjson":
+        return "ndjson"  # JSON Lines saved as .json, as many tools do
+    if suffix:
+        return _SUFFIX_FORMATS[suffix]
+    sniffed = _sniff(path)
+    if sniffed is None:
+        kind = path.suffix or "no extension"
+        raise LoadError(
+            f"{display}: unsupported format ({kind}); ledger-tui reads {_FORMAT_LABELS}: "
+            "export the attempts to CSV, or give the file a .csv, .tsv, .parquet, .json "
+            "or .jsonl extension if it is one of those.",
+            source=display,
+        )
+    return sniffed
+
+
+def _sniff(path: Path) -> str | None:
+    """The format of a file of unknown extension, from its first bytes; None if not ours."""
+    head = _head_bytes(path)
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"\x1f\x8b"):
+        try:
+            with gzip.open(path, "rb") as stream:
+                head = stream.read(65536)
+        except (OSError, EOFError):
+            return None
+    if b"\x00" in head:
+        return None
+    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if text.startswith("["):
+        return "json"
+    first = text.split("\n", 1)[0]
+    if text.startswith("{"):
+        try:
+            json.loads(first)
+        except ValueError:
+            return "json"
+        return "ndjson"
+    return "tsv" if first.count("\t") > first.count(",") else "csv"
+
+
+def _head_bytes(path: Path, size: int = 65536) -> bytes:
+    with path.open("rb") as stream:
+        return stream.read(size)
+
+
+# --- reading one input -------------------------------------------------------------------
+
+
+@dataclass
+class _Opened:
+    item: _Input
+    fmt: str  # csv, tsv, parquet, json, ndjson or importer
+    frame: pl.LazyFrame  # the file's own columns plus _LINE (and `source` from importers)
+    columns: list[str]  # the file's own column names, in order
+    unit: str  # what _LINE counts: line, record or row
+    lossy: bool = False
+    in_memory: bool = True
+    infer: bool = False  # CSV/TSV: give unvalidated columns their inferred types
+    duplicates: dict[str, str] = field(default_factory=dict)  # polars name -> header name
+    has_source: bool = False
+
+
+def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
+    if item.importer is not None:
+        return _open_imported(item)
+    assert item.fmt is not None
+    try:
+        if item.fmt in ("csv", "tsv"):
+            return _open_csv(item, lazy=lazy, lossy=lossy)
+        if item.fmt == "parquet":
+            return _open_parquet(item, lazy=lazy)
+        return _open_json(item, lazy=lazy)
+    except LoadError:
+        raise
+    except (pl.exceptions.PolarsError, OSError, ValueError) as error:
+        raise _read_error(item, error) from None
+
+
+def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
+    if item.path.stat().st_size == 0:
+        raise _empty(item)
+    separator = "\t" if item.fmt == "tsv" else ","
+    options = {
+        "separator": separator,
+        "infer_schema": False,
+        "glob": False,
+        "row_index_name": _LINE,
+        "row_index_offset": 2,
+    }
+    if lazy:
+        encoding = "utf8-lossy" if lossy else "utf8"
+        frame = pl.scan_csv(item.path, encoding=encoding, **options)  # type: ignore[arg-type]
+        try:
+            names = frame.collect_schema().names()
+        except pl.exceptions.NoDataError:
+            raise _empty(item) from None
+    else:
+        try:
+            data = _read_csv_eager(item, options, lossy=lossy)
+        except pl.exceptions.PolarsError as error:
+            if lossy or not _is_utf8_error(error):
+                raise
+            lossy = True
+            data = _read_csv_eager(item, options, lossy=True)
+        names = data.columns
+        frame = data.lazy()
+    own = [name for name in names if name != _LINE]
+    renamed, duplicates = _header_names(own)
+    frame = frame.rename(dict(zip(own, renamed, strict=True)))
+    frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
+    return _Opened(
+        item,
+        item.fmt or "csv",
+        frame,
+        renamed,
+        "line",
+        lossy=lossy,
+        in_memory=not lazy,
+        infer=True,
+        duplicates=duplicates,
+    )
+
+
+def _read_csv_eager(item: _Input, options: dict[str, object], *, lossy: bool) -> pl.DataFrame:
+    encoding = "utf8-lossy" if lossy else "utf8"
+    try:
+        return pl.read_csv(item.path, encoding=encoding, **options)  # type: ignore[arg-type]
+    except pl.exceptions.NoDataError:
+        raise _empty(item) from None
+    except pl.exceptions.ComputeError as error:
+        if "more fields" in str(error):
+            raise _ragged(item, _first_ragged_record(item, None)) from None
+        raise
+
+
+def _header_names(names: list[str]) -> tuple[list[str], dict[str, str]]:
+    """Give unnamed header cells a name; remember which names polars de-duplicated."""
+    renamed = []
+    duplicates: dict[str, str] = {}
+    pattern = re.compile(r"^(.*)_duplicated_\d+$")
+    for position, name in enumerate(names, start=1):
+        match = pattern.match(name)
+        base = match.group(1) if match and match.group(1) in names[: position - 1] else None
+        if name == "" or base == "":
+            renamed.append(f"column_{position}")
+            continue
+        if base is not None:
+            duplicates[name] = base
+        renamed.append(name)
+    return renamed, duplicates
+
+
+def _open_parquet(item: _Input, *, lazy: bool) -> _Opened:
+    if item.path.stat().st_size == 0:
+        raise _empty(item)
+    if lazy:
+        frame = pl.scan_parquet(item.path, glob=False).with_row_index(_LINE, offset=1)
+        names = frame.collect_schema().names()
+    else:
+        data = pl.read_parquet(item.path, glob=False).with_row_index(_LINE, offset=1)
+        names = data.columns
+        frame = data.lazy()
+    frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
+    own = [name for name in names if name != _LINE]
+    return _Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
+
+
+def _open_json(item: _Input, *, lazy: bool) -> _Opened:
+    ndjson = item.fmt == "ndjson"
+    unit = "line" if ndjson else "record"
+    compressed = _head_bytes(item.path, 2) == b"\x1f\x8b"
+    if lazy and ndjson and not compressed:
+        frame = pl.scan_ndjson(item.path, infer_schema_length=None)
+        try:
+            types = frame.collect_schema()
+        except pl.exceptions.PolarsError:
+            pass  # the eager reader below says what is wrong, and where
+        else:
+            inexact = _inexact_numbers(types)
+            if inexact:
+                frame = pl.scan_ndjson(
+                    item.path, infer_schema_length=None, schema_overrides=inexact
+                )
+            frame = frame.with_row_index(_LINE, offset=1)
+            frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
+            return _Opened(item, "ndjson", frame, types.names(), unit, in_memory=False)
+    raw = _read_bytes(item.path, compressed)
+    if not raw.strip():
+        raise _empty(item)
+    try:
+        raw.decode("utf-8")
+        lossy = False
+    except UnicodeDecodeError:
+        raw = raw.decode("utf-8", errors="replace").encode("utf-8")
+        lossy = True
+    reader = pl.read_ndjson if ndjson else pl.read_json
+    try:
+        data = reader(io.BytesIO(raw), infer_schema_length=None)
+    except pl.exceptions.PolarsError as error:
+        raise _json_error(item, raw, error) from None
+    if data.width == 0 or data.height == 0:
+        raise _empty(item)
+    names = data.columns
+    inexact = _inexact_numbers(data.schema)
+    if inexact:
+        data = reader(io.BytesIO(raw), infer_schema_length=None, schema_overrides=inexact)
+    frame = data.lazy().with_row_index(_LINE, offset=1).with_columns(pl.col(_LINE).cast(pl.Int64))
+    return _Opened(item, item.fmt or "json", frame, names, unit, lossy=lossy)
+
+
+def _inexact_numbers(types: pl.Schema) -> dict[str, pl.DataType]:
+    """Validated columns the JSON reader guessed as floats: read them as their text instead,
+    so a count is checked as written, never through a rounded float."""
+    return {
+        name: pl.String()
+        for name, dtype in types.items()
+        if schema.canonical_for(name) in _VALIDATED and dtype.is_float()
+    }
+
+
+def _read_bytes(path: Path, compressed: bool) -> bytes:
+    if compressed:
+        with gzip.open(path, "rb") as stream:
+            return stream.read()
+    return path.read_bytes()
+
+
+def _open_imported(item: _Input) -> _Opened:
+    assert item.importer is not None
+    try:
+        data = item.importer.read(item.path)
+    except LoadError:
+        raise
+    except (OSError, ValueError, pl.exceptions.PolarsError) as error:
+        text = _first_line(error)
+        if item.display not in text and str(item.path) not in text:
+            text = (
+                f"{item.display}: the {item.importer.name} importer could not read it "
+                f"({text}); check the files are complete."
+            )
+        raise LoadError(text, source=item.display) from None
+    if data.height == 0:
+        raise LoadError(
+            f"{item.display}: the {item.importer.name} importer found no attempts in it; "
+            "check the path points at a run.",
+            source=item.display,
+        )
+    line = schema.LINE_COLUMN
+    source = schema.SOURCE_COLUMN
+    names = [name for name in data.columns if name not in (line, source)]
+    if line in data.columns:
+        line_expr = pl.col(line).cast(pl.Int64)
+        unit = "line"
+    else:
+        line_expr = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        unit = "record"
+    columns = [*names, line_expr.alias(_LINE)]
+    if source in data.columns:
+        columns.append(pl.col(source).cast(pl.String))
+    frame = data.lazy().select(columns)
+    return _Opened(item, "importer", frame, names, unit, has_source=source in data.columns)
+
+
+# --- mapping and per-file parsing --------------------------------------------------------
+
+
+@dataclass
+class _Prepared:
+    opened: _Opened
+    index: int
+    lazy: pl.LazyFrame
+    mapping: dict[str, str]  # canonical -> the file's column name
+    derived: list[str]
+    kept_as: dict[str, str]  # the file's column -> the name it is kept under
+
+
+def _prepare(
+    opened: _Opened,
+    index: int,
+    explicit: Mapping[str, str] | None,
+    zero_usage_is_missing: bool,
+) -> _Prepared:
+    item = opened.item
+    mapping = _map_columns(opened, explicit or {})
+    _require(opened, mapping)
+    source_of = {name: canonical for canonical, name in mapping.items()}
+    taken = set(schema.CANONICAL_ORDER) | {schema.SOURCE_COLUMN, schema.LINE_COLUMN}
+    taken |= set(opened.columns)
+    kept_as: dict[str, str] = {}
+    selected: list[pl.Expr] = []
+    for name in opened.columns:
+        canonical = source_of.get(name)
+        if canonical is not None:
+            expr = pl.col(name)
+            if canonical in _VALIDATED or canonical in _TEXT_KEYS:
+                expr = expr.cast(pl.String)
+            selected.append(expr.alias(canonical))
+        elif name in schema.CANONICAL_ORDER or name in (
+            schema.SOURCE_COLUMN,
+            schema.LINE_COLUMN,
+            "outcome",
+        ):
+            new = _free_name(f"{name}_in_file", taken)
+            kept_as[name] = new
+            selected.append(pl.col(name).alias(new))
+        else:
+            selected.append(pl.col(name))
+    source = pl.col(schema.SOURCE_COLUMN) if opened.has_source else pl.lit(item.display, pl.String)
+    frame = opened.frame
+    # A row whose every cell is empty is a blank line, not an attempt. (In memory, look
+    # before filtering: a filter copies every column.)
+    if opened.columns:
+        filled = pl.any_horizontal(pl.col(opened.columns).is_not_null())
+        if not opened.in_memory or not frame.select(filled.all()).collect().item():
+            frame = frame.filter(filled)
+    helpers = [
+        source.alias(schema.SOURCE_COLUMN),
+        pl.col(_LINE).alias(schema.LINE_COLUMN),
+        pl.lit(index, pl.Int32).alias(_FRAME),
+    ]
+    if opened.fmt in ("csv", "tsv") and len(opened.columns) > 1:
+        helpers.append(pl.col(opened.columns[-1]).is_null().alias(_SHORT))
+    if opened.lossy:
+        text_columns = [
+            name for name, dtype in frame.collect_schema().items() if dtype == pl.String
+        ]
+        helpers.append(
+            pl.any_horizontal(
+                pl.col(text_columns).str.contains(_REPLACEMENT, literal=True).fill_null(False)
+            ).alias(_LOSSY)
+        )
+    frame = frame.select(*selected, *helpers)
+    if opened.infer:
+        frame = _infer_types(
+            frame,
+            [name for name in opened.columns if name not in mapping.values()],
+            mapping,
+            kept_as,
+        )
+    frame, derived = _parse(frame, mapping, zero_usage_is_missing, in_memory=opened.in_memory)
+    if kept_as:
+        pairs = ", ".join(f"{old!r} as {new!r}" for old, new in kept_as.items())
+        derived.append(f"kept the file's unmapped {pairs}")
+    return _Prepared(opened, index, frame, mapping, derived, kept_as)
+
+
+def _free_name(name: str, taken: set[str]) -> str:
+    candidate, number = name, 2
+    while candidate in taken:
+        candidate, number = f"{name}_{number}", number + 1
+    taken.add(candidate)
+    return candidate
+
+
+def _map_columns(opened: _Opened, explicit: Mapping[str, str]) -> dict[str, str]:
+    """canonical -> file column: the explicit mapping first, then the aliases."""
+    item = opened.item
+    names = opened.columns
+    header = {name: opened.duplicates.get(name, name) for name in names}
+    mapping: dict[str, str] = {}
+    claimed: dict[str, str] = {}
+    for key, wanted in explicit.items():
+        canonical = schema.normalise_name(key)
+        if canonical not in schema.ALIASES:
+            raise LoadError(
+                f"--col {key}={wanted}: {key!r} is not a column ledger-tui knows; "
+                f"use one of {', '.join(schema.ALIASES)}.",
+                column=key,
+            )
+        if canonical in mapping:
+            raise LoadError(
+                f"--col {key}={wanted}: {canonical} is mapped twice; keep one --col {canonical}.",
+                column=key,
+            )
+        name = _find_column(names, header, wanted)
+        if name is None:
+            raise LoadError(
+                f"{item.display}: --col {key}={wanted} names no column of this file; "
+                f"its columns are {_listing(header[n] for n in names)}.",
+                source=item.display,
+                column=wanted,
+            )
+        if name in claimed:
+            raise LoadError(
+                f"{item.display}: column {header[name]!r} is given for both "
+                f"{claimed[name]} and {canonical}; map each to a different column.",
+                source=item.display,
+                column=header[name],
+            )
+        mapping[canonical] = name
+        claimed[name] = canonical
+    found: dict[str, list[str]] = {}
+    for name in names:
+        if name in claimed:
+            continue
+        aliased = schema.canonical_for(header[name])
+        if aliased is not None and aliased not in mapping:
+            found.setdefault(aliased, []).append(name)
+    for canonical, candidates in found.items():
+        if len(candidates) > 1:
+            shown = [header[name] for name in candidates]
+            same = len(set(shown)) == 1
+            what = (
+                f"the header names {shown[0]!r} twice"
+                if same
+                else (
+                    f"columns {_listing(shown, quote=True, joiner='and')} "
+                    f"{'both' if len(shown) == 2 else 'all'} name {canonical}"
+                )
+            )
+            raise LoadError(
+                f"{item.display}: {what}; rename one, or pick one with --col {canonical}=COLUMN.",
+                source=item.display,
+                column=shown[0],
+            )
+        mapping[canonical] = candidates[0]
+    return mapping
+
+
+def _find_column(names: list[str], header: dict[str, str], wanted: str) -> str | None:
+    exact = [name for name in names if header[name] == wanted or name == wanted]
+    if exact:
+        return exact[0]
+    key = schema.normalise_name(wanted)
+    loose = [name for name in names if schema.normalise_name(header[name]) == key]
+    return loose[0] if len(loose) == 1 else None
+
+
+def _require(opened: _Opened, mapping: dict[str, str]) -> None:
+    display = opened.item.display
+    has = f"its columns are {_listing(opened.columns)}" if opened.columns else "it has no columns"
+    if "workflow" not in mapping:
+        raise LoadError(
+            f"{display}: no workflow column ({has}); name it one of "
+            f"{', '.join(schema.ALIASES['workflow'])}, or pass --col workflow=COLUMN.",
+            source=display,
+        )
+    if "passed" not in mapping and "status" not in mapping:
+        raise LoadError(
+            f"{display}: no outcome column ({has}); add a passed column "
+            f"({', '.join(schema.ALIASES['passed'])}) or a status column "
+            f"({', '.join(schema.ALIASES['status'])}), or pass --col passed=COLUMN "
+            "or --col status=COLUMN.",
+            source=display,
+        )
+    if "tokens" not in mapping and not any(bucket in mapping for bucket in schema.BUCKETS):
+        raise LoadError(
+            f"{display}: no tokens column ({has}); name it one of "
+            f"{', '.join(schema.ALIASES['tokens'])}, give token buckets "
+            f"({', '.join(schema.BUCKETS)}), or pass --col tokens=COLUMN.",
+            source=display,
+        )
+
+
+def _infer_types(
+    frame: pl.LazyFrame,
+    candidates: list[str],
+    mapping: dict[str, str],
+    kept_as: dict[str, str],
+) -> pl.LazyFrame:
+    """Give CSV text columns that nobody validates the type polars' reader would infer."""
+    renamed = {name: canonical for canonical, name in mapping.items()}
+    targets = [kept_as.get(name, renamed.get(name, name)) for name in candidates]
+    targets += [c for c in ("model", "run", "timestamp", "duration_s", "cost") if c in mapping]
+    if not targets:
+        return frame
+    probes: list[pl.Expr] = []
+    for index, name in enumerate(targets):
+        column = pl.col(name)
+        present = column.is_not_null().sum()
+        probes += [
+            present.alias(f"n{index}"),
+            column.str.to_integer(strict=False).is_not_null().sum().alias(f"i{index}"),
+            column.cast(pl.Float64, strict=False).is_not_null().sum().alias(f"f{index}"),
+            column.is_in(_BOOLEAN_WORDS).sum().alias(f"b{index}"),
+        ]
+    counts = frame.select(probes).collect().row(0, named=True)
+    casts: list[pl.Expr] = []
+    for index, name in enumerate(targets):
+        present = counts[f"n{index}"]
+        if present == 0:
+            continue
+        if counts[f"i{index}"] == present:
+            casts.append(pl.col(name).str.to_integer(strict=False))
+        elif counts[f"f{index}"] == present:
+            casts.append(pl.col(name).cast(pl.Float64, strict=False))
+        elif counts[f"b{index}"] == present:
+            casts.append(pl.col(name).str.to_lowercase() == "true")
+    return frame.with_columns(casts) if casts else frame
+
+
+def _parse(
+    frame: pl.LazyFrame,
+    mapping: dict[str, str],
+    zero_usage_is_missing: bool,
+    *,
+    in_memory: bool,
+) -> tuple[pl.LazyFrame, list[str]]:
+    """Token counts, the workflow and the task, parsed in polars; problems as helper columns.
+
+    In memory, a cheap probe first finds the count columns holding anything but plain
+    integers and empty cells; only those pay for the exact decimal parser.
+    """
+    derived: list[str] = []
+    exprs: list[pl.Expr] = []
+    workflow = pl.col("workflow").str.strip_chars()
+    exprs.append(workflow.alias("workflow"))
+    exprs.append(
+        pl.when(workflow.is_null() | (workflow == ""))
+        .then(pl.lit("empty"))
+        .alias(_WHY + "workflow")
+    )
+    if "task" in mapping:
+        exprs.append(pl.col("task").str.strip_chars())
+    counts = [name for name in schema.INTEGER_COLUMNS if name in mapping]
+    plain: set[str] = set()
+    if in_memory and counts:
+        probe = frame.select(
+            (pl.col(name).is_not_null() & pl.col(name).str.to_integer(strict=False).is_null())
+            .any()
+            .alias(name)
+            for name in counts
+        )
+        plain = {name for name, other in probe.collect().row(0, named=True).items() if not other}
+    frame = _parse_counts(frame.with_columns(exprs), counts, plain)
+    buckets = [name for name in schema.BUCKETS if name in mapping]
+    if buckets:
+        total = pl.col(buckets[0]).cast(pl.Int128)
+        for name in buckets[1:]:
+            total = total + pl.col(name)  # null in any bucket -> null: missing usage
+        if "tokens" not in mapping:
+            frame = frame.with_columns(
+                pl.when(total <= _INT64_MAX).then(total).cast(pl.Int64).alias("tokens"),
+                pl.when(total > _INT64_MAX).then(pl.lit("range")).alias(_WHY + "tokens"),
+                pl.when(total > _INT64_MAX).then(total.cast(pl.String)).alias(_BAD + "tokens"),
+            )
+            derived.append(
+                f"tokens = {' + '.join(buckets)} (a row missing any of them has missing usage)"
+            )
+        elif "input_tokens" in buckets and "output_tokens" in buckets:
+            tokens = pl.col("tokens")
+            frame = frame.with_columns(
+                (tokens.is_not_null() & total.is_not_null() & (total != tokens))
+                .fill_null(False)
+                .alias(_MISMATCH)
+            )
+    if zero_usage_is_missing:
+        frame = frame.with_columns(
+            pl.when(pl.col("tokens") != 0).then(pl.col("tokens")).alias("tokens"),
+            (pl.col("tokens") == 0).alias(_ZERO),
+        )
+        derived.append("a usage of exactly 0 tokens is read as missing (--zero-usage-is-missing)")
+    else:
+        frame = frame.with_columns((pl.col("tokens") == 0).alias(_ZERO))
+    return frame, derived
+
+
+_Helper = Callable[[str], pl.Expr]
+
+
+def _number_steps() -> list[Callable[[pl.Expr, _Helper], dict[str, pl.Expr]]]:
+    """The exact decimal parser, as steps over named helper columns (see `_parse_counts`)."""
+    int64 = pl.Int64
+    return [
+        lambda raw, h: {
+            "rest": pl.when(h("fast").is_null() & raw.is_not_null()).then(raw.str.strip_chars())
+        },
+        lambda raw, h: {
+            "unknown": pl.when(
+                ~h("rest").str.to_lowercase().is_in(list(schema.MISSING_WORDS))
+            ).then(h("rest"))
+        },
+        lambda raw, h: {"simple": h("unknown").str.strip_suffix(".0").str.to_integer(strict=False)},
+        lambda raw, h: {"slow": pl.when(h("simple").is_null()).then(h("unknown"))},
+        lambda raw, h: {"parts": h("slow").str.extract_groups(_NUMBER)},
+        lambda raw, h: {
+            "sign": h("parts").struct.field("1"),
+            "fraction": h("parts").struct.field("3").fill_null(""),
+            "digits": pl.concat_str(
+                h("parts").struct.field("2").fill_null(""),
+                h("parts").struct.field("3").fill_null(""),
+            ),
+            "exponent_text": h("parts").struct.field("4"),
+        },
+        lambda raw, h: {
+            "exponent": h("exponent_text").str.to_integer(strict=False),
+            "significant": h("digits").str.strip_chars_start("0"),
+        },
+        lambda raw, h: {"trimmed": h("significant").str.strip_chars_end("0")},
+        lambda raw, h: {
+            # value = trimmed * 10 ** scale; trailing zeros moved from the digits to the scale
+            "scale": h("exponent").fill_null(0)
+            - h("fraction").str.len_chars().cast(int64)
+            + h("significant").str.len_chars().cast(int64)
+            - h("trimmed").str.len_chars().cast(int64),
+            "zero": h("sign").is_not_null() & (h("digits") != "") & (h("trimmed") == ""),
+        },
+        lambda raw, h: {"width": h("trimmed").str.len_chars().cast(int64) + h("scale")},
+        lambda raw, h: {
+            "exact": pl.when(~h("zero") & (h("scale") >= 0) & (h("width") <= 19))
+            .then(h("trimmed").str.pad_end(h("width").clip(0, 19).cast(pl.UInt32), "0"))
+            .str.to_integer(strict=False)
+        },
+        lambda raw, h: {
+            "value": pl.coalesce(
+                h("fast"),
+                h("simple"),
+                pl.when(h("zero")).then(pl.lit(0, int64)).otherwise(h("exact")),
+            ),
+            "why": pl.when(h("fast") < 0)
+            .then(pl.lit("negative"))
+            .when(h("fast").is_not_null())
+            .then(None)
+            .when(h("simple") < 0)
+            .then(pl.lit("negative"))
+            .when(h("slow").is_null())
+            .then(None)
+            .when(h("slow").str.to_lowercase().is_in(list(_INFINITY_WORDS)))
+            .then(pl.lit("infinite"))
+            .when(h("sign").is_null() | (h("digits") == ""))
+            .then(pl.lit("not_number"))
+            .when(h("zero"))
+            .then(None)
+            .when(h("sign") == "-")
+            .then(pl.lit("negative"))
+            .when(h("exponent_text").is_not_null() & h("exponent").is_null())
+            .then(
+                pl.when(h("exponent_text").str.starts_with("-"))
+                .then(pl.lit("fractional"))
+                .otherwise(pl.lit("range"))
+            )
+            .when(h("scale") < 0)
+            .then(pl.lit("fractional"))
+            .when(h("exact").is_null())
+            .then(pl.lit("range")),
+        },
+    ]
+
+
+def _parse_counts(frame: pl.LazyFrame, names: list[str], plain: set[str]) -> pl.LazyFrame:
+    """Token counts from their text, exactly.
+
+    Each column `name` becomes Int64 (null = missing), with `_WHY + name` (why a cell is not a
+    count, null when fine) and `_BAD + name` (the cell's text, where it is not). Plain integers
+    take the fast path; only the rest go through the exact decimal parser, and columns in
+    `plain` are known to hold nothing else. Every step is its own `with_columns` over named
+    helper columns, so no expression repeats another inside itself.
+    """
+    if not names:
+        return frame
+
+    def helper(name: str) -> _Helper:
+        return lambda part: pl.col(f"__ledger_{name}_{part}")
+
+    frame = frame.with_columns(
+        pl.col(name).str.to_integer(strict=False).alias(f"__ledger_{name}_fast") for name in names
+    )
+    exact = [name for name in names if name not in plain]
+    if exact:
+        for build in _number_steps():
+            frame = frame.with_columns(
+                expr.alias(f"__ledger_{name}_{part}")
+                for name in exact
+                for part, expr in build(pl.col(name), helper(name)).items()
+            )
+    final: list[pl.Expr] = []
+    for name in names:
+        h = helper(name)
+        why: pl.Expr
+        if name in plain:
+            value, why = h("fast"), pl.when(h("fast") < 0).then(pl.lit("negative"))
+        else:
+            value, why = h("value"), h("why")
+        final += [
+            value.alias(name),
+            why.alias(_WHY + name),
+            pl.when(why.is_not_null()).then(pl.col(name)).alias(_BAD + name),
+        ]
+    temporary = [f"__ledger_{name}_" for name in names]
+    return frame.with_columns(final).select(
+        pl.exclude([f"^{re.escape(prefix)}.*$" for prefix in temporary])
+    )
+
+
+# --- across files: outcome, checks, warnings ---------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Finding:
+    kind: str
+    count: int
+    examples: tuple[tuple[str, int], ...]
+
+
+def _concat(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
+    """Stack the files' frames; a column whose type differs between files (other than one
+    number type against another) is kept as text, nested values as their JSON."""
+    if len(frames) == 1:
+        return frames[0]
+    schemas = [frame.collect_schema() for frame in frames]
+    types: dict[str, set[pl.DataType]] = {}
+    for types_of_frame in schemas:
+        for name, dtype in types_of_frame.items():
+            if dtype != pl.Null:
+                types.setdefault(name, set()).add(dtype)
+    as_text = {
+        name
+        for name, found in types.items()
+        if len(found) > 1 and not all(dtype.is_numeric() for dtype in found)
+    }
+    if as_text:
+        frames = [
+            frame.with_columns(
+                _as_text(name, dtype) for name, dtype in frame_types.items() if name in as_text
+            )
+            for frame, frame_types in zip(frames, schemas, strict=True)
+        ]
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
+    column = pl.col(name)
+    if not dtype.is_nested():
+        return column.cast(pl.String)
+    encoded = pl.struct(column.alias("v")).struct.json_encode()
+    text = encoded.str.strip_prefix('{"v":').str.strip_suffix("}")
+    return pl.when(column.is_not_null()).then(text).alias(name)
+
+
+def _finish(
+    staged: pl.LazyFrame, frames: list[_Prepared], *, in_memory: bool
+) -> tuple[pl.LazyFrame, list[_Finding], list[tuple[str, str]], dict[str, str], int]:
+    """Outcomes, the checks that stop a load, the warnings, and the final column layout.
+
+    `in_memory` materialises the outcomes once, so the checks and the result share them.
+    """
+    names = staged.collect_schema().names()
+    has_passed = "passed" in names
+    has_status = "status" in names
+    by_frame = {frame.index: frame for frame in frames}
+
+    # A short row first: its cells sit under the wrong names, so every other check would
+    # misreport it.
+    if _SHORT in names:
+        short = staged.filter(pl.col(_SHORT)).select(_FRAME, schema.LINE_COLUMN).collect()
+        for frame_index in short[_FRAME].unique().to_list():
+            lines = short.filter(pl.col(_FRAME) == frame_index)[schema.LINE_COLUMN]
+            _check_ragged(by_frame[frame_index].opened, lines)
+
+    # The outcome vocabularies are checked on the distinct values, never row by row.
+    wanted = [pl.col(c).unique().implode() for c in ("passed", "status") if c in names]
+    distinct = staged.select(wanted).collect().row(0, named=True) if wanted else {}
+    words: list[pl.Expr] = []
+    if has_passed:
+        table = {raw: _read_passed(raw) for raw in distinct["passed"] if raw is not None}
+        _reject_unknown(staged, by_frame, "passed", table)
+        known = {raw: value for raw, value in table.items() if value != "unknown"}
+        words.append(pl.col("passed").replace_strict(known, default=None, return_dtype=pl.Boolean))
+    if has_status:
+        table = {raw: _read_status(raw) for raw in distinct["status"] if raw is not None}
+        _reject_unknown(staged, by_frame, "status", table)
+        words.append(
+            pl.col("status")
+            .replace_strict(table, default="ungraded", return_dtype=schema.OUTCOME_DTYPE)
+            .fill_null("ungraded")
+            .alias(_STATUS_WORD)
+        )
+    outcome, contradicting = _outcome(
+        pl.col("passed") if has_passed else None, pl.col(_STATUS_WORD) if has_status else None
+    )
+    staged = staged.with_columns(words).with_columns(
+        outcome.cast(schema.OUTCOME_DTYPE).alias("outcome"),
+        contradicting.alias(_CONTRADICTING),
+    )
+    if in_memory:
+        staged = staged.collect().lazy()
+
+    # Everything else in one pass: the first bad cell of each kind, and every warning.
+    names = staged.collect_schema().names()
+    checks = [c for c in ("workflow", *schema.INTEGER_COLUMNS) if _WHY + c in names]
+    aggregates: list[pl.Expr] = [
+        pl.len().alias("rows"),
+        pl.col(_FRAME).unique().implode().alias("frames"),
+    ]
+    for column in checks:
+        bad = pl.col(_WHY + column).is_not_null()
+        first = (
+            pl.struct(
+                pl.col(_FRAME),
+                pl.col(schema.SOURCE_COLUMN),
+                pl.col(schema.LINE_COLUMN),
+                pl.col(_WHY + column).alias("why"),
+                (
+                    pl.col(_BAD + column) if _BAD + column in names else pl.lit(None, pl.String)
+                ).alias("bad"),
+            )
+            .filter(bad)
+            .first()
+        )
+        aggregates.append(first.alias(f"first_{column}"))
+    flags = {
+        "contradicting_status": pl.col(_CONTRADICTING).fill_null(False),
+        "bucket_mismatch": pl.col(_MISMATCH).fill_null(False) if _MISMATCH in names else None,
+        "suspect_zero": pl.col(_ZERO).fill_null(False),
+        "missing_usage": pl.col("tokens").is_null(),
+        "ungraded": pl.col("outcome") == "ungraded",
+        "lossy_decode": pl.col(_LOSSY).fill_null(False) if _LOSSY in names else None,
+    }
+    for kind, flag in flags.items():
+        if flag is None:
+            continue
+        aggregates += [
+            flag.sum().alias(f"count_{kind}"),
+            pl.struct(pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
+            .filter(flag)
+            .head(_EXAMPLES)
+            .implode()
+            .alias(f"examples_{kind}"),
+        ]
+    if _LOSSY in names:
+        aggregates.append(
+            pl.struct(pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
+            .filter(
+                pl.col(_LOSSY).fill_null(False)
+                & pl.col("workflow").str.contains(_REPLACEMENT, literal=True)
+            )
+            .first()
+            .alias("first_lossy_workflow")
+        )
+    summary = staged.select(aggregates).collect().row(0, named=True)
+
+    for prepared in frames:
+        if prepared.index not in summary["frames"]:
+            display = prepared.opened.item.display
+            raise LoadError(
+                f"{display}: no attempts in it (a header, or blank rows, and nothing else); "
+                "check it is the right file.",
+                source=display,
+            )
+
+    for column in checks:
+        first = summary[f"first_{column}"]
+        if first is not None:
+            raise _cell_error(by_frame[first[_FRAME]], column, first)
+    lossy_workflow = summary.get("first_lossy_workflow")
+    if lossy_workflow is not None:
+        prepared = by_frame[lossy_workflow[_FRAME]]
+        where = _where(
+            prepared,
+            lossy_workflow[schema.SOURCE_COLUMN],
+            lossy_workflow[schema.LINE_COLUMN],
+            "workflow",
+        )
+        raise LoadError(
+            f"{where}: the workflow name has bytes that are not UTF-8, so two names could "
+            "merge; re-encode the file as UTF-8 (for example iconv -f cp1252 -t utf-8).",
+            source=lossy_workflow[schema.SOURCE_COLUMN],
+            line=lossy_workflow[schema.LINE_COLUMN],
+            column=prepared.mapping["workflow"],
+        )
+
+    findings = []
+    for kind, flag in flags.items():
+        if flag is None or not summary[f"count_{kind}"]:
+            continue
+        examples = tuple(
+            (example[schema.SOURCE_COLUMN], example[schema.LINE_COLUMN])
+            for example in summary[f"examples_{kind}"]
+        )
+        findings.append(_Finding(kind, summary[f"count_{kind}"], examples))
+
+    derived: list[tuple[str, str]] = []
+    for prepared in frames:
+        display = prepared.opened.item.display
+        derived += [(sentence, display) for sentence in prepared.derived]
+        derived.append((_outcome_sentence(prepared.mapping), display))
+    units: dict[str, str] = {}
+    for prepared in frames:
+        opened = prepared.opened
+        if not opened.has_source:
+            units[opened.item.display] = opened.unit
+            continue
+        # Importers name a source per row; their frames are small.
+        found = staged.filter(pl.col(_FRAME) == prepared.index).select(
+            pl.col(schema.SOURCE_COLUMN).unique()
+        )
+        units.update(dict.fromkeys(found.collect().to_series().to_list(), opened.unit))
+    result = staged.select(_column_order(names))
+    return result, findings, derived, units, summary["rows"]
+
+
+def _read_passed(raw: str) -> bool | str | None:
+    word = raw.strip().lower()
+    if word in schema.TRUE_WORDS:
+        return True
+    if word in schema.FALSE_WORDS:
+        return False
+    if word in schema.MISSING_WORDS:
+        return None
+    return "unknown"
+
+
+def _read_status(raw: str) -> str:
+    if raw.strip().lower() in schema.MISSING_WORDS:
+        return "ungraded"
+    return schema.STATUS_WORDS.get(schema.normalise_word(raw), "unknown")
+
+
+def _reject_unknown(
+    staged: pl.LazyFrame,
+    by_frame: dict[int, _Prepared],
+    column: str,
+    table: Mapping[str, object],
+) -> None:
+    unknown = [raw for raw, value in table.items() if value == "unknown"]
+    if not unknown:
+        return
+    first = (
+        staged.filter(pl.col(column).is_in(unknown))
+        .select(_FRAME, schema.SOURCE_COLUMN, schema.LINE_COLUMN, column)
+        .head(1)
+        .collect()
+        .row(0, named=True)
+    )
+    prepared = by_frame[first[_FRAME]]
+    where = _where(prepared, first[schema.SOURCE_COLUMN], first[schema.LINE_COLUMN], column)
+    value = _shown(first[column])
+    if column == "passed":
+        what = f"{value} is not a pass/fail value; accepted: {_passed_vocabulary()}"
+    else:
+        what = f"{value} is not an outcome; accepted: {_status_vocabulary()}"
+    raise LoadError(
+        f"{where}: {what}. Fix the cell, or map another column with --col {column}=COLUMN.",
+        source=first[schema.SOURCE_COLUMN],
+        line=first[schema.LINE_COLUMN],
+        column=prepared.mapping[column],
+    )
+
+
+def _passed_vocabulary() -> str:
+    true = ", ".join(sorted(schema.TRUE_WORDS))
+    false = ", ".join(sorted(schema.FALSE_WORDS))
+    return f"true = {true}; false = {false} (any case); empty or NA = ungraded"
+
+
+def _status_vocabulary() -> str:
+    by_outcome: dict[str, list[str]] = {}
+    for word, outcome in schema.STATUS_WORDS.items():
+        by_outcome.setdefault(outcome, []).append(word or "empty")
+    return (
+        "; ".join(f"{outcome} = {', '.join(words)}" for outcome, words in by_outcome.items())
+        + " (any case; spaces and dashes read as _)"
+    )
+
+
+def _outcome(passed: pl.Expr | None, status: pl.Expr | None) -> tuple[pl.Expr, pl.Expr]:
+    """SPEC section 1: the outcome from `passed`, `status` (an outcome already), or both; and
+    which rows' status contradicts their `passed`. Everything stays in the outcome Enum."""
+
+    def word(name: str) -> pl.Expr:
+        return pl.lit(name, dtype=schema.OUTCOME_DTYPE)
+
+    if passed is not None and status is not None:
+        outcome = (
+            pl.when(passed)
+            .then(word("passed"))
+            .when(~passed)
+            .then(
+                pl.when(status.is_in(["timeout", "error"])).then(status).otherwise(word("failed"))
+            )
+            .otherwise(status)
+        )
+        contradicting = (passed & status.is_in(["failed", "timeout", "error"])) | (
+            ~passed & (status == "passed")
+        )
+        return outcome, contradicting.fill_null(False)
+    if passed is not None:
+        outcome = (
+            pl.when(passed)
+            .then(word("passed"))
+            .when(~passed)
+            .then(word("failed"))
+            .otherwise(word("ungraded"))
+        )
+        return outcome, pl.lit(False)
+    assert status is not None
+    return status, pl.lit(False)
+
+
+def _outcome_sentence(mapping: Mapping[str, str]) -> str:
+    if "passed" in mapping and "status" in mapping:
+        return (
+            "outcome from passed and status (passed decides; a false passed takes timeout "
+            "or error from the status)"
+        )
+    if "passed" in mapping:
+        return "outcome from passed (true = passed, false = failed, empty = ungraded)"
+    return "outcome from status"
+
+
+def _column_order(names: Sequence[str]) -> list[str]:
+    canonical = [name for name in schema.CANONICAL_ORDER if name in names]
+    internal = {schema.SOURCE_COLUMN, schema.LINE_COLUMN, *schema.CANONICAL_ORDER}
+    others = [name for name in names if name not in internal and not name.startswith("__ledger_")]
+    return [*canonical, *others, schema.SOURCE_COLUMN, schema.LINE_COLUMN]
+
+
+# --- ragged rows --------------------------------------------------------------------------
+
+
+def _check_ragged(opened: _Opened, suspects: pl.Series) -> None:
+    """Raise for a CSV row with fewer fields than the header, naming its line.
+
+    polars fills a short row's missing cells with nulls, exactly as it reads empty cells, so
+    `suspects` are the lines whose last cell is empty. polars counts their fields first; only
+    where one looks short does Python's csv reader count exactly.
+    """
+    expected = len(opened.columns)
+    if _screen_ragged(opened.item, expected, suspects):
+        found = _first_ragged_record(opened.item, expected)
+        if found is not None:
+            raise _ragged(opened.item, found)
+
+
+def _file_text(item: _Input) -> str:
+    raw = _read_bytes(item.path, _head_bytes(item.path, 2) == b"\x1f\x8b")
+    return raw.decode("utf-8", errors="replace")
+
+
+def _screen_ragged(item: _Input, expected: int, suspects: pl.Series) -> bool:
+    """Whether any of the `suspects` lines may have a field count other than `expected`.
+
+    Counts separators outside quotes. Where every line holds an even number of quotes, records
+    are lines, and only the suspects are looked at; otherwise a line that starts inside a
+    quoted cell is read as if it began with the quote, and the lines of each record are added
+    up. A quote inside an unquoted cell (`12" screen`) can fool it into a suspect, never into
+    an error: `_first_ragged_record` has the last word.
+    """
+    separator = "\t" if item.fmt == "tsv" else ","
+    try:
+        lines = pl.read_lines(item.path, name="text", glob=False)
+    except pl.exceptions.PolarsError:  # not UTF-8: decode it lossily here
+        lines = pl.DataFrame({"text": _file_text(item).split("\n")})
+    text = pl.col("text")
+    quotes = text.str.count_matches('"', literal=True)
+    unquoted = text.str.replace_all(r'"[^"]*"', "")
+    if not lines.select((quotes % 2 == 1).any()).item():
+        rows = suspects.cast(pl.Int64) - 1
+        wanted = lines.select(text.gather(rows.filter(rows < lines.height)))
+        counts = wanted.select(unquoted.str.count_matches(separator, literal=True) + 1)
+        return bool((counts.to_series() != expected).any())
+    # Only lines holding or inside quotes need the regular expressions; every other line's
+    # text stays out of them (null), so a file with few quotes costs one separator count.
+    per_line = lines.with_columns(quotes.alias("quotes")).with_columns(
+        ((pl.col("quotes").cum_sum() - pl.col("quotes")) % 2 == 1).alias("inside")
+    )
+    holding = pl.when(pl.col("inside") | (pl.col("quotes") > 0)).then(text)
+    # A line that starts inside a quoted cell reads as if it began with the quote.
+    quoted = pl.when(pl.col("inside")).then(pl.concat_str(pl.lit('"'), holding)).otherwise(holding)
+    bare = quoted.str.replace_all(r'"[^"]*"', "").str.replace(r'"[^"]*$', "")
+    separators = pl.coalesce(
+        bare.str.count_matches(separator, literal=True),
+        text.str.count_matches(separator, literal=True),
+    )
+    per_line = per_line.select(
+        "inside",
+        separators.alias("separators"),
+        (text.str.strip_chars_end("\r") == "").alias("blank"),
+    ).slice(1)  # the header
+    # A record's separators: the running total at the next record's start minus at its own.
+    total = per_line["separators"].sum()
+    before = pl.col("separators").cum_sum() - pl.col("separators")
+    records = (
+        per_line.with_columns(before.alias("before"))
+        .filter(~pl.col("inside"))
+        .with_columns(
+            (pl.col("before").shift(-1, fill_value=total) - pl.col("before")).alias("separators")
+        )
+    )
+    return records.filter(~pl.col("blank") & (pl.col("separators") + 1 != expected)).height > 0
+
+
+def _first_ragged_record(item: _Input, expected: int | None) -> tuple[int, int, int] | None:
+    """(line, fields, header fields) of the first record whose field count is not the header's.
+
+    Python's csv reader, which quotes as polars does, row by row: it only runs once polars or
+    the screen has found a suspect, so a clean file never pays for it.
+    """
+    separator = "\t" if item.fmt == "tsv" else ","
+    reader = csv.reader(io.StringIO(_file_text(item), newline=""), delimiter=separator)
+    header = next(reader, None)
+    if header is None:
+        return None
+    wanted = expected if expected is not None else len(header)
+    line = reader.line_num + 1
+    for row in reader:
+        if row and len(row) != wanted:
+            return line, len(row), wanted
+        line = reader.line_num + 1
+    return None
+
+
+def _ragged(item: _Input, found: tuple[int, int, int] | None) -> LoadError:
+    if found is None:
+        return LoadError(
+            f"{item.display}: a row has more fields than the header; check for an unquoted "
+            "separator inside a cell.",
+            source=item.display,
+        )
+    line, fields, header = found
+    more = "more" if fields > header else "fewer"
+    return LoadError(
+        f"{item.display} line {line}: {fields} fields where the header has {header} "
+        f"({more} than the header); fix the row, or quote a cell that holds the separator.",
+        source=item.display,
+        line=line,
+    )
+
+
+# --- messages ----------------------------------------------------------------------------
+
+
+def _cell_error(prepared: _Prepared, column: str, first: Mapping[str, object]) -> LoadError:
+    source = str(first[schema.SOURCE_COLUMN])
+    line = first[schema.LINE_COLUMN]
+    assert isinstance(line, int)
+    why = str(first["why"])
+    if column == "workflow":
+        where = _where(prepared, source, line, column)
+        return LoadError(
+            f"{where}: the workflow is empty; every attempt needs one: fill it in or delete "
+            "the row.",
+            source=source,
+            line=line,
+            column=prepared.mapping["workflow"],
+        )
+    if column == "tokens" and "tokens" not in prepared.mapping:
+        buckets = " + ".join(b for b in schema.BUCKETS if b in prepared.mapping)
+        where = f"{source} {prepared.opened.unit} {line}"
+        return LoadError(
+            f"{where}: {buckets} adds up to {first['bad']}, more than the biggest count stored "
+            "exactly (9,223,372,036,854,775,807); check the bucket columns hold token counts.",
+            source=source,
+            line=line,
+        )
+    where = _where(prepared, source, line, column)
+    return LoadError(
+        f"{where}: {_shown(first['bad'])} {_COUNT_PROBLEMS[why]}; fix the cell, or leave it "
+        "empty (or write NA) if the usage is unknown.",
+        source=source,
+        line=line,
+        column=prepared.mapping[column],
+    )
+
+
+def _where(prepared: _Prepared, source: str, line: int, column: str) -> str:
+    return f"{source} {prepared.opened.unit} {line}, column {prepared.mapping[column]!r}"
+
+
+def _shown(value: object) -> str:
+    text = str(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return repr(text)
+
+
+def _empty(item: _Input) -> LoadError:
+    return LoadError(
+        f"{item.display}: the file is empty (no attempts); check it is the right file.",
+        source=item.display,
+    )
+
+
+def _is_utf8_error(error: Exception) -> bool:
+    text = str(error).lower()
+    return "utf-8" in text or "utf8" in text
+
+
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
+
+
+def _read_error(item: _Input, error: Exception) -> LoadError:
+    if isinstance(error, PermissionError):
+        return LoadError(
+            f"{item.display}: cannot be read (permission denied); check its permissions.",
+            source=item.display,
+        )
+    if isinstance(error, LoadError):
+        return error
+    if "more fields" in str(error):
+        return _ragged(item, _first_ragged_record(item, None))
+    if item.fmt in ("csv", "tsv") and "malformed" in str(error):
+        return _stray_quote(item)
+    label = {"csv": "CSV", "tsv": "TSV", "parquet": "Parquet", "json": "JSON"}.get(
+        item.fmt or "", "NDJSON"
+    )
+    return LoadError(
+        f"{item.display}: cannot be read as {label} ({_first_line(error)}); check the file "
+        "is complete and in that format.",
+        source=item.display,
+    )
+
+
+def _stray_quote(item: _Input) -> LoadError:
+    """polars refuses a quote inside an unquoted cell; name the first line that has one."""
+    separator = "\t" if item.fmt == "tsv" else ","
+    cell = re.escape(separator)
+    lines = pl.DataFrame({"text": _file_text(item).split("\n")}).with_row_index("line", offset=1)
+    stray = lines.filter(pl.col("text").str.contains(f'(^|{cell})[^"{cell}]+"'))
+    where = f"{item.display} line {stray['line'][0]}" if stray.height else item.display
+    return LoadError(
+        f"{where}: a quote inside a cell that is not quoted; quote the cell and double the "
+        'quote (12" wide -> "12"" wide"), or export the file again.',
+        source=item.display,
+        line=int(stray["line"][0]) if stray.height else None,
+    )
+
+
+def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
+    """Name the line of broken JSON; the locating runs only after polars has failed."""
+    text = raw.decode("utf-8", errors="replace")
+    if "can only deserialize json objects" in str(error):
+        return LoadError(
+            f"{item.display}: the JSON holds values that are not records; write an array of "
+            "objects, one per attempt.",
+            source=item.display,
+        )
+    line: int | None = None
+    if item.fmt == "ndjson":
+        for number, row in enumerate(text.split("\n"), start=1):
+            if row.strip():
+                try:
+                    json.loads(row)
+                except ValueError:
+                    line = number
+                    break
+    else:
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as decode_error:
+            line = decode_error.lineno
+        except ValueError:
+            pass
+    label = "NDJSON" if item.fmt == "ndjson" else "JSON"
+    where = f"{item.display} line {line}" if line is not None else item.display
+    return LoadError(
+        f"{where}: not valid {label} ({_first_line(error)}); fix the file, or export it again.",
+        source=item.display,
+        line=line,
+    )
+
+
+def _listing(
+    names: Iterable[str], *, quote: bool = False, joiner: str = "", limit: int = 12
+) -> str:
+    shown = [repr(name) if quote else name for name in names]
+    if len(shown) > limit:
+        shown = [*shown[:limit], f"and {len(shown) - limit} more"]
+    if joiner and len(shown) > 1:
+        return f"{', '.join(shown[:-1])} {joiner} {shown[-1]}"
+    return ", ".join(shown)
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+# --- the report ---------------------------------------------------------------------------
+
+
+_WARNING_TEXT: dict[str, str] = {
+    "contradicting_status": (
+        "{n} with a status that contradicts passed; passed decided the outcome"
+    ),
+    "bucket_mismatch": ("{n} whose token buckets do not add up to tokens; tokens was used"),
+    "suspect_zero": (
+        "{n} reporting exactly 0 tokens, which harnesses often write when usage was not "
+        "recorded; kept as 0 (--zero-usage-is-missing reads them as missing)"
+    ),
+    "missing_usage": (
+        "{n} with missing usage (unknown, never counted as 0); tokens per accepted result "
+        "is a lower bound for their groups"
+    ),
+    "ungraded": "{n} with no verdict, counted as ungraded (not accepted)",
+    "lossy_decode": (
+        "{n} with bytes that are not UTF-8, read with \ufffd in their place; re-encode the "
+        "file as UTF-8 to keep the text"
+    ),
+}
+
+
+def _report(
+    inputs: list[_Input],
+    frames: list[_Prepared],
+    findings: list[_Finding],
+    derived: list[tuple[str, str]],
+    units: dict[str, str],
+    rows: int,
+) -> LoadReport:
+    files = [
+        item.display if item.importer is None else f"{item.display} ({item.importer.name})"
+        for item in inputs
+    ]
+    mapping: dict[str, list[str]] = {}
+    for prepared in frames:
+        for canonical, name in prepared.mapping.items():
+            shown = prepared.opened.duplicates.get(name, name)
+            if shown not in mapping.setdefault(canonical, []):
+                mapping[canonical].append(shown)
+    ordered = {
+        canonical: " / ".join(mapping[canonical])
+        for canonical in schema.CANONICAL_ORDER
+        if canonical in mapping
+    }
+    sentences: dict[str, list[str]] = {}
+    for sentence, display in derived:
+        if display not in sentences.setdefault(sentence, []):
+            sentences[sentence].append(display)
+    everyone = len(inputs)
+    said = [
+        sentence if len(where) == everyone else f"{sentence} (in {_listing(where, limit=3)})"
+        for sentence, where in sentences.items()
+    ]
+    merged: dict[str, tuple[int, list[tuple[str, int]]]] = {}
+    for finding in findings:
+        count, examples = merged.get(finding.kind, (0, []))
+        merged[finding.kind] = (count + finding.count, examples + list(finding.examples))
+    warnings = []
+    for kind in _WARNING_TEXT:
+        if kind not in merged:
+            continue
+        count, examples = merged[kind]
+        examples = examples[:_EXAMPLES]
+        noun = "row" if kind == "lossy_decode" else "attempt"
+        message = _WARNING_TEXT[kind].format(n=_plural(count, noun)) + "."
+        warnings.append(
+            LoadWarning(
+                kind=kind,
+                message=message[0].upper() + message[1:],
+                count=count,
+                lines=tuple(line for _, line in examples),
+                sources=tuple(source for source, _ in examples),
+            )
+        )
+    return LoadReport(
+        files=files, rows=rows, mapping=ordered, derived=said, warnings=warnings, units=units
+    )
