@@ -440,3 +440,21 @@ async def test_q_quits() -> None:
         await pilot.pause()
         assert not app.is_running or app._exit
     assert app.return_code == 0
+
+
+# --------------------------------------------------------------------------- Tab
+
+
+async def test_tab_moves_to_the_summary_where_a_chosen_row_is_under_focus() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        focus = app.query_one("#focus")
+        assert str(focus.render()).startswith("▸ lean")
+        await press(pilot, "tab")
+        groups = app.query_one(SummaryPane).groups_table
+        assert app.focused is groups
+        await press(pilot, "j")
+        assert groups.cursor_row == 1
+        assert str(focus.render()).startswith("▸ steady")
+        assert app.table.cursor_row == 0  # the attempts table stays where it was

@@ -386,6 +386,16 @@ COMMANDS: tuple[Command, ...] = (
         available=_always,
     ),
     Command(
+        "focus_next",
+        "tab",
+        "next pane",
+        "Move between the filter, the attempts table and the summary (Shift+Tab goes back).",
+        MOVE,
+        display="Tab",
+        palette=False,
+        available=_always,
+    ),
+    Command(
         "g_prefix",
         "g",
         "first row (gg)",

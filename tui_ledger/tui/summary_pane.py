@@ -151,7 +151,7 @@ class Bars(Widget):
         return text
 
 
-class SummaryPane(VerticalScroll):
+class SummaryPane(VerticalScroll, can_focus=False):
     """Per-group summary of the current view, the focused group in both views, callout, bars."""
 
     class GroupSelected(Message):
