@@ -146,6 +146,10 @@ ALL = [2, 3, 4, 5, 6, 7]
         # negation
         ("-lean", [5, 6, 7]),
         ("-failed", [2, 5, 6, 7]),
+        # only a leading `-` negates: after an empty quoted part it is text
+        ('""-1', []),
+        ('-""-1', ALL),
+        ('""-lean', []),
         ("-task:login", [3, 4, 5, 7]),
         ("-tokens>1000", [2, 3, 4]),
         ("lean -failed", [2]),

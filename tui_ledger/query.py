@@ -221,7 +221,9 @@ def tokenize(text: str) -> list[Term]:
     for start, end, chars, quote_marks in _scan(text):
         body = 0
         negated = False
-        if chars and chars[0][:2] == ("-", False):
+        # Only a `-` that is the term's very first character negates: after an empty quoted
+        # part (`""-1`) it is text, or `""-1` and `-""-1` would both be negations.
+        if chars and chars[0] == ("-", False, start):
             if len(chars) == 1 and not quote_marks:
                 raise FilterError("'-' needs a term after it, e.g. -failed", start, start + 1)
             negated, body = True, 1
