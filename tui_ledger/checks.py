@@ -49,7 +49,14 @@ VERSION_COLUMNS: tuple[str, ...] = (
 # a row is a duplicate; without (e.g. workflow, tokens, passed only) identical rows are normal.
 IDENTIFYING_COLUMNS: tuple[str, ...] = ("timestamp", "duration_s", "run", "attempt")
 # Columns that identify one attempt.
-ID_COLUMNS: tuple[str, ...] = ("attempt_id", "id", "uuid", "trial_id", "sample_uuid")
+ID_COLUMNS: tuple[str, ...] = (
+    "attempt_id",
+    "id",
+    "uuid",
+    "trial_id",
+    "trial_uuid",
+    "sample_uuid",
+)
 # Loader warning kinds that get a per-group breakdown, and the row flag behind each.
 _LOADER_FLAGS: dict[str, pl.Expr] = {
     "missing_usage": pl.col("tokens").is_null(),
@@ -446,7 +453,9 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                     *_examples(repeated),
                 )
             )
-    for column, severity in (("attempt", "warning"), ("run", "info")):
+    # Several attempts of one task inside one run are normal (harnesses repeat trials), so only
+    # an explicit attempt number repeated within a workflow and task is a likely copy.
+    for column, severity in (("attempt", "warning"),):
         if column not in attempts.columns or "task" not in attempts.columns:
             continue
         identity = [*dict.fromkeys([*keys, "task", column])]
@@ -543,8 +552,16 @@ def check_lines(checks: Sequence[Check]) -> list[str]:
         lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")
         lines.extend(f"    {detail}" for detail in check.details)
         if check.lines:
-            lines.append(f"    e.g. lines {', '.join(map(str, check.lines))}")
+            lines.append(f"    e.g. {_places(check.lines, check.sources)}")
     return lines
+
+
+def _places(lines: Sequence[int], sources: Sequence[str]) -> str:
+    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files."""
+    if not sources or len(set(sources)) <= 1:
+        where = f" of {sources[0]}" if sources else ""
+        return f"lines {', '.join(map(str, lines))}{where}"
+    return ", ".join(f"{source}:{line}" for source, line in zip(sources, lines, strict=False))
 
 
 def check_json(check: Check) -> dict[str, Any]:
