@@ -48,11 +48,13 @@ Decisions the spec leaves open (all of them written down in docs, too):
 from __future__ import annotations
 
 import csv
+import errno
 import gzip
 import io
 import json
 import os
 import re
+import stat
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,6 +106,7 @@ _SHORT = "__ledger_short"
 _LOSSY = "__ledger_lossy"
 _MISMATCH = "__ledger_mismatch"
 _ZERO = "__ledger_zero"
+_FILLED = "__ledger_filled"
 _CONTRADICTING = "__ledger_contradicting"
 _STATUS_WORD = "__ledger_status_word"  # the outcome a status names
 _WHY = "__ledger_why_"  # + canonical name: why a cell is not acceptable (null when it is)
@@ -251,12 +254,22 @@ def load(
     """
     inputs = _expand(paths, fmt)
     opened = [_open(item, lazy=False) for item in inputs]
-    frames = [
-        _prepare(item, index, columns, zero_usage_is_missing) for index, item in enumerate(opened)
-    ]
-    staged = _concat([frame.lazy for frame in frames]).collect().lazy()
-    result, findings, derived, units, rows = _finish(staged, frames, in_memory=True)
-    attempts = result.collect()
+    try:
+        frames = [
+            _prepare(item, index, columns, zero_usage_is_missing)
+            for index, item in enumerate(opened)
+        ]
+        staged = _concat([frame.lazy for frame in frames]).collect().lazy()
+        result, findings, derived, units, rows = _finish(staged, frames, in_memory=True)
+        attempts = result.collect()
+    except pl.exceptions.PolarsError as error:
+        # Anything polars refuses past opening is still the input's fault, said in one line.
+        if len(inputs) == 1:
+            raise _read_error(inputs[0], error) from None
+        raise LoadError(
+            f"{_listing([item.display for item in inputs], limit=3)}: cannot be read together "
+            f"({_first_line(error)}); load them one at a time to find the file at fault."
+        ) from None
     report = _report(inputs, frames, findings, derived, units, rows)
     return Ledger(attempts=attempts, report=report)
 
@@ -360,8 +373,9 @@ def _expand(paths: Sequence[str | Path] | str | Path, fmt: str | None) -> list[_
     for given in paths:
         path = Path(given).expanduser()
         display = str(given)
-        if not path.exists():
+        if not path.exists() and not path.is_symlink():
             raise LoadError(f"{display}: no such file or folder; check the path.", source=display)
+        _check_kind(path, display)
         if forced_importer is not None:
             _check_readable(path, display)
             found = [_Input(path, display, None, forced_importer)]
@@ -401,6 +415,13 @@ def _inputs_for(path: Path, display: str, forced: str | None) -> list[_Input]:
 
 
 def _files_below(folder: Path, display: str) -> list[Path]:
+    """Every supported, non-hidden file below `folder`, sorted by its path inside it.
+
+    Links to folders are followed, each real folder read once (so a link back up the tree
+    cannot loop). A supported name that is not a regular file (a pipe, a device, a link to
+    nothing or a link loop) stops the load, naming it, rather than being skipped unseen.
+    """
+
     def refuse(error: OSError) -> None:
         where = Path(display) / Path(error.filename).relative_to(folder)
         raise LoadError(
@@ -409,13 +430,53 @@ def _files_below(folder: Path, display: str) -> list[Path]:
         )
 
     found = []
-    for root, dirs, names in os.walk(folder, onerror=refuse):
+    visited: set[Path] = set()
+    for root, dirs, names in os.walk(folder, onerror=refuse, followlinks=True):
+        real = Path(root).resolve()
+        if real in visited:
+            dirs[:] = []
+            continue
+        visited.add(real)
         dirs[:] = [name for name in dirs if not name.startswith(".")]
         for name in names:
             child = Path(root) / name
-            if not name.startswith(".") and _suffix(child) and child.is_file():
+            if name.startswith(".") or not _suffix(child):
+                continue
+            _check_kind(child, str(Path(display) / child.relative_to(folder)))
+            if child.is_file():
                 found.append(child)
     return sorted(found, key=lambda child: child.relative_to(folder).parts)
+
+
+def _kind_problem(path: Path) -> str | None:
+    """Why `path` cannot be read as a file or a folder of attempts, or None when it can."""
+    try:
+        mode = path.stat().st_mode  # follows links
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a symbolic link that loops back on itself; point it at the file"
+        if path.is_symlink():
+            target = _shown(os.readlink(path))
+            return f"a symbolic link to {target}, which does not exist; fix the link"
+        return None  # the caller's own checks say what is wrong
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    what = (
+        "a named pipe (FIFO)"
+        if stat.S_ISFIFO(mode)
+        else "a socket"
+        if stat.S_ISSOCK(mode)
+        else "a device"
+    )
+    # A pipe can be read once and may never end; the loader reads a file more than once.
+    return f"{what}, not a regular file; save the data to a file first and read that"
+
+
+def _check_kind(path: Path, display: str) -> None:
+    """Refuse, at once and without opening it, anything but a regular file or a folder."""
+    problem = _kind_problem(path)
+    if problem is not None:
+        raise LoadError(f"{display}: {problem}.", source=display)
 
 
 def _check_readable(path: Path, display: str) -> None:
@@ -740,12 +801,15 @@ def _prepare(
     taken |= set(opened.columns)
     kept_as: dict[str, str] = {}
     selected: list[pl.Expr] = []
+    types = opened.frame.collect_schema()
     for name in opened.columns:
         canonical = source_of.get(name)
         if canonical is not None:
             expr = pl.col(name)
             if canonical in _VALIDATED or canonical in _TEXT_KEYS:
-                expr = expr.cast(pl.String)
+                # Validated as text: a nested value (a list or an object) as its JSON, so it
+                # is refused by name like any other unreadable cell, or named as written.
+                expr = _as_text(name, types[name])
             selected.append(expr.alias(canonical))
         elif name in schema.CANONICAL_ORDER or name in (
             schema.SOURCE_COLUMN,
@@ -764,7 +828,10 @@ def _prepare(
     if opened.columns:
         filled = pl.any_horizontal(pl.col(opened.columns).is_not_null())
         if not opened.in_memory or not frame.select(filled.all()).collect().item():
-            frame = frame.filter(filled)
+            # Filter on a helper column: polars' predicate pushdown of a horizontal
+            # expression over thousands of columns takes time quadratic in their number.
+            frame = frame.with_columns(filled.alias(_FILLED)).filter(pl.col(_FILLED))
+            frame = frame.drop(_FILLED)
     helpers = [
         source.alias(schema.SOURCE_COLUMN),
         pl.col(_LINE).alias(schema.LINE_COLUMN),
@@ -1170,8 +1237,20 @@ def _concat(frames: list[pl.LazyFrame]) -> pl.LazyFrame:
     return pl.concat(frames, how="diagonal_relaxed")
 
 
+def _decode_bytes(values: pl.Series) -> pl.Series:
+    return pl.Series(
+        values.name,
+        [None if raw is None else raw.decode("utf-8", "backslashreplace") for raw in values],
+        dtype=pl.String,
+    )
+
+
 def _as_text(name: str, dtype: pl.DataType) -> pl.Expr:
     column = pl.col(name)
+    if dtype == pl.Binary:
+        # Raw bytes (rare, Parquet only): decoded in Python, since polars' cast fails on the
+        # first byte that is not UTF-8; such bytes show as \xNN, never as a silent null.
+        return column.map_batches(_decode_bytes, return_dtype=pl.String).alias(name)
     if not dtype.is_nested():
         return column.cast(pl.String)
     encoded = pl.struct(column.alias("v")).struct.json_encode()
