@@ -201,9 +201,9 @@ def test_a_real_export_with_its_own_names(tmp_path: Path) -> None:
         "PASSED",
         "error",
     ]
-    # A blank line is skipped but still counted; a quoted cell holding a newline is one record,
-    # so the rows after it are numbered one line early (documented in load.py).
-    assert column(ledger, "line") == [2, 3, 4, 6, 7, 8]
+    # A blank line is skipped but still counted; a row is numbered by the line it starts on,
+    # also after a quoted cell holding a newline (as an editor counts).
+    assert column(ledger, "line") == [2, 3, 4, 6, 7, 9]
     assert ledger.attempts.schema["Duration (s)"] == pl.Float64
     assert column(ledger, "Notes")[1] == "usage lost, killed at 10 min"
 
@@ -793,4 +793,4 @@ def test_a_cell_spanning_three_lines_next_to_empty_last_cells(tmp_path: Path) ->
     )
 
     assert column(ledger, "notes") == ["a\nb, c\nd", None]
-    assert column(ledger, "line") == [2, 3]  # records: the second starts on line 5
+    assert column(ledger, "line") == [2, 5]  # the second record starts on line 5

@@ -10,8 +10,8 @@ read but looks wrong is kept and counted in a `LoadWarning`. Nothing is guessed 
 
 Decisions the spec leaves open (all of them written down in docs, too):
 
-- Line numbers. CSV/TSV: the header is line 1 and the first data row line 2; the number is
-  the record's position, so a quoted field holding a newline shifts every later row by one.
+- Line numbers. CSV/TSV: the header is line 1; a row's number is the line it starts on, as an
+  editor counts, also after a quoted cell holding a line end.
   NDJSON: record index + 1 (equal to the line unless the file has blank lines). JSON: record
   index + 1, and errors say "record". Parquet: row index + 1, and errors say "row".
   Importers: their own `line` column if they give one, else record index + 1.
@@ -52,6 +52,7 @@ import errno
 import gzip
 import io
 import json
+import mmap
 import os
 import re
 import stat
@@ -63,6 +64,7 @@ from typing import Protocol
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.textsafe import safe_text
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
@@ -107,6 +109,7 @@ _LOSSY = "__ledger_lossy"
 _MISMATCH = "__ledger_mismatch"
 _ZERO = "__ledger_zero"
 _FILLED = "__ledger_filled"
+_PHYSICAL = "__ledger_physical"
 _CONTRADICTING = "__ledger_contradicting"
 _STATUS_WORD = "__ledger_status_word"  # the outcome a status names
 _WHY = "__ledger_why_"  # + canonical name: why a cell is not acceptable (null when it is)
@@ -145,7 +148,9 @@ class LoadError(Exception):
         line: int | None = None,
         column: str | None = None,
     ) -> None:
-        super().__init__(message.replace("\r", " ").replace("\n", " "))  # always one line
+        # Always one line, and safe to print: a file's own text (a cell, a column name, a
+        # file name) may hold terminal escapes, and this message reaches terminals.
+        super().__init__(safe_text(message.replace("\r", " ").replace("\n", " ")))
         self.source = source
         self.line = line
         self.column = column
@@ -199,7 +204,8 @@ class LoadReport:
         for warning in self.warnings:
             where = self._where(warning)
             out.append(f"Warning ({warning.kind}, {warning.count}): {warning.message}{where}")
-        return out
+        # File and column names are the file's own text: shown, never obeyed by a terminal.
+        return [safe_text(line) for line in out]
 
     def _where(self, warning: LoadWarning) -> str:
         if not warning.lines:
@@ -571,6 +577,7 @@ class _Opened:
     infer: bool = False  # CSV/TSV: give unvalidated columns their inferred types
     duplicates: dict[str, str] = field(default_factory=dict)  # polars name -> header name
     has_source: bool = False
+    unterminated: bool = False  # CSV/TSV: the last line has no line end (cut off?)
 
 
 def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
@@ -621,6 +628,14 @@ def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
     renamed, duplicates = _header_names(own)
     frame = frame.rename(dict(zip(own, renamed, strict=True)))
     frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
+    starts = _record_starts(item)
+    if starts is not None:
+        # polars numbers records; people (and editors) number lines.
+        frame = (
+            frame.join(starts, on=_LINE, how="left", maintain_order="left")
+            .with_columns(pl.col(_PHYSICAL).alias(_LINE))
+            .drop(_PHYSICAL)
+        )
     return _Opened(
         item,
         item.fmt or "csv",
@@ -631,7 +646,57 @@ def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
         in_memory=not lazy,
         infer=True,
         duplicates=duplicates,
+        unterminated=_ends_without_line_end(item.path),
     )
+
+
+def _record_starts(item: _Input) -> pl.LazyFrame | None:
+    """The line each record starts on, keyed by its record number as `_LINE` counts them,
+    where some quoted cell holds a line end; None where records and lines are the same.
+
+    A line starts a record unless an odd number of quotes came before it (polars has already
+    refused quotes inside unquoted cells). A file without a quote costs one byte search.
+    """
+    compressed = _head_bytes(item.path, 2) == b"\x1f\x8b"
+    if not compressed and not _contains_byte(item.path, b'"'):
+        return None
+    try:
+        if compressed:
+            raise pl.exceptions.ComputeError("gzip: read below")
+        lines = pl.scan_lines(item.path, name="text", glob=False)
+        lines.head(0).collect()
+    except pl.exceptions.PolarsError:  # compressed, or not UTF-8: decode it here
+        lines = pl.LazyFrame({"text": _file_text(item).split("\n")})
+    quotes = pl.col("text").str.count_matches('"', literal=True)
+    inside = (quotes.cum_sum() - quotes) % 2 == 1
+    marked = lines.select(inside.alias("inside")).with_row_index(_PHYSICAL, offset=1)
+    if not marked.select(pl.col("inside").any()).collect().item():
+        return None
+    return (
+        marked.filter(~pl.col("inside"))
+        .select(pl.col(_PHYSICAL).cast(pl.Int64))
+        .with_row_index(_LINE, offset=1)
+        .with_columns(pl.col(_LINE).cast(pl.Int64))
+    )
+
+
+def _contains_byte(path: Path, needle: bytes) -> bool:
+    """Whether `needle` occurs in the file, searched without reading it into memory."""
+    with path.open("rb") as stream:
+        if os.fstat(stream.fileno()).st_size == 0:
+            return False
+        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+            return mapped.find(needle) >= 0
+
+
+def _ends_without_line_end(path: Path) -> bool:
+    """Whether an uncompressed file's last byte is not a line end (a file cut off mid-row
+    loads without complaint when the cut falls inside its last cell)."""
+    with path.open("rb") as stream:
+        if stream.read(2) == b"\x1f\x8b":
+            return False  # gzip: a cut stream fails to decompress instead
+        stream.seek(-1, os.SEEK_END)
+        return stream.read(1) not in (b"\n", b"\r")
 
 
 def _read_csv_eager(item: _Input, options: dict[str, object], *, lossy: bool) -> pl.DataFrame:
@@ -689,14 +754,12 @@ def _open_json(item: _Input, *, lazy: bool) -> _Opened:
         except pl.exceptions.PolarsError:
             pass  # the eager reader below says what is wrong, and where
         else:
-            inexact = _inexact_numbers(types)
-            if inexact:
-                frame = pl.scan_ndjson(
-                    item.path, infer_schema_length=None, schema_overrides=inexact
-                )
-            frame = frame.with_row_index(_LINE, offset=1)
-            frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
-            return _Opened(item, "ndjson", frame, types.names(), unit, in_memory=False)
+            # Decimal numbers in a validated column are read eagerly (below): polars parses
+            # them through a float even when asked for their text.
+            if not _inexact_numbers(types):
+                frame = frame.with_row_index(_LINE, offset=1)
+                frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
+                return _Opened(item, "ndjson", frame, types.names(), unit, in_memory=False)
     raw = _read_bytes(item.path, compressed)
     if not raw.strip():
         raise _empty(item)
@@ -710,15 +773,54 @@ def _open_json(item: _Input, *, lazy: bool) -> _Opened:
     try:
         data = reader(io.BytesIO(raw), infer_schema_length=None)
     except pl.exceptions.PolarsError as error:
-        raise _json_error(item, raw, error) from None
+        without_nan = _json_without_nan(item, raw)
+        if without_nan is None:
+            raise _json_error(item, raw, error) from None
+        try:
+            data = reader(io.BytesIO(without_nan), infer_schema_length=None)
+        except pl.exceptions.PolarsError as again:
+            raise _json_error(item, raw, again) from None
+        raw = without_nan
     if data.width == 0 or data.height == 0:
         raise _empty(item)
     names = data.columns
     inexact = _inexact_numbers(data.schema)
     if inexact:
-        data = reader(io.BytesIO(raw), infer_schema_length=None, schema_overrides=inexact)
+        exact = _numbers_as_text(raw, set(inexact))
+        data = reader(io.BytesIO(exact), infer_schema_length=None, schema_overrides=inexact)
     frame = data.lazy().with_row_index(_LINE, offset=1).with_columns(pl.col(_LINE).cast(pl.Int64))
     return _Opened(item, item.fmt or "json", frame, names, unit, lossy=lossy)
+
+
+# A JSON string, then (for a key) the number after its colon.
+_JSON_KEYED_NUMBER = re.compile(
+    r'"(?:[^"\\]|\\.)*"(?:(\s*:\s*)(-?[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)(?![0-9.eE]))?'
+)
+
+
+def _numbers_as_text(raw: bytes, keys: set[str]) -> bytes:
+    """The JSON text with every number under one of `keys` written as a string of its digits.
+
+    polars reads a decimal number through a float even when asked for its text, so
+    `9007199254740993.0` would become 9007199254740992; quoted, it is validated as written.
+    Keys are matched at any depth (a nested object's `tokens` is quoted too).
+    """
+    text = raw.decode("utf-8", errors="replace")
+
+    def quote(match: re.Match[str]) -> str:
+        whole = match.group(0)
+        if match.group(2) is None:
+            return whole
+        key = whole[: len(whole) - len(match.group(1)) - len(match.group(2))]
+        try:
+            name = json.loads(key)
+        except ValueError:
+            return whole
+        if name not in keys:
+            return whole
+        return f'{key}{match.group(1)}"{match.group(2)}"'
+
+    return _JSON_KEYED_NUMBER.sub(quote, text).encode("utf-8")
 
 
 def _inexact_numbers(types: pl.Schema) -> dict[str, pl.DataType]:
@@ -1348,6 +1450,14 @@ def _finish(
             .implode()
             .alias(f"examples_{kind}"),
         ]
+    unterminated = [frame.index for frame in frames if frame.opened.unterminated]
+    for frame_index in unterminated:
+        aggregates.append(
+            pl.col(schema.LINE_COLUMN)
+            .filter(pl.col(_FRAME) == frame_index)
+            .last()
+            .alias(f"last_line_{frame_index}")
+        )
     if _LOSSY in names:
         aggregates.append(
             pl.struct(pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
@@ -1399,6 +1509,11 @@ def _finish(
             for example in summary[f"examples_{kind}"]
         )
         findings.append(_Finding(kind, summary[f"count_{kind}"], examples))
+    for frame_index in unterminated:
+        last_line = summary[f"last_line_{frame_index}"]
+        if last_line is not None:
+            display = by_frame[frame_index].opened.item.display
+            findings.append(_Finding("unterminated_last_line", 1, ((display, last_line),)))
 
     derived: list[tuple[str, str]] = []
     for prepared in frames:
@@ -1720,6 +1835,10 @@ def _read_error(item: _Input, error: Exception) -> LoadError:
         )
     if isinstance(error, LoadError):
         return error
+    if item.fmt in ("csv", "tsv") and "malformed" not in str(error):
+        unclosed = _unclosed_quote(item)
+        if unclosed is not None:
+            return unclosed
     if "more fields" in str(error):
         return _ragged(item, _first_ragged_record(item, None))
     if item.fmt in ("csv", "tsv") and "malformed" in str(error):
@@ -1731,6 +1850,24 @@ def _read_error(item: _Input, error: Exception) -> LoadError:
         f"{item.display}: cannot be read as {label} ({_first_line(error)}); check the file "
         "is complete and in that format.",
         source=item.display,
+    )
+
+
+def _unclosed_quote(item: _Input) -> LoadError | None:
+    """A quoted cell that never closes (often a file cut off mid-row), named by its line."""
+    opened_at: int | None = None
+    inside = False
+    for number, text in enumerate(_file_text(item).split("\n"), start=1):
+        if text.count('"') % 2:
+            inside = not inside
+            opened_at = number if inside else opened_at
+    if not inside or opened_at is None:
+        return None
+    return LoadError(
+        f"{item.display} line {opened_at}: a quoted cell starts here and never ends; the file "
+        "may be cut off (export it again), or a closing quote is missing.",
+        source=item.display,
+        line=opened_at,
     )
 
 
@@ -1750,7 +1887,8 @@ def _stray_quote(item: _Input) -> LoadError:
 
 
 def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
-    """Name the line of broken JSON; the locating runs only after polars has failed."""
+    """Name the line (or record) of JSON polars refused; the locating runs only after polars
+    has failed. Valid JSON that polars still refuses is named by what is wrong with it."""
     text = raw.decode("utf-8", errors="replace")
     if "can only deserialize json objects" in str(error):
         return LoadError(
@@ -1758,29 +1896,94 @@ def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
             "objects, one per attempt.",
             source=item.display,
         )
+    label = "NDJSON" if item.fmt == "ndjson" else "JSON"
     line: int | None = None
     if item.fmt == "ndjson":
         for number, row in enumerate(text.split("\n"), start=1):
-            if row.strip():
-                try:
-                    json.loads(row)
-                except ValueError:
-                    line = number
-                    break
+            if not row.strip():
+                continue
+            try:
+                value = json.loads(row)
+            except ValueError:
+                line = number
+                break
+            if not isinstance(value, dict):
+                return _not_a_record(item, f"line {number}", value, number)
     else:
         try:
-            json.loads(text)
+            document = json.loads(text)
         except json.JSONDecodeError as decode_error:
             line = decode_error.lineno
         except ValueError:
             pass
-    label = "NDJSON" if item.fmt == "ndjson" else "JSON"
+        else:
+            if isinstance(document, list):
+                for number, value in enumerate(document, start=1):
+                    if not isinstance(value, dict):
+                        return _not_a_record(item, f"record {number}", value, None)
+    if line is None:
+        # Valid for Python, refused by polars (say, 1e400): polars names the byte.
+        found = re.search(r"at character (\d+)", str(error))
+        if found is not None:
+            line = raw[: int(found.group(1))].count(b"\n") + 1
     where = f"{item.display} line {line}" if line is not None else item.display
     return LoadError(
         f"{where}: not valid {label} ({_first_line(error)}); fix the file, or export it again.",
         source=item.display,
         line=line,
     )
+
+
+def _not_a_record(item: _Input, where: str, value: object, line: int | None) -> LoadError:
+    kind = {
+        list: "a list",
+        str: "a string",
+        bool: "true or false",
+        int: "a number",
+        float: "a number",
+        type(None): "null",
+    }.get(type(value), "not an object")
+    return LoadError(
+        f"{item.display} {where}: {kind}, not a record; every attempt is an object with named "
+        "fields, one per line (NDJSON) or in one array (JSON).",
+        source=item.display,
+        line=line,
+    )
+
+
+# NaN and Infinity are not JSON, but Python's json module writes them for float('nan') and
+# float('inf'). A string is matched whole first, so a NaN inside one is left alone.
+_JSON_CONSTANTS = re.compile(r'"(?:[^"\\]|\\.)*"|(-?Infinity)\b|\bNaN\b')
+
+
+def _json_without_nan(item: _Input, raw: bytes) -> bytes | None:
+    """The JSON text with every bare NaN written as null (missing), or None when there is none.
+
+    A bare Infinity is refused, naming its line: no count is infinite, and guessing a value
+    for it would be inventing data.
+    """
+    text = raw.decode("utf-8", errors="replace")
+    if "NaN" not in text and "Infinity" not in text:
+        return None
+    replaced = 0
+
+    def swap(match: re.Match[str]) -> str:
+        nonlocal replaced
+        if match.group(0).startswith('"'):
+            return match.group(0)
+        if match.group(1) is not None:
+            line = text.count("\n", 0, match.start()) + 1
+            raise LoadError(
+                f"{item.display} line {line}: {match.group(1)} is not a number JSON can hold, "
+                "and no count is infinite; write null where the value is unknown.",
+                source=item.display,
+                line=line,
+            )
+        replaced += 1
+        return "null"
+
+    rewritten = _JSON_CONSTANTS.sub(swap, text)
+    return rewritten.encode("utf-8") if replaced else None
 
 
 def _listing(
@@ -1815,6 +2018,10 @@ _WARNING_TEXT: dict[str, str] = {
         "is a lower bound for their groups"
     ),
     "ungraded": "{n} with no verdict, counted as ungraded (not accepted)",
+    "unterminated_last_line": (
+        "{n} on a last line with no line end after it; if the file was cut off while "
+        "being written, that attempt may be incomplete: check it, or export the file again"
+    ),
     "lossy_decode": (
         "{n} with bytes that are not UTF-8, read with \ufffd in their place; re-encode the "
         "file as UTF-8 to keep the text"
