@@ -4,13 +4,19 @@ Data flows one way (docs/ARCHITECTURE.md): the loader gives a frame; the filter 
 it; `ledger.compare` computes both views at once; the widgets draw what they are given. Loading
 and every recompute run in thread workers (`exclusive=True`, so a keystroke's stale work is
 dropped); a toggle between KEEP FAILURES and DROP FAILURES needs no recompute at all, because the
-comparison already holds both views.
+comparison already holds both views. The same goes for the headline metric (tokens or cost per
+accepted result): the comparison holds both.
+
+With a price table (`--prices`, `--flat-price`), the load worker prices every attempt
+(`prices.apply_prices`) right after loading. The fair-comparison checks (`checks.run_checks`) run
+in their own worker after each recompute, so they never delay the figures.
 
 Run it with `ledger-tui FILE` (cli.py calls `run_app`), or `python -m tui_ledger.tui.app FILE`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 from collections.abc import Sequence
@@ -35,24 +41,29 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
+from tui_ledger.checks import Check, restrict_to_matched_tasks, run_checks
 from tui_ledger.ledger import (
     DEFAULT_BY,
     VIEW_GLOSSES,
     VIEW_TITLES,
     Comparison,
+    ParetoMetric,
     View,
     compare,
     group_labels,
     in_view,
+    per_task,
 )
 from tui_ledger.load import Ledger, LoadError, load
-from tui_ledger.numbers import format_count, format_tokens
+from tui_ledger.numbers import format_count, format_money, format_tokens
+from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN, PriceTable, apply_prices
 from tui_ledger.query import FilterError, filter_term, parse_filter
 from tui_ledger.report import (
     ATTEMPT_FORMATS,
     SUMMARY_FORMATS,
     ExportError,
     format_for_path,
+    pareto_svg,
     render_summary,
     write_attempts,
     write_text_atomic,
@@ -61,6 +72,7 @@ from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.attempts_table import AttemptsTable
+from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.screens import (
     ConfirmScreen,
     DetailScreen,
@@ -68,10 +80,11 @@ from tui_ledger.tui.screens import (
     ExportScreen,
     GroupByScreen,
     HelpScreen,
+    SaveScreen,
     WarningsScreen,
     is_warning,
 )
-from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, SummaryPane
+from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, Metric, SummaryPane
 
 KEEP_COLOUR = "#2ec4b6"
 DROP_COLOUR = "#ff6b57"
@@ -110,15 +123,25 @@ LEDGER_THEME = Theme(
 
 
 @dataclass(frozen=True)
+class MatchedNotice:
+    """What "matched tasks only" left out: a note for the warnings panel (kind matched_tasks)."""
+
+    kind: str
+    message: str
+    count: int
+
+
+@dataclass(frozen=True)
 class Snapshot:
     """One recompute's result: the filtered attempts (sorted), both views, the comparison."""
 
     generation: int
-    matching: pl.DataFrame  # the attempts the filter keeps, in file order
+    matching: pl.DataFrame  # the attempts the filter (and matched tasks only) keeps, file order
     keep_frame: pl.DataFrame  # the same, sorted as asked
     drop_frame: pl.DataFrame
     comparison: Comparison
     seconds: float = 0.0
+    notice: MatchedNotice | None = None  # set when matched tasks only is on
 
     def frame(self, view: View) -> pl.DataFrame:
         """The rows the table shows in a view."""
@@ -133,6 +156,7 @@ class Timings:
     first_screen: float = 0.0
     recompute: float = 0.0
     toggle: float = 0.0
+    checks: float = 0.0
     history: list[tuple[str, float]] = field(default_factory=list)
 
     def record(self, name: str, seconds: float) -> None:
@@ -288,12 +312,20 @@ class LedgerApp(App[int]):
         super().__init__()
         self.paths = [str(path) for path in paths]
         self.demo = demo
-        self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
+        options = {k: v for k, v in (load_options or {}).items() if v is not None}
+        # Not a `load()` option: the load worker prices the attempts once they are read.
+        self.prices: PriceTable | None = options.pop("prices", None)
+        self.load_options = options
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()
         self._started = time.perf_counter()
-        self._ledger: Ledger | None = None
+        self._ledger: Ledger | None = None  # its `attempts` carry the costs, once priced
+        self._price_warnings: list[Any] = []
+        self._checks: list[Check] | None = None  # for the snapshot on screen, once computed
+        self._checks_generation = -1
+        self._metric: Metric = "tokens"
+        self._matched_only = False
         self._workflow_count = 0
         self._snapshot: Snapshot | None = None
         self._generation = 0
@@ -410,8 +442,39 @@ class LedgerApp(App[int]):
 
     @property
     def ledger(self) -> Ledger | None:
-        """The loaded ledger."""
+        """The loaded ledger (its attempts priced, when a price table was given)."""
         return self._ledger
+
+    @property
+    def has_cost(self) -> bool:
+        """Whether the comparison on screen has cost figures."""
+        comparison = self.comparison
+        return comparison is not None and comparison.has_cost
+
+    @property
+    def metric(self) -> Metric:
+        """The summary's headline metric (per accepted result)."""
+        return self._metric if self.has_cost else "tokens"
+
+    @property
+    def matched_only(self) -> bool:
+        """Whether only the tasks every group attempted are compared."""
+        return self._matched_only
+
+    @property
+    def has_task_column(self) -> bool:
+        """Whether the attempts have a task column."""
+        return self._ledger is not None and "task" in self._ledger.attempts.columns
+
+    @property
+    def grouped_by_task(self) -> bool:
+        """Whether the summary groups by task."""
+        return "task" in self._by
+
+    @property
+    def checks(self) -> list[Check] | None:
+        """The fair-comparison checks of the attempts on screen (None until computed)."""
+        return self._checks
 
     def cell_under_cursor(self) -> tuple[str, object] | None:
         """(column, value) under the attempts table's cursor."""
@@ -428,14 +491,45 @@ class LedgerApp(App[int]):
         return names[column] if 0 <= column < len(names) else None
 
     def collect_warnings(self) -> list[Any]:
-        """Every warning the warnings panel lists: the load report's (checks add theirs here)."""
+        """Every warning the warnings panel lists.
+
+        Once computed, the fair-comparison checks, which hold the load report's and the price
+        table's warnings too (with a per-group breakdown); until then, those warnings as read.
+        """
         if self._ledger is None:
             return []
-        return list(self._ledger.report.warnings)
+        if self._checks is not None:
+            return list(self._checks)
+        found: list[Any] = [*self._ledger.report.warnings, *self._price_warnings]
+        if self._snapshot is not None and self._snapshot.notice is not None:
+            found.append(self._snapshot.notice)
+        return found
 
     def warning_count(self) -> int:
         """How many warnings there are (informational notes not counted)."""
         return sum(1 for item in self.collect_warnings() if is_warning(item))
+
+    def note_count(self) -> int:
+        """How many informational notes the warnings panel lists besides the warnings."""
+        return sum(1 for item in self.collect_warnings() if not is_warning(item))
+
+    def _show_warning_count(self) -> None:
+        """Redraw the summary's `⚠ N warnings (w)` line (the checks arrived)."""
+        if self._snapshot is None:
+            return
+        self.summary.show_warnings(self.warning_count(), self.note_count(), self._keys_hint())
+
+    def _keys_hint(self) -> str:
+        """The audit keys that can run now, for the line under the summary (the footer is full)."""
+        parts = []
+        if self.has_task_column:
+            parts.append("p per task")
+        parts.append("c chart")
+        if self.has_task_column and not self.grouped_by_task:
+            parts.append("m matched tasks" + (" (on)" if self._matched_only else ""))
+        if self.has_cost:
+            parts.append("$ tokens ⇄ cost")
+        return " · ".join(parts)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Registry predicates decide; an unavailable command is greyed out, not hidden."""
@@ -462,13 +556,17 @@ class LedgerApp(App[int]):
         started = time.perf_counter()
         try:
             ledger = load(self.paths, **self.load_options)
+            priced, price_warnings = apply_prices(ledger.attempts, self.prices)
+            ledger = dataclasses.replace(ledger, attempts=_cost_beside_tokens(priced))
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.call_from_thread(self._load_failed, error, first)
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.call_from_thread(self._loaded, ledger, workflows, seconds, first)
+            self.call_from_thread(
+                self._loaded, ledger, list(price_warnings), workflows, seconds, first
+            )
 
     def _load_failed(self, error: Exception, first: bool) -> None:
         self._loading_since = None
@@ -484,15 +582,25 @@ class LedgerApp(App[int]):
         self._show_title()
         self.say(message, title="reload failed; kept what was loaded", severity="error")
 
-    def _loaded(self, ledger: Ledger, workflows: int, seconds: float, first: bool) -> None:
+    def _loaded(
+        self,
+        ledger: Ledger,
+        price_warnings: list[Any],
+        workflows: int,
+        seconds: float,
+        first: bool,
+    ) -> None:
         self.timings.record("load", seconds)
         self._loading_since = None
         self._reload_error = None
         self._ledger = ledger
+        self._price_warnings = price_warnings
         self._workflow_count = workflows
         columns = set(ledger.attempts.columns)
         if not set(self._by) <= columns:
             self._by = DEFAULT_BY
+        if self._matched_only and ("task" not in columns or "task" in self._by):
+            self._matched_only = False
         if self._sort is not None and self._sort[0] not in columns:
             self._sort = None
         self._parse_filter(self._filter_text)
@@ -533,11 +641,19 @@ class LedgerApp(App[int]):
                 None,
                 self._by,
                 self._sort,
-                snapshot.comparison,
+                False,
+                snapshot,
             )
             return
+        self._checks = None  # the checks follow once the new figures are on screen
+        self._checks_generation = -1
         self._recompute_worker(
-            self._generation, self._ledger.attempts, self._filter_expr, self._by, self._sort
+            self._generation,
+            self._ledger.attempts,
+            self._filter_expr,
+            self._by,
+            self._sort,
+            self._matched_only,
         )
 
     @work(thread=True, exclusive=True, group="recompute", exit_on_error=False)
@@ -548,12 +664,18 @@ class LedgerApp(App[int]):
         expression: pl.Expr | None,
         by: tuple[str, ...],
         sort: tuple[str, bool] | None,
-        comparison: Comparison | None = None,
+        matched_only: bool,
+        previous: Snapshot | None = None,
     ) -> None:
+        """Filter, restrict to matched tasks, compare and sort; `previous`: reuse its figures."""
         worker = get_current_worker()
         started = time.perf_counter()
+        notice = previous.notice if previous is not None else None
+        comparison = previous.comparison if previous is not None else None
         try:
             matching = attempts.filter(expression) if expression is not None else attempts
+            if matched_only:
+                matching, notice = _matched_tasks_only(matching, by)
             if worker.is_cancelled:
                 return
             if comparison is None:
@@ -574,10 +696,45 @@ class LedgerApp(App[int]):
             self.call_from_thread(self._filter_failed, generation, message)
             return
         snapshot = Snapshot(
-            generation, matching, shown, dropped, comparison, time.perf_counter() - started
+            generation,
+            matching,
+            shown,
+            dropped,
+            comparison,
+            time.perf_counter() - started,
+            notice,
         )
         if not worker.is_cancelled:
-            self.call_from_thread(self._apply, snapshot)
+            self.call_from_thread(self._apply, snapshot, previous is None)
+
+    @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
+    def _checks_worker(self, generation: int, snapshot: Snapshot, by: tuple[str, ...]) -> None:
+        """Every fair-comparison check of the attempts on screen, merged with the warnings."""
+        ledger = self._ledger
+        if ledger is None:
+            return
+        started = time.perf_counter()
+        extra: list[Any] = list(self._price_warnings)
+        if snapshot.notice is not None:
+            extra.append(snapshot.notice)
+        try:
+            found = run_checks(snapshot.matching, list(by), ledger.report, warnings=extra)
+        except (pl.exceptions.PolarsError, ValueError) as error:
+            message = str(error).strip().splitlines()[0] if str(error) else type(error).__name__
+            self.call_from_thread(self.say, message, title="checks failed", severity="error")
+            return
+        seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._checks_done, generation, found, seconds)
+
+    def _checks_done(self, generation: int, found: list[Check], seconds: float) -> None:
+        if generation != self._checks_generation:
+            return  # figures newer than these checks are on the way
+        self.timings.record("checks", seconds)
+        self._checks = found
+        self._show_warning_count()
+        if isinstance(self.screen, WarningsScreen):
+            self.screen.update_warnings(self.collect_warnings())
 
     def _filter_failed(self, generation: int, message: str) -> None:
         if generation != self._generation:
@@ -585,13 +742,22 @@ class LedgerApp(App[int]):
         self._filter_error = FilterError(message, 0, len(self._filter_text))
         self._show_filter_status()
 
-    def _apply(self, snapshot: Snapshot) -> None:
-        """Show a finished recompute (unless a newer one was asked for meanwhile)."""
+    def _apply(self, snapshot: Snapshot, new_figures: bool = True) -> None:
+        """Show a finished recompute (unless a newer one was asked for meanwhile).
+
+        `new_figures`: the attempts or grouping changed (not only the sort), so the checks
+        are computed again, in their own worker.
+        """
         if snapshot.generation != self._generation:
             return
         self.timings.record("recompute", snapshot.seconds)
         first = self._snapshot is None
+        previous = self._snapshot
         self._snapshot = snapshot
+        if new_figures or previous is None:
+            self._checks = None
+            self._checks_generation = snapshot.generation
+            self._checks_worker(snapshot.generation, snapshot, self._by)
         if first:
             self._body.loading = False
         self._show()
@@ -616,7 +782,15 @@ class LedgerApp(App[int]):
         table.set_frame(snapshot.frame(self._view), keep_cursor=True)
         self._focus_label = self._label_at_cursor() or self._focus_label
         self._show_table_titles()
-        self.summary.show(snapshot.comparison, self._view, self._focus_label, self.warning_count())
+        self.summary.show(
+            snapshot.comparison,
+            self._view,
+            self._focus_label,
+            self.warning_count(),
+            self.note_count(),
+            metric=self.metric,
+            hint=self._keys_hint(),
+        )
         self._show_title()
         self._show_filter_status()
         self._refresh_bindings_if_changed()
@@ -641,6 +815,11 @@ class LedgerApp(App[int]):
             if self._by != DEFAULT_BY:
                 counts.append(" · grouped by ", style="#8b949e")
                 counts.append(safe_text(" · ".join(self._by)), style="bold")
+            if self.prices is not None:
+                counts.append(" · priced", style="#8b949e")
+            if self._matched_only:
+                counts.append(" · ", style="#8b949e")
+                counts.append("matched tasks only", style="bold #e3b341")
         if self._loading_since is not None:
             elapsed = time.perf_counter() - self._loading_since
             size = sum(_file_size(path) for path in self.paths)
@@ -667,12 +846,14 @@ class LedgerApp(App[int]):
             hidden = comparison.hidden_attempts
             tokens = comparison.hidden_tokens
             title.append("  ")
-            title.append(
+            hides = (
                 # Failed, timed-out, errored and ungraded: everything not accepted.
                 f"hides {format_count(hidden)} attempt{'s' if hidden != 1 else ''}"
-                f" · {format_tokens(tokens)} tokens",
-                style=DROP_STYLE,
+                f" · {format_tokens(tokens)} tokens"
             )
+            if comparison.has_cost:
+                hides += f" · {format_money(comparison.hidden_cost)}"
+            title.append(hides, style=DROP_STYLE)
         self.table.border_title = title
         subtitle = Text(f"{format_count(shown)} of {format_count(total)} attempts")
         if self._sort is not None:
@@ -701,9 +882,19 @@ class LedgerApp(App[int]):
             return
         matching = snapshot.keep_frame.height
         total = self._ledger.attempts.height
-        status.update(
-            Text(f"({format_count(matching)} of {format_count(total)} rows)", style="#8b949e")
-        )
+        text = Text(f"({format_count(matching)} of {format_count(total)} rows)", style="#8b949e")
+        notice = snapshot.notice
+        if notice is not None:
+            tasks = snapshot.matching["task"].n_unique() if snapshot.matching.height else 0
+            text = Text.assemble(
+                ("matched tasks only ", "bold #e3b341"),
+                (
+                    f"({format_count(tasks)} tasks, {format_count(notice.count)} left out) ",
+                    "#e3b341",
+                ),
+                text,
+            )
+        status.update(text)
 
     def _refresh_bindings_if_changed(self) -> None:
         """Ask the footer to redraw only when what can run has changed (it re-mounts its keys)."""
@@ -805,6 +996,136 @@ class LedgerApp(App[int]):
         self._show()
         self.timings.record("toggle", time.perf_counter() - started)
 
+    def action_toggle_metric(self) -> None:
+        """$: the summary's headline between tokens and cost per accepted result."""
+        if not self.has_cost:
+            self.say(
+                "No cost figures: open the file with --prices FILE or --flat-price USD.",
+                title="tokens ⇄ cost",
+                timeout=4,
+            )
+            return
+        started = time.perf_counter()
+        self._metric = "cost" if self._metric == "tokens" else "tokens"
+        self._show()
+        self.timings.record("toggle", time.perf_counter() - started)
+
+    def action_toggle_matched(self) -> None:
+        """m: compare only the tasks every group attempted, or every task again."""
+        if not self.has_task_column or self.grouped_by_task:
+            return
+        self._matched_only = not self._matched_only
+        self._show_title()
+        self._recompute()
+
+    def action_per_task(self) -> None:
+        """p: the focused group task by task."""
+        snapshot = self._snapshot
+        if snapshot is None or not self.has_task_column:
+            return
+        label = self._focus_label or self.summary.selected_label
+        labels = snapshot.comparison.labels
+        if label not in labels:
+            label = labels[0] if labels else None
+        if label is None:
+            self.say("No group to show.", title="per task", timeout=3)
+            return
+        index = labels.index(label)
+        keys = snapshot.comparison.keep.select(snapshot.comparison.by).row(index)
+        self._per_task_worker(snapshot, label, tuple(keys))
+
+    @work(thread=True, exclusive=True, group="per-task", exit_on_error=False)
+    def _per_task_worker(self, snapshot: Snapshot, label: str, keys: tuple[Any, ...]) -> None:
+        by = snapshot.comparison.by
+        try:
+            tasks = per_task(snapshot.matching, list(keys), by)
+        except (pl.exceptions.PolarsError, ValueError) as error:
+            self.call_from_thread(self.say, str(error), title="per task", severity="error")
+            return
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(
+                self._show_per_task, label, dict(zip(by, keys, strict=True)), tasks
+            )
+
+    def _show_per_task(self, label: str, keys: dict[str, Any], tasks: pl.DataFrame) -> None:
+        if not self.on_main_screen:
+            return
+
+        def chosen(choice: TaskChosen | None) -> None:
+            if choice is None:
+                return
+            terms = [filter_term(column, value) for column, value in choice.keys.items()]
+            terms.append(filter_term("task", choice.task))
+            present = self.filter_input.value.split()
+            added = [term for term in terms if term not in present]
+            self.filter_input.value = " ".join([self.filter_input.value.strip(), *added]).strip()
+            self.table.focus()
+
+        self.push_screen(PerTaskScreen(label, keys, tasks, metric=self.metric), chosen)
+
+    def action_pareto(self) -> None:
+        """c: pass rate against spend per accepted result, both views, with the frontier."""
+        comparison = self.comparison
+        if comparison is None:
+            return
+        metric: ParetoMetric = "cost" if self.metric == "cost" else "tokens"
+        self.push_screen(ParetoScreen(comparison, metric, save=self._save_chart))
+
+    def _save_chart(self, comparison: Comparison, metric: ParetoMetric) -> None:
+        """s in the chart: ask for a file name, then write the SVG (asking before replacing)."""
+
+        def answered(path: str | None) -> None:
+            if not path:
+                return
+            if Path(path).suffix.lower() != ".svg":
+                self.say(
+                    f"{path}: the chart is an SVG; name it .svg", title="chart", severity="error"
+                )
+                return
+
+            def write(overwrite: bool) -> None:
+                self._svg_worker(path, comparison, metric, overwrite)
+
+            self._write_asking_first([path], write)
+
+        self.push_screen(
+            SaveScreen(
+                "ledger-pareto.svg",
+                title="save the chart",
+                what=f"Pass rate against {metric} per accepted result, both views · .svg",
+            ),
+            answered,
+        )
+
+    @work(thread=True, exclusive=True, group="export", exit_on_error=False)
+    def _svg_worker(
+        self, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
+    ) -> None:
+        try:
+            write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
+        except (ExportError, OSError) as error:
+            self.call_from_thread(self.say, str(error), title="chart", severity="error")
+            return
+        self.call_from_thread(self.say, f"wrote {path}", title="chart")
+
+    def _write_asking_first(self, paths: list[str], write: Any) -> None:
+        """Call `write(overwrite)`: at once when no file is in the way, else after a yes."""
+        existing = [path for path in paths if path and Path(path).exists()]
+        if not existing:
+            write(False)
+            return
+        question = (
+            f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. Replace?"
+        )
+
+        def confirmed(yes: bool | None) -> None:
+            if yes:
+                write(True)
+            else:
+                self.say("Nothing was written.", title="export", timeout=3)
+
+        self.push_screen(ConfirmScreen(question), confirmed)
+
     def action_edit_filter(self) -> None:
         """/: into the filter box, cursor at the end."""
         box = self.filter_input
@@ -843,6 +1164,9 @@ class LedgerApp(App[int]):
             if columns and tuple(columns) != self._by:
                 self._by = tuple(columns)
                 self._focus_label = None
+                if self._matched_only and "task" in self._by:
+                    self._matched_only = False
+                    self.say("Grouping by task: matched tasks only is off.", timeout=4)
                 self._show_title()
                 self._recompute()
 
@@ -952,26 +1276,11 @@ class LedgerApp(App[int]):
             if problem is not None:
                 self.say(problem, title="export", severity="error")
                 return
-            existing = [
-                path
-                for path in (request.summary_path, request.attempts_path)
-                if path and Path(path).exists()
-            ]
-            if not existing:
-                self._export_worker(request, False)
-                return
-            question = (
-                f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. "
-                "Replace?"
-            )
 
-            def confirmed(yes: bool | None) -> None:
-                if yes:
-                    self._export_worker(request, True)
-                else:
-                    self.say("Nothing was written.", title="export", timeout=3)
+            def write(overwrite: bool) -> None:
+                self._export_worker(request, overwrite)
 
-            self.push_screen(ConfirmScreen(question), confirmed)
+            self._write_asking_first([request.summary_path, request.attempts_path], write)
 
         self.push_screen(screen, answered)
 
@@ -984,8 +1293,15 @@ class LedgerApp(App[int]):
         try:
             if request.summary_path:
                 fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
+                warnings = (
+                    [*self._ledger.report.warnings, *self._price_warnings] if self._ledger else []
+                )
                 text = render_summary(
-                    snapshot.comparison, fmt, view=None, warnings=self.collect_warnings()
+                    snapshot.comparison,
+                    fmt,
+                    view=None,
+                    warnings=warnings,
+                    checks=self._checks or (),
                 )
                 write_text_atomic(request.summary_path, text, overwrite=overwrite)
                 written.append(request.summary_path)
@@ -998,6 +1314,38 @@ class LedgerApp(App[int]):
             self.call_from_thread(self.say, str(error), title="export", severity="error")
             return
         self.call_from_thread(self.say, "wrote " + ", ".join(written), title="export")
+
+
+def _cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
+    """The priced attempts with `cost` (and `table_cost`) right after `tokens`, where people
+    look for them, instead of after `source` and `line`."""
+    moved = [name for name in (COST_COLUMN, TABLE_COST_COLUMN) if name in attempts.columns]
+    if not moved or "tokens" not in attempts.columns:
+        return attempts
+    order: list[str] = []
+    for name in attempts.columns:
+        if name in moved:
+            continue
+        order.append(name)
+        if name == "tokens":
+            order.extend(moved)
+    return attempts.select(order)
+
+
+def _matched_tasks_only(
+    attempts: pl.DataFrame, by: Sequence[str]
+) -> tuple[pl.DataFrame, MatchedNotice]:
+    """The attempts at tasks every group attempted, and a note of what was left out."""
+    matched = restrict_to_matched_tasks(attempts, list(by))
+    dropped = attempts.height - matched.height
+    tasks = matched["task"].n_unique() if matched.height else 0
+    notice = MatchedNotice(
+        "matched_tasks",
+        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        dropped,
+    )
+    return matched, notice
 
 
 def _export_problem(request: ExportRequest) -> str | None:

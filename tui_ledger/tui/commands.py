@@ -62,6 +62,26 @@ class CommandContext(Protocol):
     def warning_count(self) -> int:
         """How many warnings the warnings panel would list."""
 
+    @property
+    def has_cost(self) -> bool:
+        """Whether the attempts carry cost figures (prices, or a provider cost column)."""
+
+    @property
+    def metric(self) -> str:
+        """The summary's headline metric: "tokens" or "cost" (per accepted result)."""
+
+    @property
+    def matched_only(self) -> bool:
+        """Whether the comparison keeps only the tasks every group attempted."""
+
+    @property
+    def has_task_column(self) -> bool:
+        """Whether the attempts have a `task` column."""
+
+    @property
+    def grouped_by_task(self) -> bool:
+        """Whether `task` is one of the group-by columns."""
+
     def run_action_now(self, action: str) -> None:
         """Run an app action by name (used by the command palette)."""
 
@@ -93,6 +113,19 @@ def _can_edit_filter(context: CommandContext) -> bool:
 
 def _has_filter(context: CommandContext) -> bool:
     return _ready(context) and bool(context.filter_text.strip())
+
+
+def _has_cost(context: CommandContext) -> bool:
+    return _ready(context) and context.has_cost
+
+
+def _can_match_tasks(context: CommandContext) -> bool:
+    # Matching needs tasks to match on, and makes no sense when each group is one task.
+    return _ready(context) and context.has_task_column and not context.grouped_by_task
+
+
+def _has_tasks(context: CommandContext) -> bool:
+    return _ready(context) and context.has_task_column
 
 
 @dataclass(frozen=True)
@@ -134,6 +167,18 @@ def _toggle_title(context: CommandContext) -> str:
     return f"Show {VIEW_TITLES[other]} ({VIEW_GLOSSES[other]})"
 
 
+def _metric_title(context: CommandContext) -> str:
+    if context.metric == "cost":
+        return "Headline: tokens per accepted result (instead of cost)"
+    return "Headline: cost per accepted result (instead of tokens)"
+
+
+def _matched_title(context: CommandContext) -> str:
+    if context.matched_only:
+        return "Compare every task again (matched tasks only is on)"
+    return "Compare matched tasks only (tasks every group attempted)"
+
+
 def _cell_term_title(negate: bool) -> Title:
     def title(context: CommandContext) -> str:
         cell = context.cell_under_cursor()
@@ -158,6 +203,7 @@ def _sort_title(descending: bool) -> Title:
 
 MOVE = "Move"
 VIEW = "View and filter"
+AUDIT = "Audit"
 DATA = "Data"
 APP = "App"
 
@@ -244,6 +290,44 @@ COMMANDS: tuple[Command, ...] = (
         display="]",
         available=_has_column,
         title=_sort_title(descending=True),
+    ),
+    Command(
+        "toggle_metric",
+        "dollar_sign",
+        "tokens ⇄ cost",
+        "Headline metric: tokens ⇄ cost per accepted result (with --prices, --flat-price or a "
+        "cost column).",
+        AUDIT,
+        display="$",
+        available=_has_cost,
+        title=_metric_title,
+    ),
+    Command(
+        "toggle_matched",
+        "m",
+        "matched tasks",
+        "Compare only the tasks every group attempted; again for every task.",
+        AUDIT,
+        available=_can_match_tasks,
+        title=_matched_title,
+    ),
+    Command(
+        "per_task",
+        "p",
+        "per task",
+        "The focused group task by task, never-passed tasks and their spend; Enter filters "
+        "to a task.",
+        AUDIT,
+        available=_has_tasks,
+        title=lambda _: "Per task: where the focused group's spend went",
+    ),
+    Command(
+        "pareto",
+        "c",
+        "chart",
+        "Chart: pass rate vs spend per accepted result, both views, the frontier; s saves SVG.",
+        AUDIT,
+        title=lambda _: "Chart: pass rate vs spend per accepted result (Pareto)",
     ),
     Command(
         "details",
@@ -416,7 +500,7 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-HELP_SECTIONS: tuple[str, ...] = (VIEW, DATA, MOVE, APP)
+HELP_SECTIONS: tuple[str, ...] = (VIEW, AUDIT, DATA, MOVE, APP)
 
 
 def action_name(action: str) -> str:

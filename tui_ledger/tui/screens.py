@@ -1,4 +1,5 @@
-"""The dialogs over the ledger: help, an attempt's details, export, confirm, group-by, warnings.
+"""The dialogs over the ledger: help, an attempt's details, export, save, confirm, group-by,
+warnings (with the fair-comparison checks).
 
 Each is a `ModalScreen` that closes with Esc and returns its answer through `dismiss`, so the app
 decides what to do with it. Everything that came from a file is shown as `rich.text.Text` through
@@ -28,7 +29,8 @@ from textual.widgets import Button, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
-from tui_ledger.numbers import MISSING, format_count, format_tokens
+from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
+from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands
@@ -66,18 +68,18 @@ class HelpScreen(_Dialog):
     ]
 
     def compose(self) -> ComposeResult:
-        """Views and view keys on the left; data, movement, app keys and filters on the right."""
+        """Views, view keys and filters on the left; audit, data, move and app keys on the right."""
         sections = dict(commands.help_entries())
         left = [commands.VIEW]
-        right = [commands.DATA, commands.MOVE, commands.APP]
+        right = [commands.AUDIT, commands.DATA, commands.MOVE, commands.APP]
         with Vertical(id="help-dialog", classes="dialog"):
             with Horizontal(id="help-body"):
                 with VerticalScroll(classes="help-column"):
                     yield Static(self.views_text(), id="help-views")
                     yield Static(self.keys_table(sections, left), id="help-keys-left")
+                    yield Static(self.filter_table(), id="help-filter")
                 with VerticalScroll(classes="help-column"):
                     yield Static(self.keys_table(sections, right), id="help-keys-right")
-                    yield Static(self.filter_table(), id="help-filter")
             yield Label(Text("Esc, q or ? closes", style=MUTED), classes="dialog-hint")
 
     def on_mount(self) -> None:
@@ -155,7 +157,11 @@ FILTER_EXAMPLES: tuple[tuple[str, str], ...] = (
 def display_value(column: str, value: object, dtype: pl.DataType | None = None) -> Text:
     """One field as the detail panel shows it: literal, `—` when missing, tokens grouped."""
     if value is None:
+        if column == COST_COLUMN:
+            return Text(f"{MISSING} unpriced or usage unknown", style=f"italic {MUTED}")
         return Text(MISSING, style=f"italic {MUTED}")
+    if column in (COST_COLUMN, TABLE_COST_COLUMN) and isinstance(value, float):
+        return Text(f"{format_money(value)}  ({value:.6g} USD)")
     if column in INTEGER_COLUMNS and isinstance(value, int):
         return Text(format_tokens(value))
     if column == "outcome":
@@ -210,7 +216,28 @@ class ExportRequest:
     attempts_path: str
 
 
-class ExportScreen(_Dialog):
+class _FileDialog(_Dialog):
+    """What the file dialogs share: an error line, Export/Cancel buttons, Esc to cancel."""
+
+    OK_LABEL = "Export"
+
+    def buttons(self) -> ComposeResult:
+        """The error line and the two buttons, for the end of `compose`."""
+        yield Static(id="export-error")
+        with Horizontal(classes="buttons"):
+            yield Button(self.OK_LABEL, variant="primary", id="export-ok")
+            yield Button("Cancel", id="export-cancel")
+
+    def show_error(self, message: str) -> None:
+        """Say why the names cannot be used, and stay open."""
+        self.query_one("#export-error", Static).update(Text(safe_text(message), style="#ff6b57"))
+
+    @on(Button.Pressed, "#export-cancel")
+    def _cancel(self) -> None:
+        self.dismiss(None)
+
+
+class ExportScreen(_FileDialog):
     """Ask where to write the summary and the filtered attempts."""
 
     def __init__(self, summary_path: str, attempts_path: str, rows: int, filtered: bool) -> None:
@@ -242,19 +269,12 @@ class ExportScreen(_Dialog):
                 )
             )
             yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
-            yield Static(id="export-error")
-            with Horizontal(classes="buttons"):
-                yield Button("Export", variant="primary", id="export-ok")
-                yield Button("Cancel", id="export-cancel")
+            yield from self.buttons()
 
     def on_mount(self) -> None:
         """Title the frame and start in the first field."""
         self.query_one("#export-dialog").border_title = "export"
         self.query_one("#summary-path", Input).focus()
-
-    def show_error(self, message: str) -> None:
-        """Say why the names cannot be used, and stay open."""
-        self.query_one("#export-error", Static).update(Text(safe_text(message), style="#ff6b57"))
 
     def _request(self) -> ExportRequest:
         return ExportRequest(
@@ -275,9 +295,38 @@ class ExportScreen(_Dialog):
             return
         self.dismiss(request)
 
-    @on(Button.Pressed, "#export-cancel")
-    def _cancel(self) -> None:
-        self.dismiss(None)
+
+class SaveScreen(_FileDialog):
+    """Ask for one file name (e.g. the chart's SVG); returns it, or None when cancelled."""
+
+    OK_LABEL = "Save"
+
+    def __init__(self, path: str, *, title: str, what: str) -> None:
+        super().__init__()
+        self._path = path
+        self._title = title
+        self._what = what
+
+    def compose(self) -> ComposeResult:
+        """What is written, one file name, two buttons."""
+        with Vertical(id="export-dialog", classes="dialog"):
+            yield Label(Text(safe_text(self._what), style=MUTED))
+            yield Input(self._path, id="save-path", placeholder="file name")
+            yield from self.buttons()
+
+    def on_mount(self) -> None:
+        """Title the frame and put the cursor in the name."""
+        self.query_one("#export-dialog").border_title = self._title
+        self.query_one("#save-path", Input).focus()
+
+    @on(Input.Submitted, "#save-path")
+    @on(Button.Pressed, "#export-ok")
+    def _submit(self) -> None:
+        path = self.query_one("#save-path", Input).value.strip()
+        if not path:
+            self.show_error("Give a file name.")
+            return
+        self.dismiss(path)
 
 
 class ConfirmScreen(_Dialog):
@@ -388,6 +437,9 @@ def warning_text(warning: Any) -> Text:
     kind = getattr(warning, "kind", None)
     message = getattr(warning, "message", None)
     text.append("⚠ " if serious else "ℹ ", style=f"bold {colour}")
+    severity = getattr(warning, "severity", None)
+    if severity:
+        text.append(f"{str(severity).upper()}  ", style=f"bold {colour}")
     if kind:
         text.append(safe_text(str(kind).replace("_", " ")), style=f"bold {colour}")
         text.append("  ")
@@ -417,7 +469,11 @@ def warning_text(warning: Any) -> Text:
 
 
 class WarningsScreen(_Dialog):
-    """Whatever warnings the app was given: load report warnings, fair-comparison checks."""
+    """The load report's and the price table's warnings and every fair-comparison check.
+
+    Warnings first, then informational notes, each with its severity, message, per-group
+    details and example lines. `update_warnings` redraws it when the checks arrive.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "close", "close", show=False)]
 
@@ -429,16 +485,30 @@ class WarningsScreen(_Dialog):
         """One block per warning, or a line saying there are none."""
         with Vertical(id="warnings-dialog", classes="dialog"):
             with VerticalScroll(id="warnings-body"):
-                if not self._warnings:
-                    yield Static(Text("✓ No warnings: nothing looked suspect.", style=MUTED))
-                for warning in self._warnings:
-                    yield Static(warning_text(warning), classes="warning")
-            yield Label(Text("Esc or w closes", style=MUTED), classes="dialog-hint")
+                yield Static(self._body(), id="warnings-text")
+            yield Label(Text("Esc or w closes · ↑↓ scroll", style=MUTED), classes="dialog-hint")
+
+    def _body(self) -> Text:
+        if not self._warnings:
+            return Text("✓ No warnings: nothing looked suspect.", style=MUTED)
+        blocks = [warning_text(warning) for warning in self._warnings]
+        return Text("\n\n").join(blocks)
+
+    def _title(self) -> str:
+        warnings = sum(1 for item in self._warnings if is_warning(item))
+        notes = len(self._warnings) - warnings
+        title = f"{warnings} warning{'s' if warnings != 1 else ''}"
+        if notes:
+            title += f" · {notes} note{'s' if notes != 1 else ''}"
+        return title + " · load, prices and fair-comparison checks"
+
+    def update_warnings(self, warnings: Sequence[Any]) -> None:
+        """Show a newer list (the checks finished while the panel was open)."""
+        self._warnings = list(warnings)
+        self.query_one("#warnings-text", Static).update(self._body())
+        self.query_one("#warnings-dialog").border_title = self._title()
 
     def on_mount(self) -> None:
-        """Title the frame with the count."""
-        count = len(self._warnings)
-        self.query_one(
-            "#warnings-dialog"
-        ).border_title = f"{count} warning{'s' if count != 1 else ''}"
+        """Title the frame with the counts."""
+        self.query_one("#warnings-dialog").border_title = self._title()
         self.query_one("#warnings-body").focus()

@@ -1,0 +1,663 @@
+"""The audit screens: one group task by task, and the Pareto chart of pass rate against spend.
+
+`PerTaskScreen` shows what `ledger.per_task` computed for the group under focus: where its spend
+went, which tasks it never passed and what those cost (`ledger.never_passed_spend`: the spend the
+drop-failures view hides entirely). `ParetoScreen` draws `ledger.pareto_points` on a canvas of
+braille dots and marker characters: Textual has no chart widget, so `BrailleCanvas` is a small
+one. Every figure comes from the core; these screens only lay it out, and every string from a
+file goes through `safe_text`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import polars as pl
+from rich.cells import cell_len
+from rich.console import Group
+from rich.table import Table
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.widget import Widget
+from textual.widgets import DataTable, Label, Static
+
+from tui_ledger.ledger import (
+    VIEW_TITLES,
+    Comparison,
+    ParetoMetric,
+    never_passed_spend,
+    pareto_points,
+)
+from tui_ledger.numbers import (
+    MISSING,
+    format_compact,
+    format_count,
+    format_money,
+    format_rate,
+    format_tokens,
+)
+from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.tui.screens import KEY_STYLE, MUTED, _Dialog
+
+KEEP_COLOUR = "#2ec4b6"
+DROP_COLOUR = "#ff6b57"
+NEVER_PASSED_STYLE = "#ff6b57"
+
+# --------------------------------------------------------------------------- per task
+
+
+@dataclass(frozen=True)
+class TaskChosen:
+    """Enter on a task: the group's key values and the task, for the main table's filter."""
+
+    keys: dict[str, Any]
+    task: Any
+
+
+@dataclass(frozen=True)
+class _TaskColumn:
+    """One column of the per-task table: the frame column, its heading, how a value reads."""
+
+    name: str
+    heading: str
+    fmt: Callable[[dict[str, Any]], str]
+    justify: str = "right"
+
+
+def _per_accepted_tokens(row: dict[str, Any]) -> str:
+    value = row["tokens_per_accepted_result"]
+    if value is None:
+        return f"{MISSING} never passed" if row["never_passed"] else MISSING
+    return format_tokens(value, lower_bound=bool(row["lower_bound"]))
+
+
+def _per_accepted_cost(row: dict[str, Any]) -> str:
+    value = row["cost_per_accepted_result"]
+    if value is None:
+        if row["never_passed"]:
+            return MISSING
+        return f"{MISSING} unpriced"
+    return format_money(value, lower_bound=bool(row["missing_cost"]))
+
+
+def _total_cost(row: dict[str, Any]) -> str:
+    value = row["total_cost"]
+    if value is None:
+        return f"{MISSING} unpriced"
+    return format_money(value, lower_bound=bool(row["missing_cost"]))
+
+
+def task_columns(frame: pl.DataFrame) -> list[_TaskColumn]:
+    """The columns the per-task table shows for this frame (cost ones only with cost figures)."""
+    columns = [
+        _TaskColumn("task", "task", lambda row: safe_cell(row["task"], 36), "left"),
+        _TaskColumn("attempts", "att", lambda row: format_count(row["attempts"])),
+        _TaskColumn(
+            "accepted", "acc", lambda row: f"{format_count(row['accepted'])}/{row['attempts']:,}"
+        ),
+        _TaskColumn("pass_rate", "pass", lambda row: format_rate(row["pass_rate"])),
+        _TaskColumn("total_tokens", "tokens", lambda row: format_tokens(row["total_tokens"])),
+        _TaskColumn("tokens_per_accepted_result", "per accepted", _per_accepted_tokens),
+    ]
+    if "total_cost" in frame.columns:
+        columns += [
+            _TaskColumn("total_cost", "cost", _total_cost),
+            _TaskColumn("cost_per_accepted_result", "$ per accepted", _per_accepted_cost),
+        ]
+    if int(frame["missing_usage"].sum() or 0):
+        columns.append(
+            _TaskColumn("missing_usage", "no usage", lambda row: format_count(row["missing_usage"]))
+        )
+    return columns
+
+
+class PerTaskScreen(_Dialog):
+    """The focused group task by task (failures kept): spend, accepted, never-passed tasks.
+
+    `[` `]` sort by the column under the cursor; Enter filters the main table to the group and
+    the task under the cursor; Esc goes back.
+    """
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,p", "close", "back", show=False),
+        Binding("left_square_bracket", "sort(False)", "sort ascending", show=False),
+        Binding("right_square_bracket", "sort(True)", "sort descending", show=False),
+        # The ledger's own h j k l / g G move its table; here they move this one.
+        Binding("j", "table('cursor_down')", "down", show=False),
+        Binding("k", "table('cursor_up')", "up", show=False),
+        Binding("h", "table('cursor_left')", "left", show=False),
+        Binding("l", "table('cursor_right')", "right", show=False),
+        Binding("g,home", "table('scroll_top')", "first row", show=False),
+        Binding("G,end", "table('scroll_bottom')", "last row", show=False),
+    ]
+
+    def __init__(
+        self,
+        label: str,
+        keys: dict[str, Any],
+        tasks: pl.DataFrame,
+        *,
+        metric: str = "tokens",
+    ) -> None:
+        super().__init__()
+        self._label = label
+        self._keys = dict(keys)
+        self._frame = tasks
+        self._metric = metric
+        self._columns = task_columns(tasks)
+        default = "total_cost" if metric == "cost" and "total_cost" in tasks.columns else None
+        self._sort: tuple[str, bool] = (default or "total_tokens", True)
+        if default:
+            self._frame = self._sorted(tasks, default, True)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The per-task rows, in the order shown."""
+        return self._frame
+
+    @property
+    def table(self) -> DataTable[Text]:
+        """The per-task table."""
+        return self.query_one("#per-task-table", DataTable)
+
+    def compose(self) -> ComposeResult:
+        """Totals and never-passed spend on top, the tasks below."""
+        with Vertical(id="per-task-dialog", classes="dialog"):
+            yield Static(self._totals_text(), id="per-task-totals")
+            yield DataTable[Text](id="per-task-table", cursor_type="cell", zebra_stripes=True)
+            yield Label(
+                Text.assemble(
+                    ("[ ]", KEY_STYLE),
+                    (" sort by the column · ", MUTED),
+                    ("Enter", KEY_STYLE),
+                    (" filter the table to this group and task · ", MUTED),
+                    ("Esc", KEY_STYLE),
+                    (" back", MUTED),
+                ),
+                classes="dialog-hint",
+            )
+
+    def on_mount(self) -> None:
+        """Title the frame, fill the table, focus it."""
+        dialog = self.query_one("#per-task-dialog")
+        dialog.border_title = Text.assemble(
+            ("per task · ", "bold"),
+            (safe_text(self._label), "bold"),
+            (f"  {VIEW_TITLES['keep']} (every attempt counts)", KEEP_COLOUR),
+        )
+        self._fill()
+        self.table.focus()
+
+    def _totals_text(self) -> Text:
+        frame = self._frame
+        spend = never_passed_spend(frame)
+        has_cost = "total_cost" in frame.columns
+        tasks = frame.height
+        text = Text()
+        total_tokens = frame["total_tokens"].drop_nulls()
+        text.append(f"{format_count(tasks)} task{'s' if tasks != 1 else ''}", style="bold")
+        text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
+        text.append(
+            f" · {format_count(int(frame['accepted'].sum()))} accepted"
+            f" · {format_tokens(int(total_tokens.sum()) if len(total_tokens) else None)} tokens"
+        )
+        if has_cost:
+            known = frame["total_cost"].drop_nulls()
+            floor = bool(frame["missing_cost"].sum())
+            total = format_money(float(known.sum()), lower_bound=floor) if len(known) else MISSING
+            text.append(f" · {total}")
+        text.append("\n")
+        if spend.tasks == 0:
+            text.append("✔ every task passed at least once", style=KEEP_COLOUR)
+            return text
+        text.append(
+            f"✘ never passed: {format_count(spend.tasks)} task{'s' if spend.tasks != 1 else ''}",
+            style=f"bold {NEVER_PASSED_STYLE}",
+        )
+        text.append(
+            f" · {format_count(spend.attempts)} attempts · {format_tokens(spend.tokens)} tokens",
+            style=NEVER_PASSED_STYLE,
+        )
+        if has_cost:
+            text.append(f" · {format_money(spend.cost)}", style=NEVER_PASSED_STYLE)
+        text.append(
+            "  the spend the drop-failures view hides entirely (no accepted result to divide by)",
+            style=MUTED,
+        )
+        return text
+
+    @staticmethod
+    def _sorted(frame: pl.DataFrame, column: str, descending: bool) -> pl.DataFrame:
+        return frame.sort(
+            [column, "task"], descending=[descending, False], nulls_last=True, maintain_order=True
+        )
+
+    def _fill(self) -> None:
+        table = self.table
+        row_before, column_before = table.cursor_row, table.cursor_column
+        table.clear(columns=True)
+        sort_column, descending = self._sort
+        for column in self._columns:
+            arrow = (" ▼" if descending else " ▲") if column.name == sort_column else ""
+            table.add_column(
+                Text(column.heading + arrow, style="bold", justify=column.justify),  # type: ignore[arg-type]
+                key=column.name,
+            )
+        rows = []
+        for row in self._frame.iter_rows(named=True):
+            style = NEVER_PASSED_STYLE if row["never_passed"] else ""
+            cells = []
+            for column in self._columns:
+                text = column.fmt(row)
+                if column.name == "task" and row["never_passed"]:
+                    text = "✘ " + text
+                cells.append(Text(text, style=style, justify=column.justify))  # type: ignore[arg-type]
+            rows.append(cells)
+        table.add_rows(rows)
+        if rows:
+            table.move_cursor(
+                row=min(row_before, len(rows) - 1),
+                column=min(column_before, len(self._columns) - 1),
+                animate=False,
+            )
+
+    def action_table(self, action: str) -> None:
+        """Move the per-task table's cursor (h j k l, g/Home, G/End)."""
+        table = self.table
+        if action == "scroll_top":
+            table.move_cursor(row=0)
+        elif action == "scroll_bottom":
+            table.move_cursor(row=max(table.row_count - 1, 0))
+        else:
+            getattr(table, f"action_{action}")()
+
+    def action_sort(self, descending: bool) -> None:
+        """[ / ]: sort by the column under the cursor (missing values last, ties by task)."""
+        column = self._columns[self.table.cursor_column].name
+        self._sort = (column, descending)
+        self._frame = self._sorted(self._frame, column, descending)
+        self._fill()
+
+    def on_data_table_cell_selected(self, event: DataTable.CellSelected) -> None:
+        """Enter: filter the main table to this group and task."""
+        event.stop()
+        row = event.coordinate.row
+        if 0 <= row < self._frame.height:
+            self.dismiss(TaskChosen(self._keys, self._frame["task"][row]))
+
+
+# --------------------------------------------------------------------------- the chart
+
+_BRAILLE_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][column]
+PALETTE: tuple[str, ...] = (
+    "#58a6ff",
+    "#f0883e",
+    "#bc8cff",
+    "#3fb950",
+    "#e3b341",
+    "#ff7b72",
+    "#39c5cf",
+    "#db61a2",
+    "#a5d6ff",
+    "#d2a8ff",
+)
+
+
+@dataclass
+class BrailleCanvas:
+    """A grid of terminal cells where lines are drawn in braille dots (2x4 per cell) and
+    characters (markers, labels) can be put on top; each cell keeps one style."""
+
+    width: int
+    height: int
+    dots: list[list[int]] = field(init=False)
+    chars: list[list[str | None]] = field(init=False)
+    styles: list[list[str]] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.dots = [[0] * self.width for _ in range(self.height)]
+        self.chars = [[None] * self.width for _ in range(self.height)]
+        self.styles = [[""] * self.width for _ in range(self.height)]
+
+    def dot(self, x: int, y: int, style: str) -> None:
+        """Set one dot; (x, y) in dots, y down."""
+        column, row = x // 2, y // 4
+        if 0 <= column < self.width and 0 <= row < self.height and x >= 0 and y >= 0:
+            self.dots[row][column] |= _BRAILLE_BITS[y % 4][x % 2]
+            if self.chars[row][column] is None:
+                self.styles[row][column] = style
+
+    def line(
+        self, start: tuple[float, float], end: tuple[float, float], style: str, every: int = 1
+    ) -> None:
+        """A straight line of dots between two points in dots; `every` > 1 dots it."""
+        x0, y0 = start
+        x1, y1 = end
+        steps = max(1, int(max(abs(x1 - x0), abs(y1 - y0))))
+        for step in range(0, steps + 1, every):
+            share = step / steps
+            self.dot(round(x0 + (x1 - x0) * share), round(y0 + (y1 - y0) * share), style)
+
+    def free(self, column: int, row: int, length: int) -> bool:
+        """Whether `length` cells from (column, row) hold no character yet."""
+        if row < 0 or row >= self.height or column < 0 or column + length > self.width:
+            return False
+        return all(self.chars[row][c] is None for c in range(column, column + length))
+
+    def put(self, column: int, row: int, text: str, style: str) -> None:
+        """Characters on top of the dots, cut at the right edge."""
+        for offset, char in enumerate(text):
+            c = column + offset
+            if 0 <= c < self.width and 0 <= row < self.height:
+                self.chars[row][c] = char
+                self.styles[row][c] = style
+
+    def lines(self) -> list[Text]:
+        """The canvas as one `Text` per row."""
+        out = []
+        for row in range(self.height):
+            text = Text(no_wrap=True)
+            for column in range(self.width):
+                char = self.chars[row][column]
+                if char is None:
+                    mask = self.dots[row][column]
+                    char = chr(0x2800 + mask) if mask else " "
+                text.append(char, style=self.styles[row][column] or None)
+            out.append(text)
+        return out
+
+
+class XAxis:
+    """Spend per accepted result -> a share of the width: linear from 0, or log10 when the values
+    span more than 20x (as the SVG chart does)."""
+
+    def __init__(self, values: Sequence[float]) -> None:
+        positive = [v for v in values if v > 0]
+        low, high = (min(positive), max(positive)) if positive else (1.0, 1.0)
+        self.log = bool(positive) and high / low > 20
+        if self.log:
+            self.low = 10 ** math.floor(math.log10(low))
+            self.high = 10 ** math.ceil(math.log10(high))
+        else:
+            self.low = 0.0
+            top = max(values) if values else 1.0
+            top = top * 1.08 if top > 0 else 1.0
+            self.step = _nice_step(top, 5)
+            self.high = self.step * math.ceil(top / self.step)
+
+    def share(self, value: float) -> float:
+        """Where a value falls, 0 (left) to 1 (right)."""
+        if self.log:
+            value = max(value, self.low)
+            return (math.log10(value) - math.log10(self.low)) / (
+                math.log10(self.high) - math.log10(self.low)
+            )
+        return (value - self.low) / (self.high - self.low) if self.high > self.low else 0.0
+
+    def ticks(self, count: int) -> list[float]:
+        """About `count` tick values."""
+        if self.log:
+            ticks, power = [], self.low
+            while power <= self.high * 1.0001:
+                ticks.append(power)
+                power *= 10
+            return ticks
+        step = _nice_step(self.high - self.low, count)
+        return [self.low + i * step for i in range(round((self.high - self.low) / step) + 1)]
+
+
+def _nice_step(span: float, target: int) -> float:
+    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about `target` intervals."""
+    raw = span / max(target, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    for factor in (1, 2, 2.5, 5, 10):
+        if raw <= factor * power:
+            return factor * power
+    return 10 * power
+
+
+class ParetoChart(Widget):
+    """Pass rate (y) against spend per accepted result (x): keep view as solid points, drop view
+    as ghosts joined to them, the keep-view frontier as a line."""
+
+    DEFAULT_CSS = """
+    ParetoChart { height: 1fr; min-height: 12; }
+    """
+
+    Y_LABEL_WIDTH = 6  # "100% ┤"
+
+    def __init__(self, points: pl.DataFrame, labels: list[str], metric: str) -> None:
+        super().__init__()
+        self.points = points
+        self.labels = labels
+        self.metric = metric
+        self.colours = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+
+    def fmt(self, value: float | None) -> str:
+        """An x value as it reads on the axis."""
+        return format_money(value) if self.metric == "cost" else format_compact(value)
+
+    def render(self) -> Text:
+        """The chart at the widget's current size."""
+        width, height = self.size.width or 100, self.size.height or 24
+        plot_width = max(10, width - self.Y_LABEL_WIDTH - 2)
+        plot_height = max(4, height - 2)
+        canvas = BrailleCanvas(plot_width, plot_height)
+        plotted = self.points.filter(
+            pl.col("per_accepted").is_not_null() & pl.col("per_accepted").is_finite()
+        )
+        axis = XAxis(plotted["per_accepted"].to_list())
+        dots_x, dots_y = plot_width * 2 - 1, plot_height * 4 - 1
+
+        def at(row: dict[str, Any]) -> tuple[float, float]:
+            return axis.share(row["per_accepted"]) * dots_x, (1 - row["pass_rate"]) * dots_y
+
+        by_view: dict[str, dict[str, dict[str, Any]]] = {"keep": {}, "drop": {}}
+        for row in plotted.iter_rows(named=True):
+            by_view[row["view"]][row["group"]] = row
+        # Ghost -> real, dotted, in the group's colour; then the frontier, solid.
+        for label in self.labels:
+            real, ghost = by_view["keep"].get(label), by_view["drop"].get(label)
+            if real is not None and ghost is not None:
+                canvas.line(at(ghost), at(real), self.colours[label], every=3)
+        frontier = sorted(
+            (row for row in by_view["keep"].values() if row["frontier"]),
+            key=lambda row: row["per_accepted"],
+        )
+        for first, second in itertools.pairwise(frontier):
+            canvas.line(at(first), at(second), "bold #d7dde4")
+        # Markers: ghosts first, real points on top, then labels where they fit.
+        for view, marker in (("drop", "○"), ("keep", "●")):
+            for label, row in by_view[view].items():
+                x, y = at(row)
+                style = self.colours[label] + (" bold" if view == "keep" else "")
+                canvas.put(int(x // 2), int(y // 4), marker, style)
+        for label, row in by_view["keep"].items():
+            x, y = at(row)
+            column, line = int(x // 2), int(y // 4)
+            name = safe_cell(label, 18) + ("★" if row["frontier"] else "")
+            for place_column, place_line in (
+                (column + 2, line),
+                (column - cell_len(name) - 1, line),
+                (column + 2, line - 1),
+                (column + 2, line + 1),
+            ):
+                if canvas.free(place_column - 1, place_line, cell_len(name) + 2):
+                    canvas.put(place_column, place_line, name, self.colours[label])
+                    break
+        return self._framed(canvas, axis, plot_width)
+
+    def _framed(self, canvas: BrailleCanvas, axis: XAxis, plot_width: int) -> Text:
+        """The canvas with the pass-rate axis on the left and the spend axis below."""
+        rows = canvas.lines()
+        out = Text(no_wrap=True)
+        ticks = {round((1 - rate) * (len(rows) - 1)): rate for rate in (1.0, 0.75, 0.5, 0.25, 0.0)}
+        for index, row in enumerate(rows):
+            rate = ticks.get(index)
+            label = f"{rate * 100:.0f}%".rjust(4) + " ┤" if rate is not None else "     │"
+            out.append(label, style=MUTED)
+            out.append_text(row)
+            out.append("\n")
+        out.append("     └" + "─" * plot_width, style=MUTED)
+        out.append("\n")
+        axis_line = [" "] * (plot_width + 6)
+        tick_count = max(2, min(6, plot_width // 14))
+        for value in axis.ticks(tick_count):
+            position = 6 + round(axis.share(value) * (plot_width * 2 - 1) / 2)
+            text = self.fmt(value)
+            start = max(0, min(position - len(text) // 2, len(axis_line) - len(text)))
+            if all(char == " " for char in axis_line[max(0, start - 1) : start + len(text) + 1]):
+                axis_line[start : start + len(text)] = list(text)
+        out.append("".join(axis_line), style=MUTED)
+        return out
+
+
+class ParetoScreen(_Dialog):
+    """The chart, a legend with every group's figures in both views, and `s` to save an SVG."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q,c", "close", "back", show=False),
+        Binding("s", "save", "save SVG", show=False),
+        Binding("dollar_sign", "toggle_metric", "tokens ⇄ cost", show=False),
+    ]
+    LEGEND_LIMIT = 24
+
+    def __init__(
+        self,
+        comparison: Comparison,
+        metric: ParetoMetric = "tokens",
+        *,
+        save: Callable[[Comparison, ParetoMetric], None] | None = None,
+    ) -> None:
+        super().__init__()
+        self._comparison = comparison
+        self._metric: ParetoMetric = metric
+        self._save = save
+
+    @property
+    def metric(self) -> ParetoMetric:
+        """What the x axis shows: "tokens" or "cost" per accepted result."""
+        return self._metric
+
+    def compose(self) -> ComposeResult:
+        """Chart on top, legend below, keys at the bottom."""
+        with Vertical(id="pareto-dialog", classes="dialog"):
+            yield from self._parts()
+
+    def _parts(self) -> list[Widget]:
+        points = pareto_points(self._comparison, self._metric)
+        labels = self._comparison.labels
+        chart = ParetoChart(points, labels, self._metric)
+        hints = [
+            ("s", " save as SVG · "),
+        ]
+        if self._comparison.has_cost:
+            hints.append(("$", " tokens ⇄ cost · "))
+        hints.append(("Esc", " back"))
+        hint = Text()
+        for key, words in hints:
+            hint.append(key, style=KEY_STYLE)
+            hint.append(words, style=MUTED)
+        return [
+            Static(self._legend_heading(), id="pareto-heading"),
+            chart,
+            Static(self._legend(points, chart), id="pareto-legend"),
+            Label(hint, classes="dialog-hint"),
+        ]
+
+    def on_mount(self) -> None:
+        """Title the frame."""
+        self._title()
+
+    def _title(self) -> None:
+        unit = "cost" if self._metric == "cost" else "tokens"
+        self.query_one(
+            "#pareto-dialog"
+        ).border_title = f"Pareto · pass rate vs {unit} per accepted result"
+
+    def _legend_heading(self) -> Text:
+        text = Text()
+        text.append("● ", style="bold")
+        text.append(f"{VIEW_TITLES['keep']} (honest)", style=f"bold {KEEP_COLOUR}")
+        text.append("   ○ ", style="bold")
+        text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP_COLOUR}")
+        text.append("   ⠒⠒ ghost → real   ", style=MUTED)
+        text.append("⠤⠔⠊ frontier ★", style="bold")
+        text.append("   up and left is better", style=MUTED)
+        return text
+
+    def _legend(self, points: pl.DataFrame, chart: ParetoChart) -> Group:
+        table = Table.grid(padding=(0, 2))
+        for justify in ("left", "right", "right", "right", "right", "left"):
+            table.add_column(justify=justify, no_wrap=True)
+        table.add_row(
+            Text("group", style="bold"),
+            Text("keep pass", style=f"bold {KEEP_COLOUR}"),
+            Text("keep /acc", style=f"bold {KEEP_COLOUR}"),
+            Text("drop pass", style=f"bold {DROP_COLOUR}"),
+            Text("drop /acc", style=f"bold {DROP_COLOUR}"),
+            Text(""),
+        )
+        rows = {(row["group"], row["view"]): row for row in points.iter_rows(named=True)}
+        labels = self._comparison.labels
+        unplotted = [
+            label
+            for label in labels
+            if (keep := rows.get((label, "keep"))) is None or keep["per_accepted"] is None
+        ]
+        for label in labels[: self.LEGEND_LIMIT]:
+            keep, drop = rows.get((label, "keep")), rows.get((label, "drop"))
+
+            def figure(row: dict[str, Any] | None) -> str:
+                if row is None or row["per_accepted"] is None:
+                    return MISSING
+                shown = chart.fmt(row["per_accepted"])
+                return f"≥ {shown}" if row["lower_bound"] else shown
+
+            frontier = keep is not None and keep["frontier"]
+            table.add_row(
+                Text("● " + safe_cell(label, 28), style=chart.colours[label]),
+                Text(format_rate(keep["pass_rate"]) if keep else MISSING),
+                Text(figure(keep)),
+                Text(format_rate(drop["pass_rate"]) if drop else MISSING, style=MUTED),
+                Text(figure(drop), style=MUTED),
+                Text("★ frontier" if frontier else "", style="bold"),
+            )
+        parts: list[Any] = [table]
+        if len(labels) > self.LEGEND_LIMIT:
+            parts.append(
+                Text(f"… {format_count(len(labels) - self.LEGEND_LIMIT)} more groups", style=MUTED)
+            )
+        if unplotted:
+            shown = ", ".join(safe_text(label) for label in unplotted[:12])
+            more = f" and {len(unplotted) - 12:,} more" if len(unplotted) > 12 else ""
+            parts.append(
+                Text(
+                    "not plotted with failures kept (no accepted attempt"
+                    + (" or no known cost" if self._metric == "cost" else "")
+                    + f"): {shown}{more}",
+                    style=f"italic {MUTED}",
+                )
+            )
+        return Group(*parts)
+
+    def action_save(self) -> None:
+        """s: save the chart as SVG (the app asks for the file name)."""
+        if self._save is not None:
+            self._save(self._comparison, self._metric)
+
+    async def action_toggle_metric(self) -> None:
+        """$: redraw against the other metric (when there are cost figures)."""
+        if not self._comparison.has_cost:
+            return
+        self._metric = "tokens" if self._metric == "cost" else "cost"
+        dialog = self.query_one("#pareto-dialog")
+        await dialog.remove_children()
+        await dialog.mount_all(self._parts())
+        self._title()
