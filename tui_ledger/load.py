@@ -56,7 +56,9 @@ import mmap
 import os
 import re
 import stat
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -100,6 +102,7 @@ _FORMAT_NAMES: dict[str, str] = {
     "jsonl": "ndjson",
 }
 _FORMAT_LABELS = "CSV, TSV, gzip CSV/TSV, Parquet, JSON and NDJSON/JSONL"
+_FORMAT_LABEL = {"csv": "CSV", "tsv": "TSV", "json": "JSON", "ndjson": "NDJSON"}
 
 # Helper columns live only inside the loader; none of them reaches the attempts frame.
 _LINE = "__ledger_line"
@@ -258,7 +261,18 @@ def load(
     its name, e.g. "terminal-bench") for every path. Raises `LoadError` for anything that
     cannot be read unambiguously; the files are only ever opened for reading.
     """
+    with _one_interrupt():
+        return _load(paths, columns, zero_usage_is_missing, fmt)
+
+
+def _load(
+    paths: Sequence[str | Path] | str | Path,
+    columns: Mapping[str, str] | None,
+    zero_usage_is_missing: bool,
+    fmt: str | None,
+) -> Ledger:
     inputs = _expand(paths, fmt)
+    _check_memory(inputs)
     opened = [_open(item, lazy=False) for item in inputs]
     try:
         frames = [
@@ -293,7 +307,18 @@ def scan(
     now, not later), each file on its own, which reads each file a few times but never holds
     it in memory whole. JSON arrays, compressed NDJSON and importer output are read eagerly.
     """
+    with _one_interrupt():
+        return _scan(paths, columns, zero_usage_is_missing, fmt)
+
+
+def _scan(
+    paths: Sequence[str | Path] | str | Path,
+    columns: Mapping[str, str] | None,
+    zero_usage_is_missing: bool,
+    fmt: str | None,
+) -> tuple[pl.LazyFrame, LoadReport]:
     inputs = _expand(paths, fmt)
+    _check_memory([item for item in inputs if _read_whole(item)])
     results: list[pl.LazyFrame] = []
     frames: list[_Prepared] = []
     findings: list[_Finding] = []
@@ -326,6 +351,23 @@ def scan(
     lazy = _concat(results) if len(results) > 1 else results[0]
     order = _column_order(lazy.collect_schema().names())
     return lazy.select(order), _report(inputs, frames, findings, derived, units, rows)
+
+
+@contextmanager
+def _one_interrupt() -> Iterator[None]:
+    """Let Ctrl+C during a load leave as exactly one KeyboardInterrupt.
+
+    polars notices SIGINT inside its own work and raises KeyboardInterrupt, but the signal is
+    still pending for Python, which raises it a second time at the next chance: inside the
+    caller's `except KeyboardInterrupt` block, as a traceback. Giving it that chance here
+    settles it before the first one leaves.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        with suppress(KeyboardInterrupt):
+            time.sleep(0)  # runs pending signal handlers
+        raise
 
 
 # --- which files -------------------------------------------------------------------------
@@ -562,6 +604,95 @@ def _head_bytes(path: Path, size: int = 65536) -> bytes:
         return stream.read(size)
 
 
+# --- memory ------------------------------------------------------------------------------
+
+# Bytes of memory an eager load needs at least, per byte of file, by format. Measured peaks are
+# higher (about 7x for CSV, 3x for NDJSON); these stay below them so that only a load that
+# certainly cannot fit is refused.
+_MEMORY_PER_BYTE = {"csv": 3.0, "tsv": 3.0, "json": 1.5, "ndjson": 1.5}
+_PARQUET_BYTES_PER_CELL = 8
+
+
+def _available_memory() -> int | None:
+    """Bytes this process may still allocate: MemAvailable, or a cgroup's limit if lower."""
+    found: list[int] = []
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for row in meminfo:
+                if row.startswith("MemAvailable:"):
+                    found.append(int(row.split()[1]) * 1024)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text().strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text().strip()
+        if limit != "max":
+            found.append(max(int(limit) - int(used), 0))
+    except (OSError, ValueError):
+        pass
+    return min(found) if found else None
+
+
+def _memory_needed(item: _Input) -> int:
+    """A lower bound of the memory an eager load of `item` takes (0 when unknown)."""
+    if item.importer is not None or item.fmt is None:
+        return 0  # importers read harness logs their own way
+    try:
+        size = item.path.stat().st_size
+        if _head_bytes(item.path, 2) == b"\x1f\x8b":
+            # gzip's trailer holds the uncompressed size modulo 2**32: trust it only when it
+            # is at least the compressed size (text compresses, so it is never smaller).
+            with item.path.open("rb") as stream:
+                stream.seek(-4, os.SEEK_END)
+                unpacked = int.from_bytes(stream.read(4), "little")
+            size = max(unpacked, size)
+        if item.fmt == "parquet":
+            lazy = pl.scan_parquet(item.path, glob=False)
+            rows = lazy.select(pl.len()).collect().item()
+            return int(rows) * len(lazy.collect_schema()) * _PARQUET_BYTES_PER_CELL
+    except (OSError, pl.exceptions.PolarsError):
+        return 0  # opening it says what is wrong
+    return int(size * _MEMORY_PER_BYTE.get(item.fmt, 1.0))
+
+
+def _read_whole(item: _Input) -> bool:
+    """Whether `scan` has to hold this input in memory whole (JSON arrays, gzip, importers)."""
+    if item.fmt in (None, "json"):
+        return True
+    try:
+        return _head_bytes(item.path, 2) == b"\x1f\x8b"
+    except OSError:
+        return False
+
+
+def _check_memory(inputs: list[_Input]) -> None:
+    """Refuse, before reading, a load that cannot fit in the memory left (rather than letting
+    the system kill the process halfway); `ledger-tui summary` streams such files."""
+    available = _available_memory()
+    if available is None:
+        return
+    needed = {item.display: _memory_needed(item) for item in inputs}
+    total = sum(needed.values())
+    if total <= available:
+        return
+    largest = max(needed, key=lambda display: needed[display])
+    where = largest if len(inputs) == 1 else f"{_plural(len(inputs), 'file')} ({largest} and more)"
+    raise LoadError(
+        f"{where}: opening this needs at least {_size(total)} of memory and "
+        f"{_size(available)} is free; `ledger-tui summary` streams files this large, or split "
+        "the file, or filter it first.",
+        source=largest,
+    )
+
+
+def _size(count: int) -> str:
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count:,} bytes"
+
+
 # --- reading one input -------------------------------------------------------------------
 
 
@@ -585,6 +716,8 @@ def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
         return _open_imported(item)
     assert item.fmt is not None
     try:
+        if item.fmt != "parquet":
+            _check_text(item)
         if item.fmt in ("csv", "tsv"):
             return _open_csv(item, lazy=lazy, lossy=lossy)
         if item.fmt == "parquet":
@@ -594,6 +727,53 @@ def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as error:
         raise _read_error(item, error) from None
+
+
+_WIDE_TEXT = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _check_text(item: _Input) -> None:
+    """Refuse a text format whose first bytes are not 8-bit text: UTF-16/32 (Excel's
+    "Unicode text"), or NUL bytes (a binary file under a text extension). Read as UTF-8,
+    either would only fail later with a baffling list of columns."""
+    head = _head_bytes(item.path, 4096)
+    if head.startswith(b"\x1f\x8b"):
+        with gzip.open(item.path, "rb") as stream:
+            try:
+                head = stream.read(4096)
+            except (OSError, EOFError):
+                return  # reading says what is wrong
+    label = _FORMAT_LABEL.get(item.fmt or "", "text")
+    for bom, encoding in _WIDE_TEXT.items():
+        if head.startswith(bom):
+            return _refuse(
+                item,
+                f"the file is {encoding} text; save it as {label} in UTF-8, or convert it "
+                f"(iconv -f {encoding} -t UTF-8 FILE > NEW)",
+            )
+    header = head.split(b"\n", 1)[0]
+    try:
+        header.decode("utf-8")
+        text_header = b"\x00" not in header
+    except UnicodeDecodeError:
+        text_header = False
+    # A NUL in a cell of a text file is named with its cell; beside a header that is not
+    # text, it means a binary file.
+    if b"\x00" in head and not text_header:
+        _refuse(
+            item,
+            f"the file holds NUL bytes, so it is binary, not {label} text; check it is the "
+            "right file",
+        )
+
+
+def _refuse(item: _Input, what: str) -> None:
+    raise LoadError(f"{item.display}: {what}.", source=item.display)
 
 
 def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
