@@ -387,9 +387,8 @@ class XAxis:
         else:
             self.low = 0.0
             top = max(values) if values else 1.0
-            top = top * 1.08 if top > 0 else 1.0
-            self.step = _nice_step(top, 5)
-            self.high = self.step * math.ceil(top / self.step)
+            # A little room past the last point; ticks stop at the last round value inside.
+            self.high = top * 1.06 if top > 0 else 1.0
 
     def share(self, value: float) -> float:
         """Where a value falls, 0 (left) to 1 (right)."""
@@ -409,7 +408,7 @@ class XAxis:
                 power *= 10
             return ticks
         step = _nice_step(self.high - self.low, count)
-        return [self.low + i * step for i in range(round((self.high - self.low) / step) + 1)]
+        return [self.low + i * step for i in range(math.floor((self.high - self.low) / step) + 1)]
 
 
 def _nice_step(span: float, target: int) -> float:
@@ -442,6 +441,10 @@ class ParetoChart(Widget):
     def fmt(self, value: float | None) -> str:
         """An x value as it reads on the axis."""
         return format_money(value) if self.metric == "cost" else format_compact(value)
+
+    def exact(self, value: float | None) -> str:
+        """An x value in full, for the legend."""
+        return format_money(value) if self.metric == "cost" else format_tokens(value)
 
     def render(self) -> Text:
         """The chart at the widget's current size."""
@@ -617,7 +620,7 @@ class ParetoScreen(_Dialog):
             def figure(row: dict[str, Any] | None) -> str:
                 if row is None or row["per_accepted"] is None:
                     return MISSING
-                shown = chart.fmt(row["per_accepted"])
+                shown = chart.exact(row["per_accepted"])
                 return f"≥ {shown}" if row["lower_bound"] else shown
 
             frontier = keep is not None and keep["frontier"]

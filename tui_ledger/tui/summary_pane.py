@@ -95,8 +95,18 @@ class MetricColumns:
         if low is None and high is None:
             return MISSING
         if self.name == "cost":
-            return f"{format_money(low)}–{format_money(high)}"
-        return f"{format_compact(low)}–{format_compact(high)}"
+            low_text, high_text = format_money(low), format_money(high)
+            if low_text == high_text and low is not None and high is not None and low != high:
+                # A tight interval on a big group: more digits, until the two ends differ.
+                for decimals in range(3, 8):
+                    low_text, high_text = f"${low:,.{decimals}f}", f"${high:,.{decimals}f}"
+                    if low_text != high_text:
+                        break
+            return f"{low_text}–{high_text}"
+        low_text, high_text = format_compact(low), format_compact(high)
+        if low_text == high_text and low is not None and high is not None and low != high:
+            low_text, high_text = format_count(round(low)), format_count(round(high))
+        return f"{low_text}–{high_text}"
 
 
 TOKENS = MetricColumns(
