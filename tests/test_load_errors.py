@@ -376,14 +376,16 @@ def test_broken_json_names_the_line(tmp_path: Path) -> None:
         name="runs.json",
     )
 
-    assert message.startswith(f"{tmp_path / 'runs.json'} line 3: not valid JSON")
+    assert message.startswith(
+        f"{tmp_path / 'runs.json'} line 3, column 16: not valid JSON (Expecting value)"
+    )
 
 
 def test_broken_ndjson_names_the_line(tmp_path: Path) -> None:
     good = '{"workflow": "a", "tokens": 1, "passed": true}\n'
     message = refused_text(tmp_path, good * 3 + '{"workflow": "b", tokens\n', name="runs.ndjson")
 
-    assert message.startswith(f"{tmp_path / 'runs.ndjson'} line 4: not valid NDJSON")
+    assert message.startswith(f"{tmp_path / 'runs.ndjson'} line 4, column 19: not valid NDJSON")
 
 
 def test_json_that_holds_no_records(tmp_path: Path) -> None:

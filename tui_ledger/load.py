@@ -963,6 +963,7 @@ def _open_json(item: _Input, *, lazy: bool) -> _Opened:
         raw = without_nan
     if data.width == 0 or data.height == 0:
         raise _empty(item)
+    _check_wrapped(item, data)
     names = data.columns
     inexact = _inexact_numbers(data.schema)
     if inexact:
@@ -1001,6 +1002,21 @@ def _numbers_as_text(raw: bytes, keys: set[str]) -> bytes:
         return f'{key}{match.group(1)}"{match.group(2)}"'
 
     return _JSON_KEYED_NUMBER.sub(quote, text).encode("utf-8")
+
+
+def _check_wrapped(item: _Input, data: pl.DataFrame) -> None:
+    """One JSON object holding the records in a list (`{"runs": [...]}`): say where they are."""
+    if data.height != 1 or any(schema.canonical_for(name) == "workflow" for name in data.columns):
+        return
+    for name, dtype in data.schema.items():
+        if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct):
+            raise LoadError(
+                f"{item.display}: one object whose {name!r} holds a list of records; "
+                f"ledger-tui reads the records themselves: extract them, for example "
+                f"jq '.[{json.dumps(name)}]' FILE > runs.json.",
+                source=item.display,
+                column=name,
+            )
 
 
 def _inexact_numbers(types: pl.Schema) -> dict[str, pl.DataType]:
@@ -2078,12 +2094,18 @@ def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
         )
     label = "NDJSON" if item.fmt == "ndjson" else "JSON"
     line: int | None = None
+    place = ""
+    detail = _first_line(error)
     if item.fmt == "ndjson":
         for number, row in enumerate(text.split("\n"), start=1):
             if not row.strip():
                 continue
             try:
                 value = json.loads(row)
+            except json.JSONDecodeError as decode_error:
+                line, place = number, f", column {decode_error.colno}"
+                detail = decode_error.msg.removesuffix(" starting at")
+                break
             except ValueError:
                 line = number
                 break
@@ -2093,7 +2115,8 @@ def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
         try:
             document = json.loads(text)
         except json.JSONDecodeError as decode_error:
-            line = decode_error.lineno
+            line, place = decode_error.lineno, f", column {decode_error.colno}"
+            detail = decode_error.msg.removesuffix(" starting at")
         except ValueError:
             pass
         else:
@@ -2106,9 +2129,9 @@ def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
         found = re.search(r"at character (\d+)", str(error))
         if found is not None:
             line = raw[: int(found.group(1))].count(b"\n") + 1
-    where = f"{item.display} line {line}" if line is not None else item.display
+    where = f"{item.display} line {line}{place}" if line is not None else item.display
     return LoadError(
-        f"{where}: not valid {label} ({_first_line(error)}); fix the file, or export it again.",
+        f"{where}: not valid {label} ({detail}); fix the file (cut off?), or export it again.",
         source=item.display,
         line=line,
     )
