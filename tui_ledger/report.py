@@ -11,9 +11,12 @@ import io
 import json
 import math
 import os
+import secrets
 import tempfile
 import textwrap
 from collections.abc import Iterable, Sequence
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
 from xml.sax.saxutils import escape, quoteattr
@@ -40,7 +43,7 @@ from tui_ledger.numbers import (
     plain_number,
 )
 from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import safe_text
+from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
 
 SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
@@ -93,7 +96,52 @@ _RENAMED = {
 }
 
 
+_FLOAT_EXACT = 2**53  # every integer below this is exactly a float64
+
+
+def json_number(value: Any) -> Any:
+    """`plain_number`, except that a float past 2**53 stays a float (`9007199254740992.0`):
+    written as an integer it would pass for an exact count it is not."""
+    if isinstance(value, float) and math.isfinite(value) and abs(value) >= _FLOAT_EXACT:
+        return value
+    return plain_number(value)
+
+
+def _count_text(value: Any) -> str:
+    """`format_tokens`, marking a float past 2**53 as approximate (`≈ 9,007,199,254,740,992`)."""
+    if isinstance(value, float) and math.isfinite(value) and abs(value) >= _FLOAT_EXACT:
+        return f"≈ {format_tokens(value)}"
+    return format_tokens(value)
+
+
+_DECIMALS = Decimal("0.000001")
+
+
+def exact_per_accepted(row: dict[str, Any], name: str = "tokens_per_accepted_result") -> Any:
+    """`total_tokens / accepted` exactly, where the Float64 figure cannot be trusted.
+
+    The accounting divides an exact Int128 total as a float; past 2**53 that rounds the last
+    digits (9,007,199,254,740,993 tokens for one accepted result read 9,007,199,254,740,992).
+    Here the division is redone on Python integers: a whole quotient is an `int`; a fraction
+    past 2**53 a `Decimal` to six places. Anything else is the row's own figure.
+    """
+    value = row.get(name)
+    total, accepted = row.get("total_tokens"), row.get("accepted")
+    if value is None or total is None or not accepted:
+        return value
+    ratio = Fraction(int(total), int(accepted))
+    if ratio.denominator == 1:
+        return int(ratio)
+    if abs(ratio) < _FLOAT_EXACT:
+        return value
+    with localcontext() as context:
+        context.prec = 60
+        quotient = Decimal(ratio.numerator) / Decimal(ratio.denominator)
+        return quotient.quantize(_DECIMALS, rounding=ROUND_HALF_EVEN).normalize()
+
+
 def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
+    row = {**row, "tokens_per_accepted_result": exact_per_accepted(row)}
     record: dict[str, Any] = {}
     outcomes = {name: row[name] for name in OUTCOMES}
     for name, value in row.items():
@@ -107,10 +155,14 @@ def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
             if end == "lo":
                 pair = [row[f"{base}_lo"], row[f"{base}_hi"]]
                 record[f"{base}_ci"] = (
-                    None if pair == [None, None] else [plain_number(v) for v in pair]
+                    None if pair == [None, None] else [json_number(v) for v in pair]
                 )
             continue
-        record[name] = plain_number(value) if isinstance(value, (int, float)) else value
+        record[name] = (
+            json_number(value)
+            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            else value
+        )
         if name == "pass_rate":
             record["outcomes"] = outcomes
     return record
@@ -141,7 +193,7 @@ def summary_json(
         return view_json(comparison, view)
     trap = {
         label: {
-            name: plain_number(value) for name, value in row.items() if name not in comparison.by
+            name: json_number(value) for name, value in row.items() if name not in comparison.by
         }
         for label, row in zip(comparison.labels, comparison.trap.iter_rows(named=True), strict=True)
     }
@@ -218,18 +270,26 @@ def _with_interval(text: str, row: dict[str, Any], name: str, kind: str) -> str:
     return f"{text} {interval}" if interval else text
 
 
+def _tokens_text(value: Any, *, lower_bound: bool = False) -> str:
+    """`format_tokens`, also for an exact `Decimal` ratio (which it would truncate)."""
+    if isinstance(value, Decimal):
+        text = f"{value:,.1f}"
+        return f"≥ {text}" if lower_bound else text
+    return format_tokens(value, lower_bound=lower_bound)
+
+
 def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
-    per_accepted = row["tokens_per_accepted_result"]
+    per_accepted = exact_per_accepted(row)
     note = NOTE_MARK if row.get("ci_note") else ""
     cells = [
         format_count(row["attempts"]),
         f"{row['accepted']}/{row['attempts']}",
         _with_interval(format_rate(row["pass_rate"]), row, "pass_rate", "rate"),
         format_count(row["missing_usage"]),
-        format_tokens(row["median_tokens_per_attempt"]),
+        _count_text(row["median_tokens_per_attempt"]),
         format_tokens(row["total_tokens"]),
         _with_interval(
-            format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
+            _tokens_text(per_accepted, lower_bound=bool(row["lower_bound"])),
             row,
             "tokens_per_accepted_result",
             "count",
@@ -280,7 +340,7 @@ def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> lis
 
 
 def _group_title(comparison: Comparison) -> str:
-    return " · ".join(comparison.by)
+    return safe_text(" · ".join(comparison.by))  # column names are the file's own text
 
 
 def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
@@ -384,18 +444,27 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
     return "\n".join(lines)
 
 
-def _csv_text(comparison: Comparison, views: Sequence[View]) -> str:
+def _csv_text(
+    comparison: Comparison, views: Sequence[View], *, spreadsheet_safe: bool = False
+) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     frame = comparison.keep
     metric_names = [name for name in frame.columns if name not in comparison.by]
-    writer.writerow(["view", *comparison.by, *metric_names])
+
+    def label(value: Any) -> Any:
+        # Group keys and column names are the file's text, printed where a terminal reads.
+        text = safe_text(_csv_value(value))
+        return neutralise_text(text) if spreadsheet_safe else text
+
+    writer.writerow(["view", *(label(key) for key in comparison.by), *metric_names])
     for view in views:
         for row in comparison.view(view).iter_rows(named=True):
+            row["tokens_per_accepted_result"] = exact_per_accepted(row)
             writer.writerow(
                 [
                     view,
-                    *(_csv_value(row[key]) for key in comparison.by),
+                    *(label(row[key]) for key in comparison.by),
                     *(_csv_value(row[name]) for name in metric_names),
                 ]
             )
@@ -408,8 +477,49 @@ def _csv_value(value: Any) -> Any:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
-        return plain_number(value)
+        return json_number(value)
     return value
+
+
+# Characters JSON may carry raw but a terminal could act on (C1 controls, DEL, bidi and
+# zero-width characters); JSON itself already escapes C0 controls.
+_JSON_ESCAPES = {
+    codepoint: "".join(
+        f"\\u{unit:04x}"
+        for unit in (
+            [codepoint]
+            if codepoint < 0x10000
+            else [0xD800 + ((codepoint - 0x10000) >> 10), 0xDC00 + ((codepoint - 0x10000) & 0x3FF)]
+        )
+    )
+    for codepoint in UNSAFE_CODEPOINTS
+    if codepoint >= 0x20  # json.dumps escapes C0 in strings; outside them, \n is layout
+}
+
+
+def json_text(document: Any) -> str:
+    """`document` as indented JSON that is safe to print and exact to read back.
+
+    Non-ASCII text stays readable, but every character `safe_text` would escape is written as
+    a `\\uXXXX` escape (valid JSON, read back as the same string), so printing the JSON
+    cannot act on a terminal. A `Decimal` (an exact ratio past 2**53) is written with all
+    its digits, never through a float.
+    """
+    exact: list[str] = []
+    nonce = secrets.token_hex(8)  # no string from a file can forge a marker
+
+    def encode(value: Any) -> Any:
+        if isinstance(value, Decimal):
+            exact.append(format(value, "f"))
+            return f"\x00{nonce}:{len(exact) - 1}\x00"
+        raise TypeError(f"{type(value).__name__} is not JSON")
+
+    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=encode)
+    text = text.translate(_JSON_ESCAPES)
+    for index, digits in enumerate(exact):
+        # The marker's NULs are `\u0000` escapes now; the quoted marker becomes a number.
+        text = text.replace(f'"\\u0000{nonce}:{index}\\u0000"', digits, 1)
+    return text + "\n"
 
 
 def render_summary(
@@ -418,19 +528,26 @@ def render_summary(
     view: View | None = None,
     warnings: Iterable[Any] = (),
     checks: Iterable[Any] = (),
+    *,
+    spreadsheet_safe: bool = False,
 ) -> str:
     """The summary as text in one of SUMMARY_FORMATS; one view, or both with the trap.
 
     `checks` (from `checks.run_checks`) go into the JSON document; the text formats list the
     `warnings` and point at `ledger-tui check`.
+
+    Every format is safe to print on a terminal. Table, markdown and CSV show a file's text
+    through `safe_text` (escapes visible, as `\x1b`); JSON keeps the exact strings (it is
+    data) with every character that could act on a terminal written as a `\\uXXXX` escape,
+    which any JSON reader turns back into the same string. `spreadsheet_safe` neutralises
+    formulas in the CSV's group labels (see `neutralise_formulas`).
     """
     warning_list = list(warnings)
     views: tuple[View, ...] = (view,) if view is not None else VIEWS
     if fmt == "json":
-        document = summary_json(comparison, view, warning_list, list(checks))
-        return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+        return json_text(summary_json(comparison, view, warning_list, list(checks)))
     if fmt == "csv":
-        return _csv_text(comparison, views)
+        return _csv_text(comparison, views, spreadsheet_safe=spreadsheet_safe)
     if fmt == "markdown":
         return _markdown_text(comparison, views, warning_list)
     if fmt == "table":
@@ -468,13 +585,16 @@ def write_attempts(
     overwrite: bool = False,
     spreadsheet_safe: bool = False,
 ) -> Path:
-    """Write attempts as csv, parquet, jsonl or json, atomically, never overwriting unasked."""
+    """Write attempts as csv, parquet, jsonl or json, atomically, never overwriting unasked.
+
+    The data is written exactly (CSV carries lists and objects as their JSON text).
+    `spreadsheet_safe` (CSV only) neutralises every cell, and column name, that a
+    spreadsheet would run as a formula: see `neutralise_formulas`.
+    """
     target = Path(path)
     chosen = fmt or format_for_path(target, ATTEMPT_FORMATS)
-    if spreadsheet_safe and chosen == "csv":
-        frame = neutralise_formulas(frame)
     writers = {
-        "csv": lambda handle: _csv_ready(frame).write_csv(handle),
+        "csv": lambda handle: _csv_file_ready(frame, spreadsheet_safe).write_csv(handle),
         "parquet": lambda handle: frame.write_parquet(handle),
         "jsonl": lambda handle: _csv_ready(frame).write_ndjson(handle),
         "json": lambda handle: _csv_ready(frame).write_json(handle),
@@ -493,36 +613,132 @@ def _csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
+def _csv_file_ready(frame: pl.DataFrame, spreadsheet_safe: bool) -> pl.DataFrame:
+    """CSV holds no nested values: lists and objects become their JSON text."""
+    ready = _csv_ready(frame)
+    nested = [name for name, dtype in ready.schema.items() if dtype.is_nested()]
+    if nested:
+        ready = ready.with_columns(
+            pl.when(pl.col(name).is_not_null())
+            .then(
+                pl.struct(pl.col(name).alias("v"))
+                .struct.json_encode()
+                .str.strip_prefix('{"v":')
+                .str.strip_suffix("}")
+            )
+            .alias(name)
+            for name in nested
+        )
+    binary = [name for name, dtype in ready.schema.items() if dtype == pl.Binary]
+    if binary:
+        ready = ready.with_columns(pl.col(name).bin.encode("hex") for name in binary)
+    return neutralise_formulas(ready) if spreadsheet_safe else ready
+
+
+# A spreadsheet runs a cell as a formula when it starts with one of these (OWASP's list, and
+# the full-width forms some spreadsheets also accept); tab and CR hide a formula after them.
+_FORMULA_STARTS = "=+-@\t\r\uff1d\uff0b\uff0d\uff20"
+_FORMULA_PATTERN = "^[" + "".join(f"\\x{{{ord(char):x}}}" for char in _FORMULA_STARTS) + "]"
+
+
+def neutralise_text(text: str) -> str:
+    """`text` with a leading apostrophe if a spreadsheet would run it as a formula."""
+    return "'" + text if text[:1] and text[0] in _FORMULA_STARTS else text
+
+
 def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
-    """Text cells a spreadsheet would run as formulas (= + - @ ...) get a leading apostrophe."""
-    pattern = r"^[=+\-@\t\r]"
-    return frame.with_columns(
-        pl.when(pl.col(name).str.contains(pattern))
+    """Text cells, and column names, a spreadsheet would run as formulas get a leading
+    apostrophe (`=HYPERLINK(...)` -> `'=HYPERLINK(...)`): the documented `--spreadsheet-safe`.
+
+    Cells that start with = + - @ (or their full-width forms), a tab or a carriage return
+    are text to a person but code to a spreadsheet. Numbers stay numbers: a negative number
+    in a numeric column is not text. Category columns are neutralised as text.
+    """
+    text = frame.with_columns(
+        pl.col(name).cast(pl.String)
+        for name, dtype in frame.schema.items()
+        if isinstance(dtype, (pl.Enum, pl.Categorical))
+    )
+    text = text.with_columns(
+        pl.when(pl.col(name).str.contains(_FORMULA_PATTERN))
         .then(pl.lit("'") + pl.col(name))
         .otherwise(pl.col(name))
         .alias(name)
-        for name, dtype in frame.schema.items()
+        for name, dtype in text.schema.items()
         if dtype == pl.String
     )
+    renamed = {name: neutralise_text(name) for name in text.columns}
+    if any(new != old for old, new in renamed.items()):
+        text = text.rename(renamed)
+    return text
 
 
 def _write_atomic(target: Path, write: Any, overwrite: bool) -> Path:
-    if target.exists() and not overwrite:
+    """Write through a temporary file in the target's folder, then move it into place.
+
+    A reader never sees a half-written file, and a failure leaves the target as it was.
+    Without `overwrite` the move itself refuses an existing file (a hard link, which fails
+    if the name exists), so a file that appears meanwhile is not replaced either.
+    """
+    if target.is_dir():
+        raise ExportError(f"{target}: is a folder; name a file to write")
+    if (target.exists() or target.is_symlink()) and not overwrite:
         raise ExportError(f"{target}: already exists; choose another name or allow overwriting")
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise ExportError(f"{target}: folder {directory} does not exist")
-    descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    try:
+        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
+    except OSError as error:
+        raise ExportError(f"{target}: cannot write in {directory} ({error.strerror})") from None
     try:
         with os.fdopen(descriptor, "wb") as handle:
             write(handle)
-        if not overwrite and target.exists():
-            raise ExportError(f"{target}: appeared while writing; nothing was replaced")
-        os.replace(temporary, target)
-    except BaseException:
+            handle.flush()
+            os.fsync(handle.fileno())
+        # mkstemp makes the file private (0600); give it the mode a new file would have.
+        os.chmod(temporary, _new_file_mode())
+        if overwrite:
+            os.replace(temporary, target)
+        else:
+            _link_new(Path(temporary), target)
+    except BaseException as error:
         Path(temporary).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            reason = error.strerror or str(error)
+            raise ExportError(f"{target}: could not be written ({reason})") from None
         raise
     return target
+
+
+def _link_new(temporary: Path, target: Path) -> None:
+    """Move `temporary` to `target` only if `target` does not exist, atomically."""
+    try:
+        os.link(temporary, target)
+    except FileExistsError:
+        raise ExportError(f"{target}: appeared while writing; nothing was replaced") from None
+    except OSError:
+        # A filesystem without hard links: check, then rename (a narrow race remains).
+        if target.exists():
+            raise ExportError(f"{target}: appeared while writing; nothing was replaced") from None
+        os.replace(temporary, target)
+        return
+    temporary.unlink()
+
+
+def _new_file_mode() -> int:
+    """0o666 less the process's umask, read without changing it (`os.umask` would, for a
+    moment, for every thread)."""
+    mask = 0o022
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for row in status:
+                if row.startswith("Umask:"):
+                    mask = int(row.split()[1], 8)
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0o666 & ~mask
 
 
 # --------------------------------------------------------------------------- Pareto SVG
