@@ -15,7 +15,13 @@ from textual.widgets import Footer, Input
 from tui_ledger.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
-from tui_ledger.tui.screens import ConfirmScreen, HelpScreen, SaveScreen, WarningsScreen
+from tui_ledger.tui.screens import (
+    ConfirmScreen,
+    DetailScreen,
+    HelpScreen,
+    SaveScreen,
+    WarningsScreen,
+)
 from tui_ledger.tui.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
@@ -118,6 +124,9 @@ async def test_demo_with_prices_shows_cost_per_attempt_and_per_accepted_result()
         focus = focus_text(app)
         assert "total cost" in focus and "cost / accepted" in focus
         assert "$0.015" in focus  # lean-loop's drop-view cost per accepted result, side by side
+        await press(pilot, "enter")  # the attempt's every field: its cost in dollars
+        assert isinstance(app.screen, DetailScreen)
+        assert "USD)" in screen_text(app)
 
 
 async def test_dollar_switches_the_headline_between_tokens_and_cost() -> None:
@@ -355,9 +364,7 @@ async def test_help_and_palette_offer_the_audit_commands_and_the_footer_stays_sh
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         footer = "\n".join(
-            strip.text
-            for strip in app.screen._compositor.render_strips()
-            if strip is not None
+            strip.text for strip in app.screen._compositor.render_strips() if strip is not None
         ).splitlines()[-1]
         assert "per task" not in footer and "chart" not in footer
         assert app.query_one(Footer) is not None

@@ -450,7 +450,7 @@ class ParetoChart(Widget):
         """The chart at the widget's current size."""
         width, height = self.size.width or 100, self.size.height or 24
         plot_width = max(10, width - self.Y_LABEL_WIDTH - 2)
-        plot_height = max(4, height - 2)
+        plot_height = max(4, height - 3)  # the axis line, its ticks and its caption below
         canvas = BrailleCanvas(plot_width, plot_height)
         plotted = self.points.filter(
             pl.col("per_accepted").is_not_null() & pl.col("per_accepted").is_finite()
@@ -518,6 +518,11 @@ class ParetoChart(Widget):
             if all(char == " " for char in axis_line[max(0, start - 1) : start + len(text) + 1]):
                 axis_line[start : start + len(text)] = list(text)
         out.append("".join(axis_line), style=MUTED)
+        unit = "cost" if self.metric == "cost" else "tokens"
+        caption = (
+            f"{unit} per accepted result{' (log scale)' if axis.log else ''}: lower is better →"
+        )
+        out.append("\n" + caption.rjust(plot_width + 6), style=f"italic {MUTED}")
         return out
 
 
