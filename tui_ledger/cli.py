@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -79,6 +80,15 @@ def _add_load_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _add_watch_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow the files: show attempts appended to them (and folders' new trials) "
+        "within a second; a rewritten file is read again",
+    )
+
+
 def _add_price_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--prices",
@@ -125,6 +135,7 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
     parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
+    _add_watch_option(parser)
     _add_load_options(parser)
     _add_price_options(parser)
     return parser
@@ -161,6 +172,7 @@ def _summary_parser() -> argparse.ArgumentParser:
         help="what the chart's x axis shows (default: cost when prices are known, else tokens)",
     )
     parser.add_argument("--force", action="store_true", help="replace OUT.svg if it exists")
+    _add_watch_option(parser)
     _add_query_options(parser)
     _add_load_options(parser)
     _add_price_options(parser)
@@ -197,15 +209,19 @@ def _convert_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _load_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `load.load` keyword arguments the command line asks for."""
+    return {
+        "columns": _column_mapping(args.col),
+        "zero_usage_is_missing": args.zero_usage_is_missing,
+        "fmt": args.fmt,
+    }
+
+
 def _load(args: argparse.Namespace) -> Any:
     from tui_ledger.load import load
 
-    return load(
-        args.files,
-        columns=_column_mapping(args.col),
-        zero_usage_is_missing=args.zero_usage_is_missing,
-        fmt=args.fmt,
-    )
+    return load(args.files, **_load_options(args))
 
 
 def _group_columns(text: str, available: Sequence[str]) -> list[str]:
@@ -256,12 +272,14 @@ class _Prepared:
     warnings: list[Any]
 
 
-def _prepare(args: argparse.Namespace) -> _Prepared:
-    """Load, price, filter and (on request) match tasks: what summary and check both need."""
+def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
+    """Load (unless `ledger` is given), price, filter and (on request) match tasks: what summary
+    and check both need."""
     from tui_ledger.prices import apply_prices
 
     table = price_table(args.prices, args.flat_price)
-    ledger = _load(args)
+    if ledger is None:
+        ledger = _load(args)
     by = _group_columns(args.by, ledger.attempts.columns)
     attempts, price_warnings = apply_prices(ledger.attempts, table)
     attempts = _filtered(attempts, args.where)
@@ -292,13 +310,21 @@ def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, _Notice]:
 
 
 def run_summary(argv: Sequence[str]) -> int:
-    """`ledger-tui summary`: print the comparison in the asked format."""
+    """`ledger-tui summary`: print the comparison in the asked format (`--watch`: again and
+    again, as the files grow)."""
+    args = _summary_parser().parse_args(argv)
+    if args.watch:
+        return _watch_summary(args)
+    sys.stdout.write(_summary_text(args, _prepare(args), overwrite_chart=args.force))
+    return 0
+
+
+def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_chart: bool) -> str:
+    """The summary `ledger-tui summary` prints; writes the chart too when asked."""
     from tui_ledger.ledger import compare
     from tui_ledger.report import render_summary
     from tui_ledger.stats import IntervalSettings
 
-    args = _summary_parser().parse_args(argv)
-    prepared = _prepare(args)
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
     comparison = compare(prepared.attempts, prepared.by, intervals=settings)
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
@@ -324,10 +350,69 @@ def run_summary(argv: Sequence[str]) -> int:
         from tui_ledger.report import pareto_svg, write_text_atomic
 
         target = write_text_atomic(
-            args.pareto_svg, pareto_svg(comparison, metric), overwrite=args.force
+            args.pareto_svg, pareto_svg(comparison, metric), overwrite=overwrite_chart
         )
         print(f"wrote the {metric} chart to {target}", file=sys.stderr)
-    sys.stdout.write(text)
+    return str(text)
+
+
+def _watch_summary(args: argparse.Namespace) -> int:
+    """`summary --watch`: print the summary, then again whenever the data changes.
+
+    On a terminal each summary replaces the last one; piped, they follow one another. A change
+    that cannot be read is said on stderr and the watching goes on. Ctrl+C ends it (exit 0).
+    """
+    from tui_ledger.load import LoadError
+    from tui_ledger.query import FilterError
+    from tui_ledger.report import ExportError
+    from tui_ledger.textsafe import safe_text
+    from tui_ledger.watch import Watcher
+
+    for path in args.files:
+        if not Path(path).exists():
+            raise UsageError(f"{path}: no such file or folder")
+    on_terminal = sys.stdout.isatty()
+    watcher = Watcher(args.files, **_load_options(args))
+    names = ", ".join(safe_text(Path(path).name or path) for path in args.files)
+
+    def show(ledger: Any, what: str, *, first: bool) -> None:
+        # The chart is ours to replace after the first write (which --force governs).
+        text = _summary_text(args, _prepare(args, ledger), overwrite_chart=args.force or not first)
+        if on_terminal:
+            sys.stdout.write("\x1b[H\x1b[2J")  # home, clear: the new summary replaces the old
+        elif not first:
+            sys.stdout.write("\n")  # piped: one summary after another, a blank line between
+        sys.stdout.write(text)
+        if on_terminal:
+            stamp = time.strftime("%H:%M:%S")
+            sys.stdout.write(f"\nwatching {names} · {what} at {stamp} · Ctrl+C stops\n")
+        sys.stdout.flush()
+
+    def say(message: str) -> None:
+        print(f"ledger-tui: {safe_text(message)}", file=sys.stderr, flush=True)
+
+    try:
+        try:
+            ledger = watcher.load()
+        except LoadError as error:
+            say(f"error: {error}")
+            say("waiting for the files to change")
+        else:
+            rows = ledger.attempts.height
+            show(ledger, f"{rows:,} attempt{'s' if rows != 1 else ''}", first=True)
+        shown = watcher.ledger is not None
+        for change in watcher.follow():
+            if change.ledger is not None:
+                try:
+                    show(change.ledger, change.describe(), first=not shown)
+                except (UsageError, FilterError, ExportError) as error:
+                    say(f"error: {getattr(error, 'message', None) or error}")
+                else:
+                    shown = True
+            if change.error is not None:
+                say(f"error: {change.error} (showing the last attempts that could be read)")
+    except KeyboardInterrupt:
+        return 0
     return 0
 
 
@@ -386,17 +471,17 @@ def run_app(argv: Sequence[str]) -> int:
     for path in paths:
         if not Path(path).exists():
             raise UsageError(f"{path}: no such file or folder")
-    load_options: dict[str, Any] = {
-        "columns": _column_mapping(args.col),
-        "zero_usage_is_missing": args.zero_usage_is_missing,
-        "fmt": args.fmt,
-    }
+    load_options = _load_options(args)
     table = price_table(args.prices, args.flat_price)
     if table is not None:
         # Not a `load()` argument: the app applies it with `prices.apply_prices` after loading.
         load_options["prices"] = table
     from tui_ledger.tui.app import run_app as run_interactive
 
+    if args.watch:
+        # `watch_files` is new in tui/app.py's run_app (tui/watching.py holds the watching).
+        launch: Callable[..., int] = run_interactive
+        return launch(paths, demo=demo, load_options=load_options, watch_files=True)
     return run_interactive(paths, demo=demo, load_options=load_options)
 
 
