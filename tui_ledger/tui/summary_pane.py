@@ -182,6 +182,8 @@ def cost_callout(comparison: Comparison) -> str:
         else "Dropping failures hides an unknown amount of spend"
     )
     hides += f" in {format_count(hidden_attempts)} attempts"
+    if comparison.keep["cost_per_accepted_result"].null_count() == comparison.keep.height:
+        return f"{hides}; no group has a known cost to rank (unpriced: see w)."
     labels = comparison.labels
     trap = comparison.trap
     keep, drop = comparison.keep, comparison.drop
@@ -602,7 +604,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
                     "",
                 )
             )
-            if comparison.intervals.method != "none":
+            if comparison.intervals.method != "none" and (
+                keep[columns.value] is not None or drop[columns.value] is not None
+            ):
                 lines.append(
                     (
                         "  95%",
