@@ -85,6 +85,7 @@ from tui_ledger.tui.screens import (
     is_warning,
 )
 from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, Metric, SummaryPane
+from tui_ledger.tui.watching import WatchUpdate, start_watching
 
 KEEP_COLOUR = "#2ec4b6"
 DROP_COLOUR = "#ff6b57"
@@ -308,10 +309,13 @@ class LedgerApp(App[int]):
         *,
         demo: bool = False,
         load_options: dict[str, Any] | None = None,
+        watch_files: bool = False,
     ) -> None:
         super().__init__()
         self.paths = [str(path) for path in paths]
         self.demo = demo
+        self.watch_files = watch_files
+        """`--watch`: follow the files and show attempts as they are appended (tui/watching.py)."""
         options = {k: v for k, v in (load_options or {}).items() if v is not None}
         # Not a `load()` option: the load worker prices the attempts once they are read.
         self.prices: PriceTable | None = options.pop("prices", None)
@@ -385,6 +389,15 @@ class LedgerApp(App[int]):
         self.summary.border_title = "Summary"
         self.table.focus()
         self._start_load(first=True)
+        if self.watch_files:
+            start_watching(
+                self,
+                self.paths,
+                self.load_options,
+                prepare=self._priced,
+                on_change=self._watched,
+                on_error=self._watch_failed,
+            )
 
     # ------------------------------------------------------------------ widgets
 
@@ -555,23 +568,38 @@ class LedgerApp(App[int]):
     def _load_worker(self, first: bool) -> None:
         started = time.perf_counter()
         try:
-            ledger = load(self.paths, **self.load_options)
-            priced, price_warnings = apply_prices(ledger.attempts, self.prices)
-            ledger = dataclasses.replace(ledger, attempts=_cost_beside_tokens(priced))
+            ledger, price_warnings = self._priced(load(self.paths, **self.load_options))
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.call_from_thread(self._load_failed, error, first)
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.call_from_thread(
-                self._loaded, ledger, list(price_warnings), workflows, seconds, first
-            )
+            self.call_from_thread(self._loaded, ledger, price_warnings, workflows, seconds, first)
+
+    def _priced(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
+        """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
+        column), and the price warnings. Runs in a worker thread (the load's, or the watch's)."""
+        priced, price_warnings = apply_prices(ledger.attempts, self.prices)
+        return dataclasses.replace(ledger, attempts=_cost_beside_tokens(priced)), list(
+            price_warnings
+        )
+
+    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any]]]) -> None:
+        """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
+        cursor stay, as with `r`."""
+        ledger, price_warnings = update.prepared
+        # `first=True`: no "reloaded" toast for every appended line; the header counts update.
+        self._loaded(ledger, price_warnings, update.workflows, update.seconds, first=True)
+
+    def _watch_failed(self, message: str) -> None:
+        """`--watch`: a change could not be read; keep what is shown and say why."""
+        self._load_failed(LoadError(message), first=False)
 
     def _load_failed(self, error: Exception, first: bool) -> None:
         self._loading_since = None
         message = safe_text(str(error) or type(error).__name__)
-        if first:
+        if first and not self.watch_files:
             # Nothing to show: leave, and let the CLI's caller read the reason on stderr.
             # `run_app` prints it once the screen is torn down: one unwrapped line on stderr
             # (Rich would wrap or crop it to the terminal's width).
@@ -817,6 +845,8 @@ class LedgerApp(App[int]):
                 counts.append(safe_text(" · ".join(self._by)), style="bold")
             if self.prices is not None:
                 counts.append(" · priced", style="#8b949e")
+            if self.watch_files:
+                counts.append(" · watching", style="italic #8b949e")
             if self._matched_only:
                 counts.append(" · ", style="#8b949e")
                 counts.append("matched tasks only", style="bold #e3b341")
@@ -1377,10 +1407,17 @@ def _human_bytes(size: int) -> str:
 
 
 def run_app(
-    paths: list[str], *, demo: bool = False, load_options: dict[str, Any] | None = None
+    paths: list[str],
+    *,
+    demo: bool = False,
+    load_options: dict[str, Any] | None = None,
+    watch_files: bool = False,
 ) -> int:
-    """Open the interactive ledger; returns the exit code (2 when the file could not be read)."""
-    app = LedgerApp(paths, demo=demo, load_options=load_options)
+    """Open the interactive ledger; returns the exit code (2 when the file could not be read).
+
+    `watch_files` follows the files and shows appended attempts as they arrive (`--watch`).
+    """
+    app = LedgerApp(paths, demo=demo, load_options=load_options, watch_files=watch_files)
     app.run()
     if app.error_message:
         print(app.error_message, file=sys.stderr)
