@@ -1,4 +1,5 @@
-"""Snapshots of the screens people look at, on the article's six attempts at 160x45.
+"""Snapshots of the screens people look at at 160x45: the article's six attempts, and the priced
+demo for the audit screens (cost headline, per task, Pareto chart).
 
 Update them after an intended change with `pytest tests/test_snapshots.py --snapshot-update`,
 and look at the report (`snapshot_report.html`) before committing.
@@ -67,3 +68,40 @@ def test_detail_panel(snap_compare: object) -> None:
         await pilot.pause()
 
     assert snap_compare(article_app(), terminal_size=SIZE, run_before=detailed)  # type: ignore[operator]
+
+
+def demo_app() -> LedgerApp:
+    """The bundled demo priced by the bundled example table (the audit screens' data)."""
+    from tui_ledger.prices import load_prices
+
+    return LedgerApp(
+        ["sample_data/demo.csv"], load_options={"prices": load_prices("sample_data/prices.toml")}
+    )
+
+
+def test_main_screen_with_prices_cost_headline(snap_compare: object) -> None:
+    async def in_money(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("dollar_sign")
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=in_money)  # type: ignore[operator]
+
+
+def test_per_task_view(snap_compare: object) -> None:
+    async def per_task(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("p")
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=per_task)  # type: ignore[operator]
+
+
+def test_pareto_chart(snap_compare: object) -> None:
+    async def charted(pilot: Pilot) -> None:
+        await loaded(pilot)
+        await pilot.press("c")
+        await pilot.pause()
+
+    assert snap_compare(demo_app(), terminal_size=SIZE, run_before=charted)  # type: ignore[operator]
