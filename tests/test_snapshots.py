@@ -36,6 +36,7 @@ async def loaded(pilot: Pilot) -> None:
         await app.workers.wait_for_complete()
         if app.loaded:  # type: ignore[attr-defined]
             break
+    await app.workers.wait_for_complete()  # the checks too: the warnings count must not race
     await pilot.pause()
 
 
