@@ -117,7 +117,7 @@ async def test_demo_with_prices_shows_cost_per_attempt_and_per_accepted_result()
         columns = app.table.column_names
         assert columns.index("cost") == columns.index("tokens") + 1  # beside the tokens
         # Tokens stay the headline; cost per accepted result sits beside them.
-        assert cell(app, "careful-reviewer", "per accepted") == "61,516.5"
+        assert cell(app, "careful-reviewer", "per accepted") == "61,517"
         assert cell(app, "careful-reviewer", "$/acc") == "$0.070"
         assert cell(app, "lean-loop", "$/acc") == "≥ $0.043"  # some usage, so some cost, missing
         assert cell(app, "careful-reviewer", "total $") == "$4.29"
@@ -138,7 +138,7 @@ async def test_dollar_switches_the_headline_between_tokens_and_cost() -> None:
         header = summary_cells(app)[""]
         assert header[1] == "$ per accepted"
         assert cell(app, "careful-reviewer", "$ per accepted") == "$0.070"
-        assert cell(app, "careful-reviewer", "tokens/acc") == "61,516.5"
+        assert cell(app, "careful-reviewer", "tokens/acc") == "61,517"
         assert "cost per accepted result" in screen_text(app)  # the bars and the title follow
         assert "of spend" in str(app.query_one("#callout").render())
         # The view toggle keeps the metric; the drop view's cost figure shows.

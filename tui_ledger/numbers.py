@@ -20,7 +20,13 @@ def format_count(value: int | float | None) -> str:
 
 
 def format_tokens(value: int | float | None, *, lower_bound: bool = False) -> str:
-    """Token figures: `3,000`, `≥ 3,000` when some usage is missing, `—` when unknown."""
+    """Token figures: `3,000`, `≥ 3,000` when some usage is missing, `—` when unknown.
+
+    A ratio such as 61,516.5 tokens per accepted result reads as 61,517: a fraction of a token
+    is noise on screen (JSON and CSV keep the exact value). Below 10 the decimal stays.
+    """
+    if isinstance(value, float) and math.isfinite(value) and abs(value) >= 10:
+        value = int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
     text = format_count(value)
     if lower_bound and text != MISSING:
         return f"≥ {text}"
