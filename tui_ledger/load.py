@@ -937,6 +937,7 @@ def _open_json(item: _Input, *, lazy: bool) -> _Opened:
             # Decimal numbers in a validated column are read eagerly (below): polars parses
             # them through a float even when asked for their text.
             if not _inexact_numbers(types):
+                _check_wrapped(item, frame.head(2).collect())
                 frame = frame.with_row_index(_LINE, offset=1)
                 frame = frame.with_columns(pl.col(_LINE).cast(pl.Int64))
                 return _Opened(item, "ndjson", frame, types.names(), unit, in_memory=False)

@@ -1,0 +1,1 @@
+"""Broken and hostile inputs, each with its expected outcome in `expectations.toml`."""
