@@ -379,10 +379,24 @@ def test_filter_term_round_trips_on_every_cell(column: str, row: int) -> None:
     assert lines(filter_term(column, value, exclude=True)) == [x for x in ALL if x not in expected]
 
 
-@given(st.text(min_size=1).filter(lambda s: "\x00" not in s))
+@given(st.text(min_size=1))
 def test_filter_term_round_trips_any_text(value: str) -> None:
     frame = pl.DataFrame({"task": [value, value + "x", None], "line": [1, 2, 3]})
-    assert lines(filter_term("task", value), frame) == [1]
+    term = filter_term("task", value)
+    assert term.isprintable()  # the app's filter box never holds a file's control bytes
+    assert lines(term, frame) == [1]
+
+
+def test_filter_term_writes_hostile_text_as_printable_escapes() -> None:
+    value = "esc\x1b[31mred\u202e"
+    assert filter_term("task", value) == 'task~"^esc\\x{1b}\\[31mred\\x{202e}$"'
+    frame = pl.DataFrame({"note \x1b[1m": [value, "ESC"], "line": [1, 2]})
+    term = filter_term("note \x1b[1m", "ESC", exclude=True)
+    assert term == '-"note \\\\x1b[1m"=ESC'  # the column as the screen shows it
+    assert lines(term, frame) == [1]
+    with pytest.raises(FilterError) as caught:
+        parse_filter("nosuch:x", frame.schema)
+    assert "\x1b" not in caught.value.message and "note \\x1b[1m" in caught.value.message
 
 
 # --- properties: never crash, negation partitions -------------------------------------------------

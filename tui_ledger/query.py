@@ -26,6 +26,10 @@ Decisions (also in the README's filter-language reference):
   `task!=foo` keep rows with no task; `tokens<1000` never keeps rows with missing usage.
 - Column names ignore case, and spaces/dots/dashes read as `_`; schema aliases work too
   (`agent:lean` is `workflow:lean`). An unknown column is an error that suggests the closest one.
+  A name holding control or invisible characters is typed as the screen shows it (`\\x1b`).
+- Terms written for the app (`filter_term`) are always printable: a value holding control, bidi
+  or invisible characters becomes an anchored regex with `\\x{..}` escapes. Error messages and
+  descriptions show such characters as visible escapes too.
 - Numbers take `_` or `,` thousands separators and a `k`/`m`/`b` suffix (`tokens>1.5k`).
 - Dates and datetimes compare with ISO text (`timestamp>=2024-05-01`); a date-only value compares
   a datetime column by its calendar day, so `timestamp=2024-05-01` is the whole day;
@@ -57,6 +61,7 @@ from tui_ledger.schema import (
     canonical_for,
     normalise_name,
 )
+from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
 
 __all__ = [
     "NULL_WORDS",
@@ -112,6 +117,8 @@ class FilterError(ValueError):
     """
 
     def __init__(self, message: str, position: int = 0, end: int | None = None) -> None:
+        # Column names and values come from files: the message is shown, never obeyed.
+        message = safe_text(message)
         super().__init__(message)
         self.message = message
         self.position = position
@@ -310,6 +317,10 @@ def _resolve_column(term: Term, names: list[str]) -> str:
     if not hits:
         key = normalise_name(name)
         hits = [column for column in names if normalise_name(column) == key]
+    if not hits:
+        # A name holding control or invisible characters, typed as the screen shows it
+        # (`note \x1b[1m`): the file's own bytes cannot be typed, nor should they be.
+        hits = [column for column in names if safe_text(column) == name]
     if len(hits) == 1:
         return hits[0]
     where = (term.column_start, term.column_end)
@@ -695,7 +706,7 @@ def parse_filter(text: str, schema: Mapping[str, pl.DataType]) -> pl.Expr | None
 def describe_terms(text: str, schema: Mapping[str, pl.DataType]) -> list[str]:
     """What each term of `text` means in words, e.g. `['workflow contains "lean"', 'outcome is
     failed']`; raises FilterError like `parse_filter`. For the help line beside the filter box."""
-    return [description for _, description in _compile(text, schema)]
+    return [safe_text(description) for _, description in _compile(text, schema)]
 
 
 # --- writing terms (the app's "filter to this cell") -------------------------------------------
@@ -716,14 +727,42 @@ def quote_value(text: str) -> str:
     return text
 
 
+_REGEX_SPECIAL = frozenset("\\.+*?()|[]{}^$#&-~")
+
+
+def _exact_pattern(text: str) -> str:
+    """A regular expression matching exactly `text`, written in printable characters only:
+    control, bidi and invisible characters (and the quote and backslash, which the filter's
+    quoting would read) as `\\x{..}` escapes, which the regex engine reads back."""
+    parts = []
+    for char in text:
+        if ord(char) in UNSAFE_CODEPOINTS or not char.isprintable() or char in "\"\\'":
+            parts.append(f"\\x{{{ord(char):x}}}")
+        elif char in _REGEX_SPECIAL:
+            parts.append("\\" + char)
+        else:
+            parts.append(char)
+    return "^" + "".join(parts) + "$"
+
+
+def _printable(text: str) -> bool:
+    return text.isprintable() and not any(ord(char) in UNSAFE_CODEPOINTS for char in text)
+
+
 def filter_term(column: str, value: object, *, exclude: bool = False) -> str:
     """A term matching the rows whose `column` is `value` (`exclude`: the other rows).
 
     For the app's `f`/`F` keys: `filter_term("task", "fix login")` is `task="fix login"`;
     a missing value gives `task:null`. Text matches ignoring case, like `=` always does.
+    The term is always printable: text holding control, bidi or invisible characters (say an
+    ESC from a hostile file) becomes an anchored regex with escapes, `task~"^a\\x{1b}b$"`,
+    so the filter box never sends the file's escape sequences to the terminal.
     """
-    name = _show(column) if _needs_quotes(column) else column
+    shown_column = safe_text(column)  # a hostile column name as the screen shows it
+    name = _show(shown_column) if _needs_quotes(shown_column) else shown_column
     sign = "-" if exclude else ""
+    if isinstance(value, str) and not _printable(value):
+        return f'{sign}{name}~"{_exact_pattern(value)}"'
     if value is None:
         return f"{sign}{name}:null"
     if isinstance(value, bool):
