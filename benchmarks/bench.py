@@ -285,7 +285,16 @@ def _tmux_server() -> None:
     if _tmux_started:
         return
     subprocess.run(tmux("new-session", "-d", "-s", "anchor", "sleep 86400"), check=True)
-    atexit.register(lambda: subprocess.run(tmux("kill-server"), check=False))
+    socket = subprocess.run(
+        tmux("display", "-p", "-t", "anchor", "#{socket_path}"), capture_output=True, text=True
+    ).stdout.strip()
+
+    def stop() -> None:
+        subprocess.run(tmux("kill-server"), check=False)
+        if socket:
+            Path(socket).unlink(missing_ok=True)  # tmux leaves its socket file behind
+
+    atexit.register(stop)
     _tmux_started = True
 
 
