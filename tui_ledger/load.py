@@ -1021,12 +1021,13 @@ def _check_wrapped(item: _Input, data: pl.DataFrame) -> None:
 
 
 def _inexact_numbers(types: pl.Schema) -> dict[str, pl.DataType]:
-    """Validated columns the JSON reader guessed as floats: read them as their text instead,
-    so a count is checked as written, never through a rounded float."""
+    """Validated columns the JSON reader guessed as floats, or as text (numbers mixed with
+    strings): read them as their text instead, so a count is checked as written, never
+    through a float (polars writes `9223372036854775296.0` as `9223372036854776000`)."""
     return {
         name: pl.String()
         for name, dtype in types.items()
-        if schema.canonical_for(name) in _VALIDATED and dtype.is_float()
+        if schema.canonical_for(name) in _VALIDATED and (dtype.is_float() or dtype == pl.String)
     }
 
 
