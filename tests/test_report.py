@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import xml.etree.ElementTree as ElementTree
+from decimal import Decimal
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 
+from tui_ledger import report as report_module
 from tui_ledger.ledger import compare, never_passed_spend, pareto_points, per_task
 from tui_ledger.numbers import format_compact, format_interval, format_money
-from tui_ledger.report import pareto_svg, render_summary, summary_json
+from tui_ledger.report import (
+    ExportError,
+    exact_per_accepted,
+    pareto_svg,
+    render_summary,
+    summary_json,
+    write_attempts,
+    write_text_atomic,
+)
 from tui_ledger.schema import OUTCOME_DTYPE
+from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 
@@ -184,3 +198,168 @@ def test_number_formats() -> None:
     assert format_compact(float("inf")) == "∞"
     assert format_interval(0.0615, 0.7923, "rate") == "[6–79%]"
     assert format_interval(None, None) == ""
+
+
+# --- exact figures past 2**53 -------------------------------------------------------------------
+
+
+def big(tokens: list[int], outcomes: list[str]) -> pl.DataFrame:
+    return pl.DataFrame(
+        {"workflow": ["w"] * len(tokens), "tokens": tokens, "outcome": outcomes},
+        schema_overrides={"outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+    )
+
+
+def test_per_accepted_result_is_exact_past_2_53() -> None:
+    comparison = compare(big([2**53 + 1], ["passed"]), intervals="none")
+    record = json.loads(render_summary(comparison, "json", "keep"))["w"]
+    # A float64 division reads 9,007,199,254,740,992: one token short of the total.
+    assert record["total_tokens"] == record["tokens_per_accepted_result"] == 2**53 + 1
+    assert "9,007,199,254,740,993 " in render_summary(comparison, "table", "keep")
+
+
+def test_a_fraction_past_2_53_keeps_its_digits() -> None:
+    comparison = compare(big([2**63 - 1] * 3, ["passed", "passed", "failed"]), intervals="none")
+    text = render_summary(comparison, "json", "keep")
+    assert '"tokens_per_accepted_result": 13835058055282163710.5' in text
+    assert exact_per_accepted(comparison.view("keep").row(0, named=True)) == Decimal(
+        "13835058055282163710.5"
+    )
+    assert "13,835,058,055,282,163,710.5" in render_summary(comparison, "markdown", "keep")
+
+
+def test_a_float_median_past_2_53_never_passes_for_an_exact_count() -> None:
+    comparison = compare(big([2**53 + 1], ["passed"]), intervals="none")
+    assert '"median_tokens_per_attempt": 9007199254740992.0' in render_summary(
+        comparison, "json", "keep"
+    )
+    assert "≈ 9,007,199,254,740,992" in render_summary(comparison, "table", "keep")
+
+
+# --- output that reaches a terminal ----------------------------------------------------------
+
+
+def test_json_escapes_what_could_act_on_a_terminal_and_keeps_the_data() -> None:
+    name = "c1\x9b31m del\x7f bidi\u202e zw\u200b esc\x1b]0;t\x07 tag\U000e0041"
+    frame = article().with_columns(pl.col("workflow").replace("lean", name))
+    text = render_summary(compare(frame), "json")
+    assert all(ord(char) not in UNSAFE_CODEPOINTS for char in text.replace("\n", ""))
+    assert "\\u009b" in text and "\\u202e" in text and "\\udb40\\udc41" in text
+    assert name in json.loads(text)["views"]["keep"]
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "csv"])
+def test_text_formats_show_escapes_in_labels_and_titles(fmt: str) -> None:
+    frame = (
+        article()
+        .rename({"workflow": "arm\x1b[2J"})
+        .with_columns(pl.col("arm\x1b[2J").replace("lean", "le\x1b]52;c;eA==\x07an"))
+    )
+    text = render_summary(compare(frame, ["arm\x1b[2J"]), fmt)
+    assert all(ord(char) not in UNSAFE_CODEPOINTS for char in text.replace("\n", ""))
+    assert "\\x1b]52;c;eA==\\x07" in text.replace("\\\\", "\\")
+
+
+def test_summary_csv_can_neutralise_formulas_in_labels() -> None:
+    frame = article().with_columns(pl.col("workflow").replace("lean", "=1+1"))
+    plain = render_summary(compare(frame), "csv")
+    safe = render_summary(compare(frame), "csv", spreadsheet_safe=True)
+    assert "\nkeep,=1+1," in plain
+    assert "\nkeep,'=1+1," in safe
+
+
+# --- writing files -------------------------------------------------------------------------------
+
+
+def attempts_frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "workflow": ["=cmd|' /C calc'!A0", "+1", "-lean", "@SUM(A1)", "\tTAB", "\rCR", "ok"],
+            "tokens": [-1, 2, 3, 4, 5, 6, 7],
+            "notes": ["＝HYPERLINK()", "a", "b", None, "c", "d", "-2"],
+            "outcome": ["passed"] * 7,
+            "tags": [["x", "y"], [], None, ["z"], [], [], []],
+        },
+        schema_overrides={"outcome": OUTCOME_DTYPE},
+    ).with_columns(pl.col("notes").cast(pl.Categorical), pl.lit(1).alias("=header"))
+
+
+def test_spreadsheet_safe_csv_neutralises_every_formula_start(tmp_path: Path) -> None:
+    target = write_attempts(attempts_frame(), tmp_path / "a.csv", spreadsheet_safe=True)
+    rows = list(csv.reader(target.open(newline="")))
+    assert rows[0] == ["workflow", "tokens", "notes", "outcome", "tags", "'=header"]
+    assert [row[0] for row in rows[1:]] == [
+        "'=cmd|' /C calc'!A0",
+        "'+1",
+        "'-lean",
+        "'@SUM(A1)",
+        "'\tTAB",
+        "'\rCR",
+        "ok",
+    ]
+    assert [row[1] for row in rows[1:]][:2] == ["-1", "2"]  # numbers stay numbers
+    assert rows[1][2] == "'＝HYPERLINK()"  # full-width, in a category column
+    assert rows[7][2] == "'-2"
+    assert rows[1][4] == '["x","y"]'  # lists as their JSON
+
+
+def test_a_plain_csv_export_keeps_the_data_exactly(tmp_path: Path) -> None:
+    target = write_attempts(attempts_frame(), tmp_path / "a.csv")
+    rows = list(csv.reader(target.open(newline="")))
+    assert [row[0] for row in rows[1:]] == attempts_frame()["workflow"].to_list()
+    assert rows[0][-1] == "=header"
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl", ".json"])
+def test_exports_never_replace_a_file_unasked(tmp_path: Path, suffix: str) -> None:
+    target = tmp_path / f"attempts{suffix}"
+    target.write_bytes(b"keep me")
+    with pytest.raises(ExportError, match="already exists"):
+        write_attempts(attempts_frame(), target)
+    assert target.read_bytes() == b"keep me"
+    write_attempts(attempts_frame(), target, overwrite=True)
+    assert target.read_bytes() != b"keep me"
+    assert sorted(path.name for path in tmp_path.iterdir()) == [target.name]  # no temp files
+
+
+def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "summary.md"
+    target.write_text("the old summary")
+
+    def explode(handle: object) -> None:
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError):
+        report_module._write_atomic(target, explode, overwrite=True)
+    assert target.read_text() == "the old summary"
+    assert [path.name for path in tmp_path.iterdir()] == ["summary.md"]
+
+
+def test_a_file_that_appears_while_writing_is_not_replaced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "out.md"
+
+    def write_and_race(handle: Any) -> None:
+        handle.write(b"new")
+        target.write_text("someone else's")  # appears meanwhile
+
+    with pytest.raises(ExportError, match="appeared while writing"):
+        report_module._write_atomic(target, write_and_race, overwrite=False)
+    assert target.read_text() == "someone else's"
+    assert [path.name for path in tmp_path.iterdir()] == ["out.md"]
+
+
+def test_writing_problems_are_export_errors(tmp_path: Path) -> None:
+    with pytest.raises(ExportError, match="is a folder"):
+        write_text_atomic(tmp_path, "x", overwrite=True)
+    with pytest.raises(ExportError, match="does not exist"):
+        write_text_atomic(tmp_path / "nope" / "a.md", "x")
+    written = write_text_atomic(tmp_path / "a.md", "x")
+    assert written.stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
