@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
+from tests.corpus.guard import guarded
 from tui_ledger import load as load_module
 from tui_ledger import schema
 from tui_ledger.load import (
@@ -24,6 +26,15 @@ from tui_ledger.load import (
     load,
     scan,
 )
+
+
+@pytest.fixture(autouse=True)
+def _inputs_stay_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every load and scan in this module is checked to leave its input's bytes unchanged."""
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "load", guarded(load))
+    monkeypatch.setattr(module, "scan", guarded(scan))
+
 
 ROOT = Path(__file__).resolve().parents[1]
 ARTICLE = ROOT / "sample_data" / "runs.csv"

@@ -5,14 +5,25 @@ from __future__ import annotations
 
 import gzip
 import os
+import sys
 from pathlib import Path
 
 import polars as pl
 import pytest
 
+from tests.corpus.guard import guarded
 from tui_ledger import load as load_module
 from tui_ledger import schema
 from tui_ledger.load import LoadError, load, scan
+
+
+@pytest.fixture(autouse=True)
+def _inputs_stay_unchanged(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every load and scan in this module is checked to leave its input's bytes unchanged."""
+    module = sys.modules[__name__]
+    monkeypatch.setattr(module, "load", guarded(load))
+    monkeypatch.setattr(module, "scan", guarded(scan))
+
 
 HEADER = "workflow,tokens,passed\n"
 

@@ -13,6 +13,7 @@ from typing import Any
 import polars as pl
 import pytest
 
+from tests.corpus.guard import unchanged
 from tui_ledger import report as report_module
 from tui_ledger.ledger import compare, never_passed_spend, pareto_points, per_task
 from tui_ledger.numbers import format_compact, format_interval, format_money
@@ -77,8 +78,9 @@ def test_demo_with_sample_prices_json() -> None:
     from tui_ledger.load import load
     from tui_ledger.prices import apply_prices, load_prices
 
-    loaded = load(demo)
-    attempts, _ = apply_prices(loaded.attempts, load_prices(prices))
+    with unchanged([demo, prices]):
+        loaded = load(demo)
+        attempts, _ = apply_prices(loaded.attempts, load_prices(prices))
     document = summary_json(compare(attempts))
     for view in ("keep", "drop"):
         for record in document["views"][view].values():
