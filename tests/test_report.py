@@ -365,3 +365,14 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="ledger.py computes median_tokens_per_attempt as Float64: past 2**53 a count of "
+    "9,007,199,254,740,993 has the median 9,007,199,254,740,992 (report.py marks it ≈ but "
+    "cannot recover the digits). Fix in ledger.py, then drop this marker.",
+)
+def test_the_median_past_2_53_is_exact() -> None:
+    comparison = compare(big([2**53 + 1], ["passed"]), intervals="none")
+    assert comparison.view("keep")["median_tokens_per_attempt"].to_list() == [2**53 + 1]

@@ -295,3 +295,18 @@ async def test_filter_to_a_hostile_cell_and_the_palette_are_literal(hostile: Pat
         await pilot.press("escape", "ctrl+p", *"filter")
         await pilot.pause(0.3)
         on_screen(app)
+
+
+async def test_export_and_help_dialogs_are_literal(hostile: Path) -> None:
+    app = LedgerApp([str(hostile)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for key in ("e", "question_mark"):
+            await pilot.press(key)
+            await pilot.pause(0.3)
+            on_screen(app)
+            await pilot.press("escape")
+            await pilot.pause(0.1)
+        await pilot.press("b")
+        await pilot.pause(0.2)
+        on_screen(app)
