@@ -20,12 +20,32 @@ Decisions the spec leaves open (all of them written down in docs, too):
   bytes, and a "lossy_decode" warning lists the rows affected (the accounting columns are
   validated after decoding, so a damaged number still stops the load). A damaged *workflow*
   name is an error instead, since two names that differ only in their bad bytes would merge.
+  UTF-16/32 text (a byte-order mark) and binary files under a text extension (NUL bytes
+  beside a header that is not text) are errors that say so.
 - Missing words (`schema.MISSING_WORDS`, any case) mean "unknown" in `tokens`, the buckets,
   `passed` and `status`. That list includes `nan`, so a pandas NaN is missing usage;
-  `inf` is an error.
+  `inf` is an error. JSON's non-standard bare `NaN` (Python's json module writes it) reads as
+  null the same way, in any column; a bare `Infinity` is an error naming its line.
 - Numbers: whole numbers in plain, decimal (`1000.0`) or scientific (`1e3`) notation are
   accepted when they are exactly whole; everything is checked on the text, never via a float,
   so nothing is rounded; more than 9,223,372,036,854,775,807 is an error, never wrapped.
+  (JSON: where polars would read a validated column through a float, the numbers under that
+  key are read as their text instead, at any depth, and the file is read eagerly.)
+- A CSV/TSV whose last line has no line end loads, with an "unterminated_last_line" warning:
+  a file cut off inside its last cell looks complete otherwise. A quoted cell that never
+  closes is an error naming the line it opens on.
+- Only regular files and folders are read. A pipe, device or socket, a link to nothing or a
+  link loop is refused at once by name, without opening it (a FIFO would block, and can be
+  read only once); inside a folder too, when its name has a supported extension. Links to
+  folders are followed, each real folder once.
+- Memory: before an eager read (`load`, and `scan` of what it cannot stream), a lower bound of
+  the memory needed (3x the CSV size, 1.5x JSON, 8 bytes per Parquet cell) is compared with
+  what is free (MemAvailable, or the cgroup's limit); a load that cannot fit is refused with
+  a message pointing at the streaming `ledger-tui summary`, instead of being killed halfway.
+- Ctrl+C during a load leaves as exactly one KeyboardInterrupt (polars raises one and leaves
+  the signal pending; a second would fire inside the caller's handler).
+- Messages are for terminals: `LoadError` text and `LoadReport.lines()` show control, bidi and
+  invisible characters from file names, column names and cells as visible escapes.
 - Buckets are compared with `tokens` only where the file has both `input_tokens` and
   `output_tokens` (one bucket alone is a part, not a total).
 - A `passed` of false beside a status of passed is counted as a contradicting status too.

@@ -2,6 +2,25 @@
 
 What `ledger-tui summary` prints and what the app exports come from here, so a figure reads the
 same everywhere. The callout sentence that explains the trap is computed here too.
+
+Decisions:
+
+- Every rendering is safe to print. Table, markdown and CSV show text from files (group
+  labels, column names, warnings) through `safe_text`: `\\x1b`, `<U+202E>`. JSON is data: it
+  keeps the exact strings, with every character that could act on a terminal written as a
+  `\\uXXXX` escape (`json_text`), which any JSON reader turns back into the same string.
+- Token figures are exact. `total_tokens` is an exact integer. `tokens_per_accepted_result`
+  is recomputed from the exact total (`exact_per_accepted`): a whole quotient is an integer,
+  a fraction past 2**53 keeps its digits (a Decimal, six places). A float that is not exact
+  (a median past 2**53, an interval end) prints as a float in JSON and with `≈` in tables,
+  never as an integer it is not.
+- Files are written atomically (`_write_atomic`): a temporary file in the target's folder,
+  flushed to disk, then moved into place; a failure leaves the target as it was and no
+  temporary file. An existing file is replaced only with `overwrite` (the CLI's `--force`, the
+  app's confirmation); without it the final move itself refuses (a hard link).
+- CSV exports keep the data exactly; with `spreadsheet_safe` (`--spreadsheet-safe`), text
+  cells and column names that start with = + - @ (or their full-width forms), a tab or a CR
+  get a leading apostrophe, so a spreadsheet shows them instead of running them.
 """
 
 from __future__ import annotations
@@ -537,7 +556,7 @@ def render_summary(
     `warnings` and point at `ledger-tui check`.
 
     Every format is safe to print on a terminal. Table, markdown and CSV show a file's text
-    through `safe_text` (escapes visible, as `\x1b`); JSON keeps the exact strings (it is
+    through `safe_text` (escapes visible, as `\\x1b`); JSON keeps the exact strings (it is
     data) with every character that could act on a terminal written as a `\\uXXXX` escape,
     which any JSON reader turns back into the same string. `spreadsheet_safe` neutralises
     formulas in the CSV's group labels (see `neutralise_formulas`).
