@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import time
 import unicodedata
 
@@ -257,3 +258,13 @@ def test_expr_covers_every_unsafe_codepoint_polars_can_hold() -> None:
     every = "".join(chr(cp) for cp in sorted(UNSAFE_CODEPOINTS) if not 0xD800 <= cp <= 0xDFFF)
     out = pl.select(safe_text_expr(pl.lit(every))).item()
     assert out == safe_text(every)
+
+
+def test_every_format_character_is_visible() -> None:
+    """Unicode category Cf is invisible by definition: a soft hyphen makes `le\\xadan` read as
+    `lean`, so two workflows would look the same."""
+    format_characters = [
+        cp for cp in range(sys.maxunicode + 1) if unicodedata.category(chr(cp)) == "Cf"
+    ]
+    assert set(format_characters) <= UNSAFE_CODEPOINTS
+    assert safe_text("le\xadan") == "le<U+00AD>an"

@@ -11,10 +11,11 @@ escape; everything else is kept exactly:
 
 - C0 controls, DEL and C1 controls become Python-style escapes: `\\n`, `\\r`, `\\t`, and `\\xNN`
   for the others (`\\x1b` for ESC, `\\x07` for BEL, `\\x7f` for DEL, `\\x9b` for the 8-bit CSI).
-- Invisible formatting characters become `<U+XXXX>`: bidi embeddings, overrides, isolates and marks,
-  zero-width spaces and joiners, the byte-order mark, line/paragraph separators, invisible math
-  operators, interlinear annotations, tag characters (used to smuggle invisible text) and lone
-  surrogates (which cannot even be encoded for output).
+- Invisible formatting characters become `<U+XXXX>`: every format character (Unicode category
+  Cf: bidi embeddings, overrides, isolates and marks, zero-width spaces and joiners, the soft
+  hyphen, the byte-order mark, invisible math operators, interlinear annotations, tag characters
+  used to smuggle invisible text, ...), line/paragraph separators, and lone surrogates (which
+  cannot even be encoded for output).
 
 A backslash already in the text is not doubled, so a literal `\\x1b` typed in a file looks the same
 as an escaped ESC byte; this keeps Windows paths and regexes readable, and the difference does not
@@ -61,7 +62,13 @@ _CONTROL_CODEPOINTS = tuple(_ranges((0x00, 0x1F), (0x7F, 0x9F)))
 # Characters shown as `<U+XXXX>`: invisible, or reorder what is around them.
 _FORMAT_CODEPOINTS = tuple(
     _ranges(
+        (0x00AD, 0x00AD),  # soft hyphen (invisible: "le\xadan" reads as "lean")
+        (0x0600, 0x0605),  # Arabic number signs and other prepended format marks
         (0x061C, 0x061C),  # Arabic letter mark (bidi)
+        (0x06DD, 0x06DD),  # Arabic end of ayah
+        (0x070F, 0x070F),  # Syriac abbreviation mark
+        (0x0890, 0x0891),  # Arabic pound and piastre marks above
+        (0x08E2, 0x08E2),  # Arabic disputed end of ayah
         (0x180E, 0x180E),  # Mongolian vowel separator (invisible)
         (0x200B, 0x200F),  # zero-width space, non-joiner, joiner; LRM, RLM
         (0x2028, 0x2029),  # line and paragraph separators
@@ -71,6 +78,11 @@ _FORMAT_CODEPOINTS = tuple(
         (0x206A, 0x206F),  # deprecated format controls
         (0xFEFF, 0xFEFF),  # zero-width no-break space / byte-order mark
         (0xFFF9, 0xFFFB),  # interlinear annotation controls
+        (0x110BD, 0x110BD),  # Kaithi number sign
+        (0x110CD, 0x110CD),  # Kaithi number sign above
+        (0x13430, 0x1343F),  # Egyptian hieroglyph format controls
+        (0x1BCA0, 0x1BCA3),  # shorthand format controls
+        (0x1D173, 0x1D17A),  # musical symbol format controls
         (0xE0000, 0xE007F),  # tag characters (invisible "ASCII smuggling")
     )
 )
