@@ -91,29 +91,81 @@ def has_cost(attempts: pl.DataFrame | pl.LazyFrame) -> bool:
     return dtype is not None and (dtype.is_numeric() or dtype == pl.String)
 
 
-def _aggregations(view: View, with_cost: bool = False) -> list[pl.Expr]:
-    """Raw per-group aggregates of one view, prefixed with the view's name."""
-    in_view = counted(view)
-    usage = _tokens.filter(in_view)
+# The raw per-group aggregates of one view, as `_view_frame` reads them (`{view}__{name}`).
+_RAW_NAMES: tuple[str, ...] = (
+    "attempts",
+    "accepted",
+    *OUTCOMES,
+    "missing_usage",
+    "known_usage",
+    "median_tokens_per_attempt",
+    "sum_known_tokens",
+    "var_tokens",
+)
+_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "sum_known_cost", "var_cost")
+
+
+def _cell_aggregations(with_cost: bool) -> list[pl.Expr]:
+    """Per (group, outcome) cell: the counts and sums both views are made of.
+
+    `mean_*` and `m2_*` (sum of squared deviations) are of spend with missing read as 0, so the
+    cells combine into a group's variance exactly as one pass over its rows would (Chan et al.).
+    """
+    spend = _tokens.fill_null(0).cast(pl.Float64)
+    several = pl.len() > 1
     aggregates = [
-        in_view.sum().alias("attempts"),
-        (in_view & (_outcome == ACCEPTED)).sum().alias("accepted"),
-        *[(in_view & (_outcome == name)).sum().alias(name) for name in OUTCOMES],
-        (in_view & _tokens.is_null()).sum().alias("missing_usage"),
-        (in_view & _tokens.is_not_null()).sum().alias("known_usage"),
-        usage.median().alias("median_tokens_per_attempt"),
+        pl.len().cast(pl.UInt32).alias("n"),
+        _tokens.count().cast(pl.UInt32).alias("known"),
         # Int128: a sum of Int64 token counts can pass 2**63; it must never wrap.
-        usage.cast(pl.Int128).sum().alias("sum_known_tokens"),
-        # For the delta-method interval: spread of spend per attempt, missing read as 0 (the
-        # figure it brackets, total / accepted, is a lower bound in the same way).
-        usage.fill_null(0).cast(pl.Float64).var().alias("var_tokens"),
+        _tokens.cast(pl.Int128).sum().alias("sum_tokens"),
+        spend.mean().alias("mean_tokens"),
+        pl.when(several).then(spend.var() * (pl.len() - 1)).otherwise(0.0).alias("m2_tokens"),
     ]
     if with_cost:
-        spend = _cost.filter(in_view)
+        cost = _cost.fill_null(0.0)
         aggregates += [
-            (in_view & _cost.is_not_null()).sum().alias("known_cost"),
-            spend.sum().alias("sum_known_cost"),
-            spend.fill_null(0.0).var().alias("var_cost"),
+            _cost.count().cast(pl.UInt32).alias("known_cost"),
+            _cost.sum().alias("sum_cost"),
+            cost.mean().alias("mean_cost"),
+            pl.when(several).then(cost.var() * (pl.len() - 1)).otherwise(0.0).alias("m2_cost"),
+        ]
+    return aggregates
+
+
+def _combined_variance(mask: pl.Expr, measure: str) -> pl.Expr:
+    """The sample variance of a group's spend from its cells (null under two attempts)."""
+    n = pl.col("n").filter(mask).cast(pl.Float64)
+    mean = pl.col(f"mean_{measure}").filter(mask)
+    total = n.sum()
+    grand = (n * mean).sum() / total
+    m2 = pl.col(f"m2_{measure}").filter(mask).sum() + (n * (mean - grand) ** 2).sum()
+    return pl.when(total > 1).then(m2 / (total - 1.0))
+
+
+def _view_aggregations(view: View, with_cost: bool) -> list[pl.Expr]:
+    """One view's raw aggregates from the cells (group_by keys), prefixed with the view."""
+    outcome = pl.col("outcome")
+    mask = outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
+    n = pl.col("n").filter(mask)
+
+    def count(condition: pl.Expr) -> pl.Expr:
+        return pl.col("n").filter(mask & condition).sum().cast(pl.UInt32)
+
+    known = pl.col("known").filter(mask).sum().cast(pl.UInt32)
+    aggregates = [
+        n.sum().cast(pl.UInt32).alias("attempts"),
+        count(outcome == ACCEPTED).alias("accepted"),
+        *[count(outcome == name).alias(name) for name in OUTCOMES],
+        (n.sum() - pl.col("known").filter(mask).sum()).cast(pl.UInt32).alias("missing_usage"),
+        known.alias("known_usage"),
+        pl.col("sum_tokens").filter(mask).sum().cast(pl.Int128).alias("sum_known_tokens"),
+        _combined_variance(mask, "tokens").alias("var_tokens"),
+    ]
+    if with_cost:
+        aggregates += [
+            pl.col("known_cost").filter(mask).sum().cast(pl.UInt32).alias("known_cost"),
+            pl.col("sum_cost").filter(mask).sum().cast(pl.Float64).alias("sum_known_cost"),
+            _combined_variance(mask, "cost").alias("var_cost"),
         ]
     return [expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates]
 
@@ -218,20 +270,42 @@ def _group_keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
+def _sorted(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Rows in key order, nulls last, by each key's text (a Categorical sorts as its String)."""
+    order = [
+        pl.col(name).cast(pl.String) if frame.schema[name] == pl.Categorical else pl.col(name)
+        for name in keys
+    ]
+    return frame.sort(order, nulls_last=True, maintain_order=True)
+
+
 def _aggregate(
     attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str], with_cost: bool
-) -> pl.LazyFrame:
+) -> pl.DataFrame:
+    """Both views' raw aggregates per group (`keep__*`, `drop__*`), sorted by the keys.
+
+    The one big pass is a `group_by([*keys, "outcome"])` of counts and sums: both views are
+    sums over those few cells (keep: every outcome; drop: the `passed` cell). Medians need the
+    rows, so a second query (keep median, and the median over accepted attempts) runs beside
+    it in the same `collect_all`.
+    """
     keys = _group_keys(by)
-    return (
-        attempts.lazy()
-        .group_by(keys)
-        .agg(*_aggregations("keep", with_cost), *_aggregations("drop", with_cost))
-        .sort(keys, nulls_last=True)
+    frame = attempts.lazy()
+    cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost))
+    medians = frame.group_by(keys).agg(
+        _tokens.median().alias("keep__median_tokens_per_attempt"),
+        _tokens.filter(_outcome == ACCEPTED).median().alias("drop__median_tokens_per_attempt"),
     )
+    cell_frame, median_frame = pl.collect_all([cells, medians])
+    raw = cell_frame.group_by(keys).agg(
+        *_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost)
+    )
+    raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
+    return _sorted(raw, keys)
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:
-    return [expr.meta.output_name().split("__", 1)[1] for expr in _aggregations("keep", with_cost)]
+    return [*_RAW_NAMES, *(_RAW_COST_NAMES if with_cost else ())]
 
 
 def _view_frame(
@@ -402,7 +476,7 @@ def _views(
     settings: IntervalSettings,
 ) -> dict[View, pl.DataFrame]:
     """The summary frame of each view: one aggregation pass, then the intervals."""
-    raw = _aggregate(attempts, keys, with_cost).collect()
+    raw = _aggregate(attempts, keys, with_cost)
     frames = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
     frames = _with_intervals(attempts, keys, frames, with_cost, settings)
     columns = view_columns(with_cost)
