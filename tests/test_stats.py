@@ -204,3 +204,28 @@ def test_intervals_none_leaves_null_columns() -> None:
 def test_unknown_interval_method_is_refused() -> None:
     with pytest.raises(ValueError, match="interval method"):
         compare(frame(ARTICLE), intervals="magic")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("method", ["auto", "bootstrap", "delta", "none"])
+def test_with_intervals_on_a_delta_comparison_equals_a_full_compare(method: str) -> None:
+    from polars.testing import assert_frame_equal
+
+    from tui_ledger.ledger import with_intervals
+
+    data = frame(
+        {
+            "workflow": ["lean"] * 3 + ["steady"] * 3 + ["big"] * 40,
+            "tokens": [1000] * 3 + [1600] * 3 + [100 + 7 * i for i in range(40)],
+            "outcome": ARTICLE["outcome"] + ["passed", "failed"] * 20,
+        }
+    )
+    settings = IntervalSettings(method=method, bootstrap_below=10)  # type: ignore[arg-type]
+    full = compare(data, intervals=settings)
+    fast = with_intervals(compare(data, intervals="delta"), data, settings)
+    for view in ("keep", "drop"):
+        assert_frame_equal(full.view(view), fast.view(view))
+    assert_frame_equal(full.trap, fast.trap)
+    assert fast.intervals == settings
+    # From a comparison that is not delta-only, the whole comparison is recomputed.
+    again = with_intervals(full, data, "delta")
+    assert_frame_equal(again.keep, compare(data, intervals="delta").keep)

@@ -14,7 +14,7 @@ accepted result, both views) are built on the same definitions.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import polars as pl
@@ -644,6 +644,44 @@ def compare(
         ]
     trap = keep.select(keys).with_columns(trap_columns)
     return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
+
+
+def with_intervals(
+    comparison: Comparison,
+    attempts: pl.DataFrame | pl.LazyFrame,
+    intervals: IntervalMethod | IntervalSettings = "auto",
+) -> Comparison:
+    """The same comparison with its interval columns computed by another method.
+
+    `attempts` must be the attempts `comparison` was computed from. The fast path is a
+    comparison made with `intervals="delta"` (the delta method costs nothing beyond the single
+    pass): "auto" and "bootstrap" then only read the attempts of the groups they bootstrap,
+    and every other figure is reused as is. "none" and "delta" never read the attempts. From
+    a comparison made another way (its delta bounds are not all there any more), the whole
+    comparison is recomputed.
+    """
+    settings = _settings(intervals)
+    with_cost = comparison.has_cost
+    names = [*_interval_columns(with_cost), *INTERVAL_NOTES]
+    if settings.method == "none":
+        frames = {
+            view: comparison.view(view).with_columns(
+                pl.lit(None, dtype=comparison.view(view).schema[name]).alias(name) for name in names
+            )
+            for view in VIEWS
+        }
+        return replace(comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings)
+    if comparison.intervals.method != "delta":
+        return compare(attempts, comparison.by, intervals=settings)
+    if settings.method == "delta":
+        return replace(comparison, intervals=settings)
+    keys = list(comparison.by)
+    frames = _with_intervals(
+        attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
+    )
+    columns = view_columns(with_cost)
+    keep, drop = (frames[view].select(*keys, *columns) for view in VIEWS)
+    return replace(comparison, keep=keep, drop=drop, intervals=settings)
 
 
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:
