@@ -51,6 +51,11 @@ async def settle(pilot: Pilot) -> None:
         await app.workers.wait_for_complete()
         if getattr(app, "loaded", False) or app.return_code is not None:
             break
+    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
+        if not getattr(app, "busy", False) or app.return_code is not None:
+            break
+        await pilot.pause(0.01)
+        await app.workers.wait_for_complete()
     await app.workers.wait_for_complete()
     await pilot.pause()
 

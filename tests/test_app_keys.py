@@ -48,6 +48,11 @@ async def settle(pilot: Pilot) -> None:
         await app.workers.wait_for_complete()
         if getattr(app, "loaded", False) or app.return_code is not None:
             break
+    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
+        if not getattr(app, "busy", False) or app.return_code is not None:
+            break
+        await pilot.pause(0.01)
+        await app.workers.wait_for_complete()
     await app.workers.wait_for_complete()
     await pilot.pause()
 
@@ -97,9 +102,13 @@ async def test_t_toggles_keep_and_drop_failures() -> None:
         text = screen_text(app)
         assert "DROP FAILURES" in text and "the trap" in text
         assert app.table.row_count == 4
+        # The filter line counts what the table shows, and says what the view hides.
+        assert "4 of 6 attempts · 2 hidden by DROP FAILURES" in text
         await press(pilot, "t")
         assert app.query_one(ViewBadge).view == "keep"
         assert app.table.row_count == 6
+        assert "6 of 6 attempts" in screen_text(app)
+        assert "hidden by DROP FAILURES" not in screen_text(app)
 
 
 # --------------------------------------------------------------------------- /
@@ -113,7 +122,7 @@ async def test_slash_filters_as_you_type_and_enter_returns_to_the_table() -> Non
         assert app.focused is app.filter_input
         await press(pilot, *"steady")
         assert app.table.row_count == 3
-        assert "(3 of 6 rows)" in screen_text(app)
+        assert "3 of 6 attempts" in screen_text(app)
         await press(pilot, "enter")
         assert app.focused is app.table
         assert app.filter_input.value == "steady"
@@ -253,6 +262,24 @@ async def test_arrows_and_hjkl_move_the_cursor() -> None:
             assert table.cursor_column == 1
             await press(pilot, left)
             assert table.cursor_column == 0
+
+
+async def test_move_keys_leave_the_hidden_table_alone_behind_every_dialog(
+    tmp_path: Path,
+) -> None:
+    app = LedgerApp([str(tasks_file(tmp_path))])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "j", "l")
+        table = app.table
+        where = (table.cursor_row, table.cursor_column)
+        for opener in ("question_mark", "w", "enter", "b", "e", "c", "p"):
+            await press(pilot, opener)
+            assert not app.on_main_screen, opener
+            await press(pilot, "j", "j", "k", "l", "l", "h", "G", "g", "g", "end", "home")
+            assert (table.cursor_row, table.cursor_column) == where, opener
+            while not app.on_main_screen:
+                await press(pilot, "escape")
 
 
 async def test_page_down_and_page_up_move_a_screen(tmp_path: Path) -> None:

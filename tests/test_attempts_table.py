@@ -106,7 +106,7 @@ async def test_outcome_colour_nulls_floats_and_struck_rows() -> None:
                 ["passed", "failed", "timeout", "error", "ungraded"], dtype=OUTCOME_DTYPE
             ),
             "tokens": [1_234_567, None, 3, 4, 5],
-            "cost": [0.01234, 123.456, None, 1.5, 12345.6],
+            "score": [0.01234, 123.456, None, 1.5, 12345.6],
         }
     )
     app = Host()
@@ -424,3 +424,16 @@ def test_fit_cell_pads_aligns_and_cuts_wide_characters() -> None:
     assert fit_cell("ab", 4, right=True) == "  ab"
     assert fit_cell("abcdef", 4) == "abc…"
     assert fit_cell("日本語", 4) == "日 …"  # a wide character never straddles the cut
+
+
+def test_cost_columns_read_as_dollars() -> None:
+    from tui_ledger.numbers import format_money
+    from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
+    from tui_ledger.tui.attempts_table import MONEY_COLUMNS, _column_kind, format_cells
+
+    assert {COST_COLUMN, TABLE_COST_COLUMN} == MONEY_COLUMNS
+    assert _column_kind("cost", pl.Float64()) == "money"
+    assert _column_kind("duration_s", pl.Float64()) == "float"
+    cells = format_cells("money", [0.01234, 12.5, None])
+    assert [text for text, _ in cells] == [format_money(0.01234), "$12.50", "—"]
+    assert cells[0][0].startswith("$0.01")

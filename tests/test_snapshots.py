@@ -36,6 +36,11 @@ async def loaded(pilot: Pilot) -> None:
         await app.workers.wait_for_complete()
         if app.loaded:  # type: ignore[attr-defined]
             break
+    for _ in range(200):  # the checks start once the first frame is drawn
+        if not app.busy:  # type: ignore[attr-defined]
+            break
+        await pilot.pause(0.01)
+        await app.workers.wait_for_complete()
     await app.workers.wait_for_complete()  # the checks too: the warnings count must not race
     await pilot.pause()
 

@@ -17,12 +17,15 @@ Run it with `ledger-tui FILE` (cli.py calls `run_app`), or `python -m tui_ledger
 from __future__ import annotations
 
 import dataclasses
+import functools
+import json
+import os
 import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import polars as pl
 from rich.cells import cell_len
@@ -41,7 +44,6 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
-from tui_ledger.checks import Check, restrict_to_matched_tasks, run_checks
 from tui_ledger.ledger import (
     DEFAULT_BY,
     VIEW_GLOSSES,
@@ -54,46 +56,32 @@ from tui_ledger.ledger import (
     in_view,
     per_task,
 )
-from tui_ledger.load import Ledger, LoadError, load
 from tui_ledger.numbers import format_count, format_money, format_tokens
-from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN, PriceTable, apply_prices
 from tui_ledger.query import FilterError, filter_term, parse_filter
-from tui_ledger.report import (
-    ATTEMPT_FORMATS,
-    SUMMARY_FORMATS,
-    ExportError,
-    format_for_path,
-    pareto_svg,
-    render_summary,
-    write_attempts,
-    write_text_atomic,
-)
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui import commands
+from tui_ledger.tui import PROCESS_START, commands
 from tui_ledger.tui.attempts_table import AttemptsTable
-from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
-from tui_ledger.tui.screens import (
-    ConfirmScreen,
-    DetailScreen,
-    ExportRequest,
-    ExportScreen,
-    GroupByScreen,
-    HelpScreen,
-    SaveScreen,
-    WarningsScreen,
-    is_warning,
-)
 from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, Metric, SummaryPane
-from tui_ledger.tui.watching import WatchUpdate, start_watching
+
+# Imported on first use (the first frame must not wait for them): the loader, prices and checks
+# (in the workers that use them), the dialogs, the audit screens, exports and --watch.
+if TYPE_CHECKING:
+    from tui_ledger.checks import Check
+    from tui_ledger.load import Ledger
+    from tui_ledger.prices import PriceTable
+    from tui_ledger.tui.audit_screens import TaskChosen
+    from tui_ledger.tui.screens import ExportRequest
+    from tui_ledger.tui.watching import WatchUpdate
 
 KEEP_COLOUR = "#2ec4b6"
 DROP_COLOUR = "#ff6b57"
 GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this long
-# Typing in the filter waits this long for the next key on frames this big, so a fast typist
-# does not start (and throw away) a full recompute per keystroke.
-DEBOUNCE_ROWS = 200_000
-DEBOUNCE_SECONDS = 0.06
+# Typing in the filter starts a recompute at once when the last one was quick; otherwise it waits
+# about as long as the last one took (at most DEBOUNCE_MAX_SECONDS) for the next key, so a fast
+# typist does not start a full recompute per keystroke.
+DEBOUNCE_FAST_SECONDS = 0.03
+DEBOUNCE_MAX_SECONDS = 0.3
 
 LEDGER_THEME = Theme(
     name="ledger",
@@ -134,24 +122,43 @@ class MatchedNotice:
 
 @dataclass(frozen=True)
 class Snapshot:
-    """One recompute's result: the filtered attempts (sorted), both views, the comparison."""
+    """One recompute's result: the filtered attempts (sorted), both views, the comparison.
+
+    The DROP FAILURES rows are filtered only when that view is first shown (`drop_frame`), so a
+    recompute in KEEP FAILURES holds no second copy of the attempts.
+    """
 
     generation: int
     matching: pl.DataFrame  # the attempts the filter (and matched tasks only) keeps, file order
     keep_frame: pl.DataFrame  # the same, sorted as asked
-    drop_frame: pl.DataFrame
     comparison: Comparison
     seconds: float = 0.0
     notice: MatchedNotice | None = None  # set when matched tasks only is on
+
+    @functools.cached_property
+    def drop_frame(self) -> pl.DataFrame:
+        """The accepted attempts only, in the same order (computed on first use)."""
+        return in_view(self.keep_frame, "drop")
 
     def frame(self, view: View) -> pl.DataFrame:
         """The rows the table shows in a view."""
         return self.keep_frame if view == "keep" else self.drop_frame
 
 
+TIMINGS_ENV = "LEDGER_TUI_TIMINGS"
+
+
 @dataclass
 class Timings:
-    """What the last operations cost, in seconds (read by benchmarks and tests)."""
+    """What the last operations cost, in seconds (read by benchmarks and tests).
+
+    With the environment variable `LEDGER_TUI_TIMINGS=FILE`, the app also appends one JSON line
+    per event to FILE: `{"event": "first_screen", "t": ...}` once the first full screen (the
+    table and the summary of every group) has been drawn, and `{"event": "recompute", "t": ...,
+    "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn. `t` is
+    seconds since the process started (`tui_ledger.tui.PROCESS_START`); `seconds` is the
+    recompute's own work in its worker.
+    """
 
     load: float = 0.0
     first_screen: float = 0.0
@@ -164,6 +171,19 @@ class Timings:
         """Remember one measurement."""
         setattr(self, name, seconds)
         self.history.append((name, seconds))
+
+    def emit(self, event: str, **fields: object) -> None:
+        """Append `{"event": event, "t": seconds since process start, **fields}` to the file
+        `LEDGER_TUI_TIMINGS` names (nothing without it; a failed write is ignored)."""
+        target = os.environ.get(TIMINGS_ENV)
+        if not target:
+            return
+        line = {"event": event, "t": round(time.perf_counter() - PROCESS_START, 6), **fields}
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+        except OSError:
+            pass
 
 
 # --------------------------------------------------------------------------- widgets
@@ -347,6 +367,12 @@ class LedgerApp(App[int]):
         self._error_span = ErrorSpan()
         self._availability: tuple[bool, ...] = ()
         self._debounce: Timer | None = None
+        self._last_recompute_seconds = 0.0
+        # At most one recompute runs at a time (a thread cannot be stopped, and each holds its
+        # frames): a request made meanwhile waits here (the latest only; True = sort only).
+        self._recompute_running = False
+        self._pending: bool | None = None
+        self._figures_stale = True
         self.error_message: str | None = None
         """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
         # The widgets, kept by reference: `App.query_one` searches only the active screen, and
@@ -390,6 +416,8 @@ class LedgerApp(App[int]):
         self.table.focus()
         self._start_load(first=True)
         if self.watch_files:
+            from tui_ledger.tui.watching import start_watching
+
             start_watching(
                 self,
                 self.paths,
@@ -520,10 +548,14 @@ class LedgerApp(App[int]):
 
     def warning_count(self) -> int:
         """How many warnings there are (informational notes not counted)."""
+        from tui_ledger.tui.screens import is_warning
+
         return sum(1 for item in self.collect_warnings() if is_warning(item))
 
     def note_count(self) -> int:
         """How many informational notes the warnings panel lists besides the warnings."""
+        from tui_ledger.tui.screens import is_warning
+
         return sum(1 for item in self.collect_warnings() if not is_warning(item))
 
     def _show_warning_count(self) -> None:
@@ -567,6 +599,12 @@ class LedgerApp(App[int]):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_worker(self, first: bool) -> None:
         started = time.perf_counter()
+        # What the first full screen needs besides the loader, imported here rather than on the
+        # screen's thread: the summary's callout (report) and the warnings count (screens).
+        import tui_ledger.report
+        import tui_ledger.tui.screens  # noqa: F401
+        from tui_ledger.load import LoadError, load
+
         try:
             ledger, price_warnings = self._priced(load(self.paths, **self.load_options))
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
@@ -580,6 +618,8 @@ class LedgerApp(App[int]):
     def _priced(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
         """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
         column), and the price warnings. Runs in a worker thread (the load's, or the watch's)."""
+        from tui_ledger.prices import apply_prices
+
         priced, price_warnings = apply_prices(ledger.attempts, self.prices)
         return dataclasses.replace(ledger, attempts=_cost_beside_tokens(priced)), list(
             price_warnings
@@ -594,7 +634,7 @@ class LedgerApp(App[int]):
 
     def _watch_failed(self, message: str) -> None:
         """`--watch`: a change could not be read; keep what is shown and say why."""
-        self._load_failed(LoadError(message), first=False)
+        self._load_failed(RuntimeError(message), first=False)
 
     def _load_failed(self, error: Exception, first: bool) -> None:
         self._loading_since = None
@@ -642,49 +682,84 @@ class LedgerApp(App[int]):
     # ------------------------------------------------------------------ recompute
 
     def _recompute_soon(self) -> None:
-        """Recompute after typing pauses briefly, on frames big enough for that to matter."""
+        """Recompute for a keystroke: at once when the last recompute was quick, else after a
+        pause about as long as it took (a faster next key restarts the wait)."""
         if self._debounce is not None:
             self._debounce.stop()
             self._debounce = None
-        if self._ledger is not None and self._ledger.attempts.height >= DEBOUNCE_ROWS:
-            self._debounce = self.set_timer(DEBOUNCE_SECONDS, self._recompute)
-        else:
+        wait = self._last_recompute_seconds
+        if wait < DEBOUNCE_FAST_SECONDS:
             self._recompute()
+        else:
+            self._debounce = self.set_timer(min(wait, DEBOUNCE_MAX_SECONDS), self._debounced)
+
+    def _debounced(self) -> None:
+        self._debounce = None
+        self._recompute()
+
+    @property
+    def busy(self) -> bool:
+        """Work for the screen is under way: a load, a recompute (running, waiting or debounced),
+        or the checks of the figures on screen."""
+        return (
+            self._loading_since is not None
+            or self._recompute_running
+            or self._pending is not None
+            or self._debounce is not None
+            or (
+                self._snapshot is not None
+                and self._checks is None
+                and self._checks_generation == self._snapshot.generation
+            )
+        )
 
     def _recompute(self, *, sort_only: bool = False) -> None:
-        """Filter, compare and sort again in a worker; stale runs are cancelled.
+        """Filter, compare and sort again in a worker.
 
+        One recompute runs at a time: a request made while one runs is remembered (the latest
+        only) and starts when it ends; the running one's result is then not shown.
         `sort_only`: the filter and grouping are those on screen, so the matching attempts and
         the comparison are reused and only the sort runs.
         """
         if self._ledger is None:
             return
-        snapshot = self._snapshot
-        reuse = sort_only and snapshot is not None and snapshot.generation == self._generation
         self._generation += 1
+        if not sort_only:
+            self._figures_stale = True  # the figures on screen no longer match the settings
+        if self._recompute_running:
+            self._pending = sort_only and self._pending is not False
+            return
+        self._start_recompute(sort_only)
+
+    def _start_recompute(self, sort_only: bool) -> None:
+        ledger = self._ledger
+        if ledger is None:
+            return
+        snapshot = self._snapshot
+        reuse = sort_only and snapshot is not None and not self._figures_stale
+        self._recompute_running = True
         if reuse and snapshot is not None:
             self._recompute_worker(
-                self._generation,
-                snapshot.matching,
-                None,
-                self._by,
-                self._sort,
-                False,
-                snapshot,
+                self._generation, snapshot.matching, None, self._by, self._sort, False, snapshot
             )
             return
-        self._checks = None  # the checks follow once the new figures are on screen
-        self._checks_generation = -1
         self._recompute_worker(
             self._generation,
-            self._ledger.attempts,
+            ledger.attempts,
             self._filter_expr,
             self._by,
             self._sort,
             self._matched_only,
         )
 
-    @work(thread=True, exclusive=True, group="recompute", exit_on_error=False)
+    def _recompute_ended(self) -> None:
+        """The running recompute has finished (shown or not): start the waiting one, if any."""
+        self._recompute_running = False
+        pending, self._pending = self._pending, None
+        if pending is not None and self._ledger is not None:
+            self._start_recompute(pending)
+
+    @work(thread=True, group="recompute", exit_on_error=False)
     def _recompute_worker(
         self,
         generation: int,
@@ -696,44 +771,70 @@ class LedgerApp(App[int]):
         previous: Snapshot | None = None,
     ) -> None:
         """Filter, restrict to matched tasks, compare and sort; `previous`: reuse its figures."""
-        worker = get_current_worker()
+        snapshot: Snapshot | None = None
+        failure: str | None = None
+        try:
+            snapshot = self._recomputed(
+                generation, attempts, expression, by, sort, matched_only, previous
+            )
+        except pl.exceptions.PolarsError as error:
+            # A filter that parses but cannot run on these columns (e.g. a bad regex).
+            failure = safe_text(str(error).strip().splitlines()[0] if str(error) else "error")
+        finally:
+            del attempts, previous  # the worker object outlives this call: hold no frames
+            if not get_current_worker().is_cancelled:
+                self.call_from_thread(self._recompute_done, generation, snapshot, failure)
+
+    def _recomputed(
+        self,
+        generation: int,
+        attempts: pl.DataFrame,
+        expression: pl.Expr | None,
+        by: tuple[str, ...],
+        sort: tuple[str, bool] | None,
+        matched_only: bool,
+        previous: Snapshot | None,
+    ) -> Snapshot | None:
+        """The recompute itself (in the worker thread); None when a newer one was asked for."""
         started = time.perf_counter()
         notice = previous.notice if previous is not None else None
         comparison = previous.comparison if previous is not None else None
-        try:
-            matching = attempts.filter(expression) if expression is not None else attempts
-            if matched_only:
-                matching, notice = _matched_tasks_only(matching, by)
-            if worker.is_cancelled:
-                return
-            if comparison is None:
-                comparison = compare(matching, by)
-            if worker.is_cancelled:
-                return
-            shown = matching
-            if sort is not None:
-                # Stable, from file order: ties keep the order of the file, whatever came before.
-                column, descending = sort
-                shown = matching.sort(
-                    column, descending=descending, nulls_last=True, maintain_order=True
-                )
-            dropped = in_view(shown, "drop")
-        except pl.exceptions.PolarsError as error:
-            # A filter that parses but cannot run on these columns (e.g. a bad regex).
-            message = safe_text(str(error).strip().splitlines()[0] if str(error) else "error")
-            self.call_from_thread(self._filter_failed, generation, message)
-            return
+        matching = attempts.filter(expression) if expression is not None else attempts
+        if matched_only:
+            matching, notice = _matched_tasks_only(matching, by)
+        if generation != self._generation:
+            return None
+        if comparison is None:
+            comparison = compare(matching, by)
+        if generation != self._generation:
+            return None
+        shown = matching
+        if sort is not None:
+            # Stable, from file order: ties keep the order of the file, whatever came before.
+            column, descending = sort
+            shown = matching.sort(
+                column, descending=descending, nulls_last=True, maintain_order=True
+            )
         snapshot = Snapshot(
-            generation,
-            matching,
-            shown,
-            dropped,
-            comparison,
-            time.perf_counter() - started,
-            notice,
+            generation, matching, shown, comparison, time.perf_counter() - started, notice
         )
-        if not worker.is_cancelled:
-            self.call_from_thread(self._apply, snapshot, previous is None)
+        if self._view == "drop":
+            _ = snapshot.drop_frame  # the rows the table will show, filtered here, not on screen
+        return snapshot
+
+    def _recompute_done(
+        self, generation: int, snapshot: Snapshot | None, failure: str | None
+    ) -> None:
+        """A recompute finished: show it (or its error) if still current, then start the next."""
+        try:
+            if failure is not None:
+                self._filter_failed(generation, failure)
+            elif snapshot is not None:
+                self._last_recompute_seconds = snapshot.seconds
+                shown = self._snapshot
+                self._apply(snapshot, shown is None or snapshot.comparison is not shown.comparison)
+        finally:
+            self._recompute_ended()
 
     @work(thread=True, exclusive=True, group="checks", exit_on_error=False)
     def _checks_worker(self, generation: int, snapshot: Snapshot, by: tuple[str, ...]) -> None:
@@ -742,6 +843,8 @@ class LedgerApp(App[int]):
         if ledger is None:
             return
         started = time.perf_counter()
+        from tui_ledger.checks import run_checks
+
         extra: list[Any] = list(self._price_warnings)
         if snapshot.notice is not None:
             extra.append(snapshot.notice)
@@ -749,11 +852,16 @@ class LedgerApp(App[int]):
             found = run_checks(snapshot.matching, list(by), ledger.report, warnings=extra)
         except (pl.exceptions.PolarsError, ValueError) as error:
             message = str(error).strip().splitlines()[0] if str(error) else type(error).__name__
-            self.call_from_thread(self.say, message, title="checks failed", severity="error")
+            self.call_from_thread(self._checks_failed, generation, message)
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._checks_done, generation, found, seconds)
+
+    def _checks_failed(self, generation: int, message: str) -> None:
+        if generation == self._checks_generation:
+            self._checks_generation = -1  # no checks for these figures; the warnings as read
+        self.say(message, title="checks failed", severity="error")
 
     def _checks_done(self, generation: int, found: list[Check], seconds: float) -> None:
         if generation != self._checks_generation:
@@ -761,6 +869,8 @@ class LedgerApp(App[int]):
         self.timings.record("checks", seconds)
         self._checks = found
         self._show_warning_count()
+        from tui_ledger.tui.screens import WarningsScreen
+
         if isinstance(self.screen, WarningsScreen):
             self.screen.update_warnings(self.collect_warnings())
 
@@ -774,24 +884,40 @@ class LedgerApp(App[int]):
         """Show a finished recompute (unless a newer one was asked for meanwhile).
 
         `new_figures`: the attempts or grouping changed (not only the sort), so the checks
-        are computed again, in their own worker.
+        are computed again, in their own worker, once the new figures have been drawn (so they
+        do not compete with the drawing for the cores).
         """
         if snapshot.generation != self._generation:
             return
         self.timings.record("recompute", snapshot.seconds)
         first = self._snapshot is None
-        previous = self._snapshot
-        self._snapshot = snapshot
-        if new_figures or previous is None:
+        self._snapshot = snapshot  # the previous one (and its frames) is let go here
+        if new_figures or first:
+            self._figures_stale = False
             self._checks = None
             self._checks_generation = snapshot.generation
-            self._checks_worker(snapshot.generation, snapshot, self._by)
         if first:
             self._body.loading = False
         self._show()
+        self.call_after_refresh(self._drawn, snapshot, new_figures or first)
+
+    def _drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
+        """A recompute's frame has been drawn: record it, then start its checks."""
+        if self._snapshot is not snapshot:
+            return
+        rows = snapshot.keep_frame.height
+        self.timings.emit(
+            "recompute",
+            seconds=round(snapshot.seconds, 6),
+            rows=rows,
+            generation=snapshot.generation,
+        )
         if not self._first_screen_done:
             self._first_screen_done = True
             self.timings.record("first_screen", time.perf_counter() - self._started)
+            self.timings.emit("first_screen", rows=rows)
+        if new_figures and self._checks_generation == snapshot.generation:
+            self._checks_worker(snapshot.generation, snapshot, self._by)
 
     # ------------------------------------------------------------------ drawing
 
@@ -910,9 +1036,17 @@ class LedgerApp(App[int]):
         if snapshot is None or self._ledger is None:
             status.update("")
             return
+        # The same count as the table's: in DROP FAILURES the rows it hides are said, not counted.
         matching = snapshot.keep_frame.height
+        shown = snapshot.frame(self._view).height
         total = self._ledger.attempts.height
-        text = Text(f"({format_count(matching)} of {format_count(total)} rows)", style="#8b949e")
+        noun = "attempt" if total == 1 else "attempts"
+        text = Text(f"{format_count(shown)} of {format_count(total)} {noun}", style="#8b949e")
+        if self._view == "drop" and matching != shown:
+            text.append(" · ", style="#8b949e")
+            text.append(
+                f"{format_count(matching - shown)} hidden by DROP FAILURES", style=DROP_STYLE
+            )
         notice = snapshot.notice
         if notice is not None:
             tasks = snapshot.matching["task"].n_unique() if snapshot.matching.height else 0
@@ -1080,6 +1214,7 @@ class LedgerApp(App[int]):
     def _show_per_task(self, label: str, keys: dict[str, Any], tasks: pl.DataFrame) -> None:
         if not self.on_main_screen:
             return
+        from tui_ledger.tui.audit_screens import PerTaskScreen
 
         def chosen(choice: TaskChosen | None) -> None:
             if choice is None:
@@ -1099,10 +1234,14 @@ class LedgerApp(App[int]):
         if comparison is None:
             return
         metric: ParetoMetric = "cost" if self.metric == "cost" else "tokens"
+        from tui_ledger.tui.audit_screens import ParetoScreen
+
         self.push_screen(ParetoScreen(comparison, metric, save=self._save_chart))
 
     def _save_chart(self, comparison: Comparison, metric: ParetoMetric) -> None:
         """s in the chart: ask for a file name, then write the SVG (asking before replacing)."""
+
+        from tui_ledger.tui.screens import SaveScreen
 
         def answered(path: str | None) -> None:
             if not path:
@@ -1131,6 +1270,8 @@ class LedgerApp(App[int]):
     def _svg_worker(
         self, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
     ) -> None:
+        from tui_ledger.report import ExportError, pareto_svg, write_text_atomic
+
         try:
             write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
         except (ExportError, OSError) as error:
@@ -1147,6 +1288,8 @@ class LedgerApp(App[int]):
         question = (
             f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. Replace?"
         )
+
+        from tui_ledger.tui.screens import ConfirmScreen
 
         def confirmed(yes: bool | None) -> None:
             if yes:
@@ -1189,6 +1332,7 @@ class LedgerApp(App[int]):
         """b: pick the group-by column(s)."""
         if self._ledger is None:
             return
+        from tui_ledger.tui.screens import GroupByScreen
 
         def chosen(columns: list[str] | None) -> None:
             if columns and tuple(columns) != self._by:
@@ -1268,14 +1412,20 @@ class LedgerApp(App[int]):
             title = f"{Path(str(source)).name}, line {line}"
         else:
             title = f"row {self.table.cursor_row + 1}"
+        from tui_ledger.tui.screens import DetailScreen
+
         self.push_screen(DetailScreen(row, title))
 
     def action_warnings(self) -> None:
         """w: the warnings panel."""
+        from tui_ledger.tui.screens import WarningsScreen
+
         self.push_screen(WarningsScreen(self.collect_warnings()))
 
     def action_help(self) -> None:
         """? / F1: keys and views."""
+        from tui_ledger.tui.screens import HelpScreen
+
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)
             return
@@ -1292,6 +1442,8 @@ class LedgerApp(App[int]):
         snapshot = self._snapshot
         if snapshot is None:
             return
+        from tui_ledger.tui.screens import ExportScreen
+
         screen = ExportScreen(
             "ledger-summary.md",
             "ledger-attempts.csv",
@@ -1319,6 +1471,15 @@ class LedgerApp(App[int]):
         snapshot = self._snapshot
         if snapshot is None:
             return
+        from tui_ledger.report import (
+            SUMMARY_FORMATS,
+            ExportError,
+            format_for_path,
+            render_summary,
+            write_attempts,
+            write_text_atomic,
+        )
+
         written: list[str] = []
         try:
             if request.summary_path:
@@ -1349,6 +1510,8 @@ class LedgerApp(App[int]):
 def _cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
     """The priced attempts with `cost` (and `table_cost`) right after `tokens`, where people
     look for them, instead of after `source` and `line`."""
+    from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
+
     moved = [name for name in (COST_COLUMN, TABLE_COST_COLUMN) if name in attempts.columns]
     if not moved or "tokens" not in attempts.columns:
         return attempts
@@ -1366,6 +1529,8 @@ def _matched_tasks_only(
     attempts: pl.DataFrame, by: Sequence[str]
 ) -> tuple[pl.DataFrame, MatchedNotice]:
     """The attempts at tasks every group attempted, and a note of what was left out."""
+    from tui_ledger.checks import restrict_to_matched_tasks
+
     matched = restrict_to_matched_tasks(attempts, list(by))
     dropped = attempts.height - matched.height
     tasks = matched["task"].n_unique() if matched.height else 0
@@ -1380,6 +1545,8 @@ def _matched_tasks_only(
 
 def _export_problem(request: ExportRequest) -> str | None:
     """Why the file names cannot be used (their extensions), or None."""
+    from tui_ledger.report import ATTEMPT_FORMATS, SUMMARY_FORMATS, ExportError, format_for_path
+
     try:
         if request.summary_path:
             format_for_path(request.summary_path, SUMMARY_FORMATS)

@@ -29,7 +29,7 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui_ledger.numbers import MISSING, format_count
+from tui_ledger.numbers import MISSING, format_count, format_money
 from tui_ledger.schema import LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_cell
 
@@ -49,11 +49,14 @@ SORT_ASCENDING = "▲"
 SORT_DESCENDING = "▼"
 _LINE_CACHE_LIMIT = 4096
 
-ColumnKind = Literal["outcome", "integer", "float", "decimal", "boolean", "text"]
+ColumnKind = Literal["outcome", "integer", "float", "decimal", "money", "boolean", "text"]
 Cell = tuple[str, str | None]
 """A formatted value (already safe for the terminal) and the name of its style, if any."""
 
-_RIGHT_ALIGNED: frozenset[ColumnKind] = frozenset({"integer", "float", "decimal"})
+_RIGHT_ALIGNED: frozenset[ColumnKind] = frozenset({"integer", "float", "decimal", "money"})
+MONEY_COLUMNS: frozenset[str] = frozenset({"cost", "table_cost"})
+"""Columns of US dollars, drawn as `$0.012` (`prices.COST_COLUMN`, `prices.TABLE_COST_COLUMN`;
+not imported from there, so the table does not load the price module before the first frame)."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,8 @@ def _column_kind(name: str, dtype: pl.DataType) -> ColumnKind:
         return "outcome"
     if dtype == pl.Boolean:
         return "boolean"
+    if name in MONEY_COLUMNS and (dtype.is_numeric() or isinstance(dtype, pl.Decimal)):
+        return "money"
     if dtype.is_integer():
         return "integer"
     if dtype.is_float():
@@ -153,6 +158,8 @@ def format_cells(
             append((format_count(value), None))  # type: ignore[arg-type]
         elif kind == "float":
             append((format_float(value), None))  # type: ignore[arg-type]
+        elif kind == "money":
+            append((format_money(float(value)), None))  # type: ignore[arg-type]
         elif kind == "boolean":
             append(("true" if value else "false", None))
         else:

@@ -94,6 +94,12 @@ def _always(_: CommandContext) -> bool:
     return True
 
 
+def _on_main_screen(context: CommandContext) -> bool:
+    # Not behind a dialog: there the keys belong to the dialog (or to nothing), never to the
+    # hidden ledger's table.
+    return context.on_main_screen
+
+
 def _ready(context: CommandContext) -> bool:
     return context.loaded and context.on_main_screen
 
@@ -407,7 +413,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="↓  j",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('up')",
@@ -417,7 +423,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="↑  k",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('left')",
@@ -427,7 +433,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="←  h",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('right')",
@@ -437,7 +443,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="→  l",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('page_up')",
@@ -447,7 +453,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="PgUp",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('page_down')",
@@ -457,7 +463,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="PgDn",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('top')",
@@ -467,7 +473,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="gg  Home",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "focus_next",
@@ -486,7 +492,7 @@ COMMANDS: tuple[Command, ...] = (
         "",
         MOVE,
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
     Command(
         "move('bottom')",
@@ -496,7 +502,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="G  End",
         palette=False,
-        available=_always,
+        available=_on_main_screen,
     ),
 )
 

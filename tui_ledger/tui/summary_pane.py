@@ -33,7 +33,6 @@ from tui_ledger.numbers import (
     format_rate,
     format_tokens,
 )
-from tui_ledger.report import NOTE_MARK, callout
 from tui_ledger.textsafe import safe_cell, safe_text
 
 NO_ACCEPTED = "no accepted attempt"
@@ -433,6 +432,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
     # ------------------------------------------------------------------ drawing
 
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
+        from tui_ledger.report import NOTE_MARK  # imported on first use
+
         table = self.groups_table
         frame = comparison.view(view)
         trap = comparison.trap
@@ -557,6 +558,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self, comparison: Comparison, keep: dict[str, Any], drop: dict[str, Any]
     ) -> list[tuple[str, str, str, str]]:
         """(name, keep figure, drop figure, trailing note) per line of the focused block."""
+        from tui_ledger.report import NOTE_MARK  # imported on first use
+
         metric = self._metric
         lines: list[tuple[str, str, str, str]] = [
             ("attempts", format_count(keep["attempts"]), format_count(drop["attempts"]), ""),
@@ -619,6 +622,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return lines
 
     def _focus_text(self, comparison: Comparison, index: int) -> Text:
+        from tui_ledger.report import NOTE_MARK  # imported on first use
+
         keep = comparison.keep.row(index, named=True)
         drop = comparison.drop.row(index, named=True)
         trap = comparison.trap.row(index, named=True)
@@ -689,6 +694,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return text
 
     def _callout_text(self, comparison: Comparison) -> Text:
+        from tui_ledger.report import callout  # imported on first use
+
         if comparison.keep.height == 0:
             return Text("No attempts match the filter.", style=MISSING_STYLE)
         if self._metric is COST:
