@@ -226,3 +226,16 @@ def test_checks_on_a_loaded_file(tmp_path: Path) -> None:
     checks = run_checks(loaded.attempts, ["workflow"], loaded.report)
     assert {"suspect_zero", "unmatched_tasks", "mixed_models", "small_sample"} <= kinds(checks)
     assert find(checks, "suspect_zero").lines == (3,)
+
+
+def test_categorical_columns_give_the_same_checks_as_text() -> None:
+    rows = [
+        r for r in balanced(("zeta", "alpha", "mid")) if r["task"] != "t3" or r["workflow"] != "mid"
+    ]
+    rows += [{"workflow": "alpha", "task": "t0", "tokens": 0, "outcome": "ungraded", "model": "x"}]
+    text = ledger([{"model": "y", **row} for row in rows])
+    categorical = text.with_columns(pl.col("workflow", "task", "model").cast(pl.Categorical))
+    for by in (["workflow"], ["workflow", "model"]):
+        expected = run_checks(text, by)
+        assert expected
+        assert run_checks(categorical, by) == expected

@@ -152,7 +152,7 @@ def assert_matches_oracle(rows: list[Attempt]) -> None:
     comparison = compare(attempts_frame(rows))
     for view in ("keep", "drop"):
         expected = oracle_summary(rows, view)
-        actual = by_group(comparison.view(view))  # type: ignore[arg-type]
+        actual = by_group(comparison.view(view))
         assert set(actual) == set(expected)
         for group, record in expected.items():
             for name, value in record.items():
@@ -185,3 +185,21 @@ def test_summary_matches_oracle_on_large_generated_ledgers(seed: int, size: int)
         for _ in range(size)
     ]
     assert_matches_oracle(rows)
+
+
+def test_categorical_keys_read_sort_and_label_as_text() -> None:
+    # Physical category order (first seen) differs from text order on purpose.
+    rows: list[Attempt] = [
+        ("zeta", 5, "passed"),
+        *ARTICLE[::-1],
+        (None, 7, "failed"),  # type: ignore[list-item]
+    ]
+    text = attempts_frame(rows, model=["m2", "m1", "m2", "m1", "m2", "m1", "m2", "m1"])
+    categorical = text.with_columns(pl.col("workflow", "model").cast(pl.Categorical))
+    for by in (["workflow"], ["workflow", "model"], ["model"]):
+        expected, got = compare(text, by), compare(categorical, by)
+        assert got.labels == expected.labels
+        for view in ("keep", "drop", "trap"):
+            frame = getattr(got, view)
+            assert frame.schema[by[0]] == pl.Categorical
+            assert frame.with_columns(pl.col(by).cast(pl.String)).equals(getattr(expected, view))
