@@ -313,8 +313,11 @@ def _aggregate(
         )
     )
     cell_frame, median_frame = pl.collect_all([cells, medians])
-    raw = cell_frame.group_by(keys).agg(
-        *_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost)
+    # Cells in outcome order, so a group's float sums add up in the same order on every run.
+    raw = (
+        cell_frame.sort("outcome")
+        .group_by(keys)
+        .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
     )
     raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
     raw = raw.with_columns(pl.col(name).cast(pl.String) for name in text)
