@@ -47,9 +47,7 @@ def screen_text(app: LedgerApp) -> str:
 def summary_cells(app: LedgerApp) -> dict[str, list[str]]:
     """The summary table as {group label: [cell text, ...]}, header included under ""."""
     table = app.query_one(SummaryPane).groups_table
-    rows: dict[str, list[str]] = {
-        "": [str(column.label.plain) for column in table.columns.values()]
-    }
+    rows: dict[str, list[str]] = {"": [str(column.key.value) for column in table.columns.values()]}
     for index in range(table.row_count):
         cells = [cell.plain for cell in table.get_row_at(index)]
         rows[cells[0]] = cells

@@ -72,9 +72,10 @@ def screen_text(app: LedgerApp) -> str:
 
 
 def summary_cells(app: LedgerApp) -> dict[str, list[str]]:
-    """The summary table as {group label: [cell text, ...]}, the header under ""."""
+    """The summary table as {group label: [cell text, ...]}, the full headings under ""
+    (a narrow pane shows shorter ones)."""
     table = app.query_one(SummaryPane).groups_table
-    rows = {"": [str(column.label.plain) for column in table.columns.values()]}
+    rows = {"": [str(column.key.value) for column in table.columns.values()]}
     for index in range(table.row_count):
         cells = [cell.plain for cell in table.get_row_at(index)]
         rows[cells[0]] = cells
@@ -384,3 +385,31 @@ async def test_help_and_palette_offer_the_audit_commands_and_the_footer_stays_sh
         await pilot.pause(0.3)
         assert isinstance(app.screen, CommandPalette)
         assert "Chart: pass rate vs spend per accepted result" in screen_text(app)
+
+
+async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
+    for size in ((160, 50), (120, 40)):
+        app = demo_app()
+        async with app.run_test(size=size) as pilot:
+            await settle(pilot)
+            table = app.query_one(SummaryPane).groups_table
+            keys = [str(column.key.value) for column in table.columns.values()]
+            # The headline, its trap factor and the totals stay; nothing scrolls sideways.
+            assert {"per accepted", "trap", "acc", "total"} <= set(keys), size
+            assert table.virtual_size.width <= table.scrollable_content_region.width, size
+            assert "not shown (narrow pane):" in screen_text(app), size
+            assert "att" not in keys, size
+
+
+def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
+    from rich.text import Text
+
+    from tui_ledger.tui.summary_pane import fit_columns
+
+    headings = ["workflow", "per accepted", "att", "acc", "median", "total"]
+    rows = [[Text(text) for text in ("lean", "3,000", "3", "1/3", "1,000", "3,000")]]
+    kept, fitted, left_out = fit_columns(headings, rows, 200)
+    assert [shown for shown, _ in kept] == headings and left_out == []
+    kept, fitted, left_out = fit_columns(headings, rows, 40)
+    assert [shown for shown, _ in kept] == ["workflow", "per acc", "acc", "med", "total"]
+    assert left_out == ["att"] and [cell.plain for cell in fitted[0]][-1] == "3,000"

@@ -81,7 +81,7 @@ GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this lon
 # about as long as the last one took (at most DEBOUNCE_MAX_SECONDS) for the next key, so a fast
 # typist does not start a full recompute per keystroke.
 DEBOUNCE_FAST_SECONDS = 0.03
-DEBOUNCE_MAX_SECONDS = 0.3
+DEBOUNCE_MAX_SECONDS = 0.06
 
 LEDGER_THEME = Theme(
     name="ledger",

@@ -215,6 +215,64 @@ def cost_callout(comparison: Comparison) -> str:
     return f"{hides} and reorders the cost ranking ({moved})."
 
 
+# When the groups table is wider than its pane, headings shorten first, then the columns least
+# needed to read the comparison leave, in this order (the label and headline never do).
+SHORT_HEADINGS: dict[str, str] = {
+    "per accepted": "per acc",
+    "$ per accepted": "$/acc",
+    "no usage": "no use",
+    "median": "med",
+}
+LEAVE_FIRST: tuple[str, ...] = (
+    "att",  # acc reads "61/90": the attempts are its denominator
+    "no cost",
+    "no usage",
+    "median",
+    "#",
+    "total $",
+    "tokens/acc",
+    "$/acc",
+    "pass",
+    "total",
+    "trap",
+)
+CELL_PADDING = 2  # DataTable's cell_padding on both sides
+
+
+def fit_columns(
+    headings: list[str], rows: list[list[Text]], width: int
+) -> tuple[list[tuple[str, str]], list[list[Text]], list[str]]:
+    """Fit a table into `width` cells: shorter headings, then columns leave in `LEAVE_FIRST`
+    order. Returns (shown heading, original heading) per kept column, the rows with those
+    columns, and the headings left out. `width` 0 (not laid out yet) keeps everything."""
+    values = [
+        max((cell_len(row[i].plain) for row in rows), default=0) for i in range(len(headings))
+    ]
+
+    def total(names: list[str], keep: list[int]) -> int:
+        return sum(max(cell_len(names[i]), values[i]) + CELL_PADDING for i in keep)
+
+    shown = list(headings)
+    keep = list(range(len(headings)))
+    if width > 0 and total(shown, keep) > width:
+        shown = [SHORT_HEADINGS.get(name, name) for name in headings]
+        left: list[int] = []
+        for name in LEAVE_FIRST:
+            if total(shown, keep) <= width:
+                break
+            left += [i for i in keep if i >= 2 and headings[i] == name]
+            keep = [i for i in keep if i not in left]
+        for index in reversed(left):  # a narrow column that left early may fit again
+            if total(shown, sorted([*keep, index])) <= width:
+                keep = sorted([*keep, index])
+    left_out = [headings[i] for i in range(len(headings)) if i not in keep]
+    return (
+        [(shown[i], headings[i]) for i in keep],
+        [[row[i] for i in keep] for row in rows],
+        left_out,
+    )
+
+
 class GroupsTable(DataTable[Text]):
     """The per-group table of the current view; a selected row puts that group under focus."""
 
@@ -431,6 +489,15 @@ class SummaryPane(VerticalScroll, can_focus=False):
 
     # ------------------------------------------------------------------ drawing
 
+    def _table_width(self) -> int:
+        """Cells the groups table can use without scrolling sideways (0: not laid out yet)."""
+        return max(0, self.content_size.width - 1)  # the vertical scrollbar's column
+
+    def on_resize(self) -> None:
+        """Fit the groups table to the new width."""
+        if self._comparison is not None:
+            self._fill_table(self._comparison, self._view, self.selected_label)
+
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
         from tui_ledger.report import NOTE_MARK  # imported on first use
 
@@ -465,9 +532,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
             columns.append(("total $", "right"))
         columns += [("median", "right"), ("total", "right")]
         previous = table.cursor_row
-        table.clear(columns=True)
-        for heading, justify in columns:
-            table.add_column(_cell(heading, style="bold", justify=justify), key=heading)
         rows: list[list[Text]] = []
         view_style = VIEW_STYLES[view]
         any_null = any_unpriced = any_note = False
@@ -530,9 +594,18 @@ class SummaryPane(VerticalScroll, can_focus=False):
                 _cell(format_tokens(row["total_tokens"])),
             ]
             rows.append(cells)
+        headings, rows, left_out = fit_columns(
+            [heading for heading, _ in columns], rows, self._table_width()
+        )
+        justify = dict(columns)
+        table.clear(columns=True)
+        for heading, original in headings:
+            table.add_column(_cell(heading, style="bold", justify=justify[original]), key=original)
         table.add_rows(rows)
         note_widget = self.query_one("#missing-note", Static)
         extra: list[str] = []
+        if left_out:
+            extra.append(f"not shown (narrow pane): {', '.join(left_out)}")
         if any_null:
             extra.append(f"{MISSING} {NO_ACCEPTED}")
         if any_unpriced:
