@@ -2,16 +2,20 @@
 
 Data flows one way (docs/ARCHITECTURE.md): the loader gives a frame; the filter (query.py) narrows
 it; `ledger.compare` computes both views at once; the widgets draw what they are given. Loading
-and every recompute run in thread workers (`exclusive=True`, so a keystroke's stale work is
-dropped); a toggle between KEEP FAILURES and DROP FAILURES needs no recompute at all, because the
-comparison already holds both views. The same goes for the headline metric (tokens or cost per
-accepted result): the comparison holds both.
+and every recompute run in thread workers, one recompute at a time (a request made meanwhile
+waits, the latest only, and the running one's result is not shown); a toggle between KEEP
+FAILURES and DROP FAILURES needs no recompute at all, because the comparison already holds both
+views. The same goes for the headline metric (tokens or cost per accepted result): the
+comparison holds both. A recompute shows delta-method intervals first; the small groups'
+bootstrap intervals follow in their own worker (`ledger.with_intervals`).
 
 With a price table (`--prices`, `--flat-price`), the load worker prices every attempt
 (`prices.apply_prices`) right after loading. The fair-comparison checks (`checks.run_checks`) run
 in their own worker after each recompute, so they never delay the figures.
 
 Run it with `ledger-tui FILE` (cli.py calls `run_app`), or `python -m tui_ledger.tui.app FILE`.
+`LEDGER_TUI_TIMINGS=FILE` appends a JSON line per drawn first screen and recompute to FILE
+(see `Timings`).
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ from tui_ledger.ledger import (
     group_labels,
     in_view,
     per_task,
+    with_intervals,
 )
 from tui_ledger.numbers import format_count, format_money, format_tokens
 from tui_ledger.query import FilterError, filter_term, parse_filter
@@ -155,7 +160,9 @@ class Timings:
     With the environment variable `LEDGER_TUI_TIMINGS=FILE`, the app also appends one JSON line
     per event to FILE: `{"event": "first_screen", "t": ...}` once the first full screen (the
     table and the summary of every group) has been drawn, and `{"event": "recompute", "t": ...,
-    "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn. `t` is
+    "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn (its
+    figures with delta-method intervals), then `{"event": "intervals", "t": ..., "seconds": ...}`
+    when the small groups' bootstrap intervals have replaced those. `t` is
     seconds since the process started (`tui_ledger.tui.PROCESS_START`); `seconds` is the
     recompute's own work in its worker.
     """
@@ -165,6 +172,7 @@ class Timings:
     recompute: float = 0.0
     toggle: float = 0.0
     checks: float = 0.0
+    intervals: float = 0.0
     history: list[tuple[str, float]] = field(default_factory=list)
 
     def record(self, name: str, seconds: float) -> None:
@@ -373,6 +381,7 @@ class LedgerApp(App[int]):
         self._recompute_running = False
         self._pending: bool | None = None
         self._figures_stale = True
+        self._intervals_for: Comparison | None = None  # its final intervals are being computed
         self.error_message: str | None = None
         """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
         # The widgets, kept by reference: `App.query_one` searches only the active screen, and
@@ -706,6 +715,7 @@ class LedgerApp(App[int]):
             or self._recompute_running
             or self._pending is not None
             or self._debounce is not None
+            or self._intervals_for is not None
             or (
                 self._snapshot is not None
                 and self._checks is None
@@ -805,7 +815,9 @@ class LedgerApp(App[int]):
         if generation != self._generation:
             return None
         if comparison is None:
-            comparison = compare(matching, by)
+            # Delta-method intervals first (no extra pass); the small groups' bootstrap intervals
+            # follow in their own worker once these figures are on screen.
+            comparison = compare(matching, by, intervals="delta")
         if generation != self._generation:
             return None
         shown = matching
@@ -916,8 +928,50 @@ class LedgerApp(App[int]):
             self._first_screen_done = True
             self.timings.record("first_screen", time.perf_counter() - self._started)
             self.timings.emit("first_screen", rows=rows)
-        if new_figures and self._checks_generation == snapshot.generation:
+        if not new_figures:
+            return
+        if snapshot.comparison.intervals.method == "delta":
+            self._intervals_for = snapshot.comparison
+            self._intervals_worker(snapshot.comparison, snapshot.matching)
+        else:
+            self._start_checks(snapshot)
+
+    def _start_checks(self, snapshot: Snapshot) -> None:
+        if self._checks_generation == snapshot.generation and self._checks is None:
             self._checks_worker(snapshot.generation, snapshot, self._by)
+
+    @work(thread=True, exclusive=True, group="intervals", exit_on_error=False)
+    def _intervals_worker(self, comparison: Comparison, attempts: pl.DataFrame) -> None:
+        """The comparison with its final intervals (bootstrap for the small groups)."""
+        started = time.perf_counter()
+        final: Comparison | None
+        try:
+            final = with_intervals(comparison, attempts, "auto")
+        except (pl.exceptions.PolarsError, ValueError):
+            final = None  # the delta-method bounds stay
+        seconds = time.perf_counter() - started
+        del attempts
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._intervals_done, comparison, final, seconds)
+
+    def _intervals_done(
+        self, comparison: Comparison, final: Comparison | None, seconds: float
+    ) -> None:
+        """Show the final intervals if their figures are still on screen; then the checks."""
+        if self._intervals_for is comparison:
+            self._intervals_for = None
+        snapshot = self._snapshot
+        if snapshot is None or snapshot.comparison is not comparison:
+            return
+        if final is not None:
+            updated = dataclasses.replace(snapshot, comparison=final)
+            if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
+                updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
+            self._snapshot = snapshot = updated
+            self.timings.record("intervals", seconds)
+            self._show_summary()
+            self.call_after_refresh(self.timings.emit, "intervals", seconds=round(seconds, 6))
+        self._start_checks(snapshot)
 
     # ------------------------------------------------------------------ drawing
 
@@ -936,6 +990,16 @@ class LedgerApp(App[int]):
         table.set_frame(snapshot.frame(self._view), keep_cursor=True)
         self._focus_label = self._label_at_cursor() or self._focus_label
         self._show_table_titles()
+        self._show_summary()
+        self._show_title()
+        self._show_filter_status()
+        self._refresh_bindings_if_changed()
+
+    def _show_summary(self) -> None:
+        """Draw the summary pane for the snapshot in the current view."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
         self.summary.show(
             snapshot.comparison,
             self._view,
@@ -945,9 +1009,6 @@ class LedgerApp(App[int]):
             metric=self.metric,
             hint=self._keys_hint(),
         )
-        self._show_title()
-        self._show_filter_status()
-        self._refresh_bindings_if_changed()
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")

@@ -479,7 +479,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             sample = pl.concat([frame.head(SAMPLE_ROWS), frame.tail(SAMPLE_ROWS)])
         else:
             sample = frame
-        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float")]
+        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float", "money")]
         extremes: dict[str, list[object]] = {name: [] for name in numeric}
         if numeric and frame.height:
             bounds = frame.select(
