@@ -1,11 +1,14 @@
 """The accounting: both views and every metric of the contract, written once as polars expressions.
 
 The TUI, `ledger-tui summary`, the exports and the benchmarks all call `compare` (or `summarize`);
-nothing else computes a metric. Both views come out of a single `group_by` pass, so a toggle in
-the app costs nothing and a summary of ten million rows reads them once. That pass also holds
-the cost figures (when the attempts carry a `cost` column, see `prices.apply_prices`) and the
-sums the delta-method intervals need; only groups small enough for a bootstrap interval are
-read a second time (see `stats`).
+nothing else computes a metric. Both views come out of one `group_by([*keys, "outcome"])` of
+counts and sums (keep = every outcome's cell, drop = the `passed` cell) and, run beside it in
+the same `collect_all`, one `group_by(keys)` of the two medians, so a toggle in the app costs
+nothing. The cells also hold the cost figures (when the attempts carry a `cost` column, see
+`prices.apply_prices`) and the sums the delta-method intervals need; only groups small enough
+for a bootstrap interval are read a second time (see `stats`, and `with_intervals` to add
+those later to a comparison made with `intervals="delta"`). Key columns may be String or
+Categorical: groups, labels and order are those of their text either way.
 
 `per_task` (one group's spend task by task) and `pareto_points` (pass rate against spend per
 accepted result, both views) are built on the same definitions.
