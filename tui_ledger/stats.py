@@ -145,22 +145,21 @@ def _draws(sizes: pl.DataFrame, resamples: int, seed: int) -> pl.Series:
     """Row numbers of every draw, group by group and resample by resample (see
     `bootstrap_intervals`): `offset + splitmix64(seed + (k + 1) * gamma) mod n` for draw k of
     a group of `n` rows starting at row `offset`."""
-    # splitmix64's own sequence: state = seed + (counter + 1) * golden gamma, then the finaliser.
-    gamma = _u64(0x9E3779B97F4A7C15)
+    # splitmix64's own sequence: state = seed + (counter + 1) * golden gamma, then the finaliser;
+    # written k * gamma + (seed + gamma) (the same modulo 2**64, one pass fewer), all in UInt64.
+    gamma = 0x9E3779B97F4A7C15
     counters = (
         sizes.lazy()
-        .select("n", "offset", pl.int_ranges(0, pl.col("n") * resamples).alias("k"))
-        .explode("k")
-        .with_columns(
-            (_u64(seed) + (pl.col("k").cast(_U64) + _u64(1)) * gamma).alias("k"),
+        .select(
+            pl.col("n").cast(_U64),
+            pl.col("offset").cast(_U64),
+            pl.int_ranges(0, pl.col("n") * resamples, dtype=_U64).alias("k"),
         )
+        .explode("k")
+        .with_columns((pl.col("k") * _u64(gamma) + _u64(seed + gamma)).alias("k"))
     )
     hashed = _splitmix64_steps(counters, "k")
-    return (
-        hashed.select(pl.col("offset") + (pl.col("k") % pl.col("n").cast(_U64)).cast(pl.Int64))
-        .collect()
-        .to_series()
-    )
+    return hashed.select(pl.col("offset") + pl.col("k") % pl.col("n")).collect().to_series()
 
 
 def bootstrap_intervals(
