@@ -107,6 +107,8 @@ _GROUPED_NUMBER = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _I64_LIMIT = 2**63
 
 Kind = Literal["text", "number", "boolean", "date", "datetime", "time", "other"]
+# A frame's schema, or a plain dict of dtypes (instances or classes: `{"tokens": pl.Int64}`).
+SchemaType = pl.DataType | type[pl.DataType]
 
 
 class FilterError(ValueError):
@@ -483,7 +485,7 @@ class _Compiler:
 
     _MAX_TERMS = 512
 
-    def __init__(self, schema: Mapping[str, pl.DataType]) -> None:
+    def __init__(self, schema: Mapping[str, SchemaType]) -> None:
         self.schema = dict(schema)
         self._terms: dict[tuple[object, ...], tuple[pl.Expr, str] | None] = {}
         self.names = list(schema)
@@ -559,7 +561,7 @@ class _Compiler:
     def _typed(
         self,
         column: str,
-        dtype: pl.DataType,
+        dtype: SchemaType,
         kind: Kind,
         op: str,
         value: str,
@@ -607,7 +609,7 @@ class _Compiler:
     def _text(
         self,
         column: str,
-        dtype: pl.DataType,
+        dtype: SchemaType,
         op: str,
         value: str,
         term: Term,
@@ -636,7 +638,7 @@ class _Compiler:
     def _temporal(
         self,
         column: str,
-        dtype: pl.DataType,
+        dtype: SchemaType,
         kind: Kind,
         op: str,
         value: str,
@@ -667,7 +669,7 @@ _COMPILERS: dict[tuple[object, ...], _Compiler] = {}
 _MAX_COMPILERS = 8
 
 
-def _compiler_for(schema: Mapping[str, pl.DataType]) -> _Compiler:
+def _compiler_for(schema: Mapping[str, SchemaType]) -> _Compiler:
     try:
         key = tuple(schema.items())
         hash(key)
@@ -681,13 +683,13 @@ def _compiler_for(schema: Mapping[str, pl.DataType]) -> _Compiler:
     return compiler
 
 
-def _compile(text: str, schema: Mapping[str, pl.DataType]) -> list[tuple[pl.Expr, str]]:
+def _compile(text: str, schema: Mapping[str, SchemaType]) -> list[tuple[pl.Expr, str]]:
     compiler = _compiler_for(schema)
     compiled = (compiler.term(term) for term in tokenize(text))
     return [item for item in compiled if item is not None]
 
 
-def parse_filter(text: str, schema: Mapping[str, pl.DataType]) -> pl.Expr | None:
+def parse_filter(text: str, schema: Mapping[str, SchemaType]) -> pl.Expr | None:
     """The filter `text` as one boolean polars expression over a frame with `schema`.
 
     Returns None when there is nothing to filter (blank text). The expression is never null, so
@@ -703,7 +705,7 @@ def parse_filter(text: str, schema: Mapping[str, pl.DataType]) -> pl.Expr | None
     return combined.alias("filter")
 
 
-def describe_terms(text: str, schema: Mapping[str, pl.DataType]) -> list[str]:
+def describe_terms(text: str, schema: Mapping[str, SchemaType]) -> list[str]:
     """What each term of `text` means in words, e.g. `['workflow contains "lean"', 'outcome is
     failed']`; raises FilterError like `parse_filter`. For the help line beside the filter box."""
     return [safe_text(description) for _, description in _compile(text, schema)]
