@@ -57,6 +57,7 @@ from tui_ledger.schema import (
     ALIASES,
     FALSE_WORDS,
     OUTCOMES,
+    SOURCE_COLUMN,
     TRUE_WORDS,
     canonical_for,
     normalise_name,
@@ -462,6 +463,13 @@ def _outcome_is(dtype: SchemaType, outcome: str) -> pl.Expr:
     return _text_of(OUTCOME_COLUMN).str.to_lowercase() == outcome
 
 
+def _enum_contains(column: str, dtype: pl.Enum, needle: str) -> pl.Expr:
+    """Substring match on an Enum through its few categories, with no text copy of the rows."""
+    lowered = needle.lower()
+    hits = [name for name in dtype.categories.to_list() if lowered in name.lower()]
+    return pl.col(column).is_in(hits) if hits else pl.lit(False)
+
+
 def _contains(column: str, needle: str) -> pl.Expr:
     # A case-insensitive match of the escaped literal: the same rows as lowercasing both sides
     # (but for a few letters whose lower case is longer, such as `İ`), without building a
@@ -499,10 +507,14 @@ class _Compiler:
         self.schema = dict(schema)
         self._terms: dict[tuple[object, ...], tuple[pl.Expr, str] | None] = {}
         self.names = list(schema)
+        # Bare words search the attempts' own text, not the file path every row of a file
+        # shares (`runs` would match every row of runs.csv); `source:runs` still searches it.
         self.text_columns = [
             name
             for name in self.names
-            if _kind(schema[name]) == "text" and schema[name].base_type() != pl.Null
+            if _kind(schema[name]) == "text"
+            and schema[name].base_type() != pl.Null
+            and name != SOURCE_COLUMN
         ]
 
     def term(self, term: Term) -> tuple[pl.Expr, str] | None:
@@ -536,7 +548,12 @@ class _Compiler:
             return outcome, f"outcome is {lowered}"
         if not self.text_columns:
             return pl.lit(False), f"text contains {_show(word)} (there are no text columns)"
-        matches = [_contains(column, word) for column in self.text_columns]
+        matches = [
+            _enum_contains(column, dtype, word)
+            if isinstance(dtype := self.schema[column], pl.Enum)
+            else _contains(column, word)
+            for column in self.text_columns
+        ]
         return pl.any_horizontal(matches), f"any text contains {_show(word)}"
 
     def _column_term(self, term: Term) -> tuple[pl.Expr, str]:
