@@ -7,6 +7,8 @@ The headless commands never import textual (the app is imported only when it is 
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -368,9 +370,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
     from tui_ledger.textsafe import safe_text
     from tui_ledger.watch import Watcher
 
-    for path in args.files:
-        if not Path(path).exists():
-            raise UsageError(f"{path}: no such file or folder")
+    _check_paths(args.files)
     on_terminal = sys.stdout.isatty()
     watcher = Watcher(args.files, **_load_options(args))
     names = ", ".join(safe_text(Path(path).name or path) for path in args.files)
@@ -463,14 +463,24 @@ def run_convert(argv: Sequence[str]) -> int:
     return 0
 
 
+def _check_paths(paths: Sequence[str]) -> None:
+    """Refuse, before any screen is drawn, a path that is not there or a link that leads nowhere."""
+    for path in paths:
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or folder")
+        if not Path(path).exists():
+            raise UsageError(
+                f"{path}: a link that leads nowhere (dangling or looping); "
+                "point it at a file or folder"
+            )
+
+
 def run_app(argv: Sequence[str]) -> int:
     """`ledger-tui [FILE...]`: the interactive ledger (the demo when no file is given)."""
     args = _app_parser().parse_args(argv)
     demo = not args.files
     paths = [str(demo_path())] if demo else list(args.files)
-    for path in paths:
-        if not Path(path).exists():
-            raise UsageError(f"{path}: no such file or folder")
+    _check_paths(paths)
     load_options = _load_options(args)
     table = price_table(args.prices, args.flat_price)
     if table is not None:
@@ -517,6 +527,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # `ledger-tui summary big.csv | head` is fine; say nothing.
         return 0
     except KeyboardInterrupt:
+        # A second Ctrl+C (polars raises its own after ours) must not become a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("ledger-tui: interrupted", file=sys.stderr)
         return 130
 
