@@ -26,7 +26,7 @@ def format_tokens(value: int | float | None, *, lower_bound: bool = False) -> st
     is noise on screen (JSON and CSV keep the exact value). Below 10 the decimal stays.
     """
     if isinstance(value, float) and math.isfinite(value) and abs(value) >= 10:
-        value = int(math.floor(abs(value) + 0.5)) * (1 if value >= 0 else -1)
+        value = math.floor(abs(value) + 0.5) * (1 if value >= 0 else -1)
     text = format_count(value)
     if lower_bound and text != MISSING:
         return f"≥ {text}"
