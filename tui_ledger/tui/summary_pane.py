@@ -150,6 +150,11 @@ def figure_text(metric: MetricColumns, row: dict[str, Any]) -> str:
     if value is None:
         reason = metric.missing_reason(row)
         return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
+    if metric is TOKENS:
+        # Past 2**53 the Float64 ratio rounds; the exact division reads the last token right.
+        from tui_ledger.report import exact_per_accepted
+
+        value = exact_per_accepted(row)
     return metric.fmt(value, bool(row[metric.lower_bound]))
 
 
@@ -817,6 +822,11 @@ def _figure_or_reason(metric: MetricColumns, row: dict[str, Any]) -> str:
     if value is None:
         reason = metric.missing_reason(row)
         return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
+    if metric is TOKENS:
+        # Past 2**53 the Float64 ratio rounds; the exact division reads the last token right.
+        from tui_ledger.report import exact_per_accepted
+
+        value = exact_per_accepted(row)
     return metric.fmt(value, bool(row[metric.lower_bound]))
 
 
