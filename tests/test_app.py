@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from textual.binding import Binding
-from textual.pilot import Pilot
 
+from tests.pilot_helpers import screen_text, settle
 from tui_ledger.tui import commands
 from tui_ledger.tui.app import LedgerApp, ViewBadge, run_app
 from tui_ledger.tui.summary_pane import SummaryPane
@@ -19,29 +19,6 @@ from tui_ledger.tui.summary_pane import SummaryPane
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "sample_data" / "runs.csv"
 SIZE = (160, 45)
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for loading and any recompute to finish, then for the screen to catch up."""
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        if getattr(app, "loaded", False) or app.return_code is not None:
-            break
-    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
-        if not getattr(app, "busy", False) or app.return_code is not None:
-            break
-        await pilot.pause(0.01)
-        await app.workers.wait_for_complete()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-def screen_text(app: LedgerApp) -> str:
-    """Every character on the active screen, line by line."""
-    strips = app.screen._compositor.render_strips()
-    return "\n".join(strip.text for strip in strips)
 
 
 def summary_cells(app: LedgerApp) -> dict[str, list[str]]:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from textual.command import CommandPalette
-from textual.pilot import Pilot
 from textual.widgets import Footer, Input
 
+from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
@@ -41,34 +41,6 @@ steady,t1,model-x,1600,true
 steady,t2,model-x,1500,true
 steady,t2,model-x,1700,false
 """
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for the load, the recompute and the checks, then for the screen to catch up."""
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        if getattr(app, "loaded", False) or app.return_code is not None:
-            break
-    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
-        if not getattr(app, "busy", False) or app.return_code is not None:
-            break
-        await pilot.pause(0.01)
-        await app.workers.wait_for_complete()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def press(pilot: Pilot, *keys: str) -> None:
-    """Press keys, then let workers and the screen settle."""
-    await pilot.press(*keys)
-    await settle(pilot)
-
-
-def screen_text(app: LedgerApp) -> str:
-    """Every character on the active screen."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def summary_cells(app: LedgerApp) -> dict[str, list[str]]:

@@ -7,9 +7,9 @@ from pathlib import Path
 import polars as pl
 from textual import events
 from textual.command import CommandPalette
-from textual.pilot import Pilot
 from textual.widgets import Input, SelectionList
 
+from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.tui.app import LedgerApp, ViewBadge
 from tui_ledger.tui.screens import (
     ConfirmScreen,
@@ -38,34 +38,6 @@ steady,t4,1650,false,
 lean,t5,1100,false,"a long note that wraps across the detail panel because it keeps going and going"
 steady,t5,1550,true,
 """
-
-
-async def settle(pilot: Pilot) -> None:
-    """Wait for loading and recomputes to finish, then for the screen to catch up."""
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        if getattr(app, "loaded", False) or app.return_code is not None:
-            break
-    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
-        if not getattr(app, "busy", False) or app.return_code is not None:
-            break
-        await pilot.pause(0.01)
-        await app.workers.wait_for_complete()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
-async def press(pilot: Pilot, *keys: str) -> None:
-    """Press keys, then let workers and the screen settle."""
-    await pilot.press(*keys)
-    await settle(pilot)
-
-
-def screen_text(app: LedgerApp) -> str:
-    """Every character on the active screen."""
-    return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
 
 
 def tasks_file(tmp_path: Path, rows: int = 0) -> Path:
