@@ -9,9 +9,7 @@ from pathlib import Path
 import tui_ledger
 
 CORE_MODULES = [
-    path.stem
-    for path in Path(tui_ledger.__file__).parent.glob("*.py")
-    if path.stem not in {"__init__", "serve"}
+    path.stem for path in Path(tui_ledger.__file__).parent.glob("*.py") if path.stem != "__init__"
 ]
 
 
