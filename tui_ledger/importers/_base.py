@@ -24,6 +24,27 @@ PEEK_BYTES = 8192
 
 TIMESTAMP_DTYPE = pl.Datetime("us", "UTC")
 
+# The canonical columns (and the raw reasons beside them) that the harness-log importers write
+# first, in this order, so frames from different harnesses concatenate.
+HARNESS_SCHEMA: dict[str, pl.DataType] = {
+    "workflow": pl.String(),
+    "task": pl.String(),
+    "passed": pl.Boolean(),
+    "status": pl.String(),
+    "input_tokens": pl.Int64(),
+    "cached_input_tokens": pl.Int64(),
+    "cache_write_tokens": pl.Int64(),
+    "output_tokens": pl.Int64(),
+    "tokens": pl.Int64(),
+    "model": pl.String(),
+    "run": pl.String(),
+    "timestamp": TIMESTAMP_DTYPE,
+    "duration_s": pl.Float64(),
+    "cost": pl.Float64(),
+    "stop_reason": pl.String(),
+    "error_message": pl.String(),
+}
+
 
 class ImporterError(ValueError):
     """A harness file that cannot be imported.

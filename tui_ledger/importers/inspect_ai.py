@@ -35,7 +35,7 @@ from typing import Any
 import polars as pl
 
 from tui_ledger.importers._base import (
-    TIMESTAMP_DTYPE,
+    HARNESS_SCHEMA,
     ImporterError,
     build_frame,
     first_line,
@@ -68,22 +68,7 @@ _JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
 _SAMPLE_FILE = re.compile(r"^samples/.+_epoch_(\d+)\.json$")
 
 _SCHEMA: dict[str, pl.DataType] = {
-    "workflow": pl.String(),
-    "task": pl.String(),
-    "passed": pl.Boolean(),
-    "status": pl.String(),
-    "input_tokens": pl.Int64(),
-    "cached_input_tokens": pl.Int64(),
-    "cache_write_tokens": pl.Int64(),
-    "output_tokens": pl.Int64(),
-    "tokens": pl.Int64(),
-    "model": pl.String(),
-    "run": pl.String(),
-    "timestamp": TIMESTAMP_DTYPE,
-    "duration_s": pl.Float64(),
-    "cost": pl.Float64(),
-    "stop_reason": pl.String(),
-    "error_message": pl.String(),
+    **HARNESS_SCHEMA,
     "scorer": pl.String(),
     "score": pl.Float64(),
     "reasoning_tokens": pl.Int64(),
