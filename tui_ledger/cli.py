@@ -464,15 +464,14 @@ def run_convert(argv: Sequence[str]) -> int:
 
 
 def _check_paths(paths: Sequence[str]) -> None:
-    """Refuse, before any screen is drawn, a path that is not there or a link that leads nowhere."""
+    """Refuse, before any screen is drawn, a path that is not there, a link that leads nowhere,
+    a pipe or a device, in the loader's own words."""
+    from tui_ledger.load import check_path_kind
+
     for path in paths:
         if not os.path.lexists(path):
             raise UsageError(f"{path}: no such file or folder")
-        if not Path(path).exists():
-            raise UsageError(
-                f"{path}: a link that leads nowhere (dangling or looping); "
-                "point it at a file or folder"
-            )
+        check_path_kind(path)
 
 
 def run_app(argv: Sequence[str]) -> int:

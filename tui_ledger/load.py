@@ -540,6 +540,14 @@ def _kind_problem(path: Path) -> str | None:
     return f"{what}, not a regular file; save the data to a file first and read that"
 
 
+def check_path_kind(path: str | Path) -> None:
+    """Refuse a link loop, a dangling link, a pipe or a device by name, without opening it.
+
+    The CLI calls this before any screen is drawn, so the app fails with the loader's words.
+    """
+    _check_kind(Path(path), str(path))
+
+
 def _check_kind(path: Path, display: str) -> None:
     """Refuse, at once and without opening it, anything but a regular file or a folder."""
     problem = _kind_problem(path)
