@@ -794,16 +794,26 @@ def _nice_step(span: float, target: int = 6) -> float:
     return 10 * power
 
 
+def log_axis_bounds(values: Sequence[float]) -> tuple[float, float] | None:
+    """The decades a spend axis spans when it should be log scale, or None for linear.
+
+    Both Pareto charts (this SVG and the app's) use it, so they agree on when spend per
+    accepted result spans enough (more than 20x) to need a log axis.
+    """
+    positive = [v for v in values if v > 0]
+    if not positive or max(positive) / min(positive) <= 20:
+        return None
+    return 10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive)))
+
+
 class _Axis:
     """Maps spend per accepted result to x: linear from 0, or log10 for wide ranges."""
 
     def __init__(self, values: Sequence[float]) -> None:
-        positive = [v for v in values if v > 0]
-        low, high = (min(positive), max(positive)) if positive else (1.0, 1.0)
-        self.log = bool(positive) and high / low > 20
-        if self.log:
-            self.low = 10 ** math.floor(math.log10(low))
-            self.high = 10 ** math.ceil(math.log10(high))
+        bounds = log_axis_bounds(values)
+        self.log = bounds is not None
+        if bounds is not None:
+            self.low, self.high = bounds
         else:
             self.low = 0.0
             top = max(values) if values else 1.0

@@ -378,12 +378,12 @@ class XAxis:
     span more than 20x (as the SVG chart does)."""
 
     def __init__(self, values: Sequence[float]) -> None:
-        positive = [v for v in values if v > 0]
-        low, high = (min(positive), max(positive)) if positive else (1.0, 1.0)
-        self.log = bool(positive) and high / low > 20
-        if self.log:
-            self.low = 10 ** math.floor(math.log10(low))
-            self.high = 10 ** math.ceil(math.log10(high))
+        from tui_ledger.report import log_axis_bounds
+
+        bounds = log_axis_bounds(values)
+        self.log = bounds is not None
+        if bounds is not None:
+            self.low, self.high = bounds
         else:
             self.low = 0.0
             top = max(values) if values else 1.0
