@@ -7,10 +7,20 @@ of them has a bug.
 from __future__ import annotations
 
 from collections import defaultdict
-from statistics import median
+from fractions import Fraction
 from typing import Any
 
 Attempt = tuple[str, int | None, str]  # (workflow, tokens or None when missing, outcome)
+
+
+def median(values: list[int]) -> int | Fraction:
+    """The middle value, or the exact mean of the two middle values of an even count."""
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    if len(ordered) % 2:
+        return ordered[middle]
+    mean = Fraction(ordered[middle - 1] + ordered[middle], 2)
+    return int(mean) if mean.denominator == 1 else mean
 
 
 def oracle_summary(attempts: list[Attempt], view: str) -> dict[str, dict[str, Any]]:

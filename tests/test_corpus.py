@@ -463,12 +463,6 @@ def test_ctrl_c_during_a_load_exits_130_with_one_line(tmp_path: Path) -> None:
     assert time.monotonic() - stopped < 10
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the summary table and focused group now show per accepted result exactly, but the "
-    "median (a Float64 in ledger.py) and the bar labels still read 9,007,199,254,740,992 "
-    "beside a total of 9,007,199,254,740,993 for 1 accepted.",
-)
 async def test_the_app_shows_per_accepted_result_exactly_past_2_53() -> None:
     from tui_ledger.tui.app import LedgerApp
 

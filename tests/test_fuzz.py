@@ -297,8 +297,8 @@ def assert_summary_matches_oracle(attempts: pl.DataFrame) -> None:
             median = figures["median_tokens_per_attempt"]
             if median is None:
                 assert row["median_tokens_per_attempt"] is None
-            else:  # a float64 median: exact below 2**53, within a rounding above
-                assert abs(row["median_tokens_per_attempt"] - median) <= abs(median) * 1e-15
+            else:  # exact at every size: a Float64 below 2**52, a Decimal past it
+                assert Fraction(row["median_tokens_per_attempt"]) == median, (view, group)
             exact = exact_per_accepted(row)
             if figures["tokens_per_accepted_result"] is None:
                 assert exact is None, (view, group)

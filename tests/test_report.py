@@ -230,12 +230,28 @@ def test_a_fraction_past_2_53_keeps_its_digits() -> None:
     assert "13,835,058,055,282,163,710.5" in render_summary(comparison, "markdown", "keep")
 
 
-def test_a_float_median_past_2_53_never_passes_for_an_exact_count() -> None:
-    comparison = compare(big([2**53 + 1], ["passed"]), intervals="none")
-    assert '"median_tokens_per_attempt": 9007199254740992.0' in render_summary(
-        comparison, "json", "keep"
+def test_a_median_past_2_53_keeps_every_digit_in_every_format() -> None:
+    # An odd count: the middle value itself; an even count: the mean of the two middle
+    # values, which ends in .5 (a Float64 would read ...992 and ...994 for both).
+    odd = compare(big([2**53 + 1], ["passed"]), intervals="none")
+    even = compare(big([2**53 + 1, 2**53 + 4], ["passed", "failed"]), intervals="none")
+    assert '"median_tokens_per_attempt": 9007199254740993,' in render_summary(odd, "json", "keep")
+    assert "9,007,199,254,740,993" in render_summary(odd, "table", "keep")
+    assert ",9007199254740993," in render_summary(odd, "csv")
+    assert '"median_tokens_per_attempt": 9007199254740994.5,' in render_summary(
+        even, "json", "keep"
     )
-    assert "≈ 9,007,199,254,740,992" in render_summary(comparison, "table", "keep")
+    assert "9,007,199,254,740,994.5" in render_summary(even, "markdown", "keep")
+    assert ",9007199254740994.5," in render_summary(even, "csv")
+    # The drop view's median is over the accepted attempt alone.
+    assert even.view("drop")["median_tokens_per_attempt"].to_list() == [2**53 + 1]
+
+
+def test_medians_below_2_52_stay_float64() -> None:
+    comparison = compare(big([2**52 - 1, 2**52 - 2], ["passed", "failed"]), intervals="none")
+    medians = comparison.view("keep")["median_tokens_per_attempt"]
+    assert medians.dtype == pl.Float64
+    assert medians.to_list() == [2**52 - 1.5]
 
 
 # --- output that reaches a terminal ----------------------------------------------------------
@@ -367,12 +383,6 @@ def _umask() -> int:
     return mask
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ledger.py computes median_tokens_per_attempt as Float64: past 2**53 a count of "
-    "9,007,199,254,740,993 has the median 9,007,199,254,740,992 (report.py marks it ≈ but "
-    "cannot recover the digits). Fix in ledger.py, then drop this marker.",
-)
 def test_the_median_past_2_53_is_exact() -> None:
     comparison = compare(big([2**53 + 1], ["passed"]), intervals="none")
     assert comparison.view("keep")["median_tokens_per_attempt"].to_list() == [2**53 + 1]

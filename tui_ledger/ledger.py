@@ -316,6 +316,18 @@ def _aggregate(
         )
     )
     cell_frame, median_frame = pl.collect_all([cells, medians])
+    if _past_float_precision(median_frame):
+        median_frame = (
+            frame.group_by(keys)
+            .agg(
+                _exact_median(_tokens).alias("keep__median_tokens_per_attempt"),
+                _exact_median(_tokens.filter(_outcome == ACCEPTED)).alias(
+                    "drop__median_tokens_per_attempt"
+                ),
+            )
+            .filter(pl.col("keep__median_tokens_per_attempt").is_not_null())
+            .collect()
+        )
     # Cells in outcome order, so a group's float sums add up in the same order on every run.
     raw = (
         cell_frame.sort("outcome")
@@ -325,6 +337,33 @@ def _aggregate(
     raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
     raw = raw.with_columns(pl.col(name).cast(pl.String) for name in text)
     return _sorted(raw, keys)
+
+
+# Below 2**52 a float holds every integer and every half exactly, so a Float64 median of
+# integer tokens is exact there; past it the median is recomputed exactly (`_exact_median`).
+_HALVES_EXACT = 2**52
+MEDIAN_EXACT_DTYPE = pl.Decimal(38, 1)
+
+
+def _past_float_precision(medians: pl.DataFrame) -> bool:
+    """Whether any Float64 median may have lost digits (its magnitude is 2**52 or more)."""
+    names = [name for name in medians.columns if name.endswith("median_tokens_per_attempt")]
+    large = pl.any_horizontal(pl.col(names).abs() >= _HALVES_EXACT).any()
+    return bool(medians.select(large).item())
+
+
+def _exact_median(values: pl.Expr) -> pl.Expr:
+    """The median of integer `values` with every digit: the mean of the two middle values as a
+    Decimal with one place (an even count of integers can end in .5); null when none is known.
+
+    Slower than polars' Float64 median (a sort per group), so `_aggregate` only takes this path
+    when a Float64 median reaches 2**52, the first magnitude where a float can round it.
+    """
+    ordered = values.drop_nulls().sort()
+    count = ordered.len()
+    low = ordered.get((count - 1) // 2, null_on_oob=True).cast(pl.Int128)
+    high = ordered.get(count // 2, null_on_oob=True).cast(pl.Int128)
+    return (low + high).cast(MEDIAN_EXACT_DTYPE) / 2
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:

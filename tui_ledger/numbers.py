@@ -6,20 +6,27 @@ One place, so the app, the CLI tables and the markdown export print a figure the
 from __future__ import annotations
 
 import math
+from decimal import Decimal
 
 MISSING = "—"
 
 
-def format_count(value: int | float | None) -> str:
-    """A whole number with thousands separators; `—` when unknown."""
+def format_count(value: int | float | Decimal | None) -> str:
+    """A whole number with thousands separators; `—` when unknown.
+
+    A `Decimal` is an exact figure past 2**53 (a median, a ratio): its fraction, if any, shows
+    to one place, and no digit is rounded through a float.
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
+    if isinstance(value, Decimal):
+        return f"{value:,.0f}" if value == value.to_integral_value() else f"{value:,.1f}"
     if isinstance(value, float) and not value.is_integer():
         return f"{value:,.1f}"
     return f"{int(value):,}"
 
 
-def format_tokens(value: int | float | None, *, lower_bound: bool = False) -> str:
+def format_tokens(value: int | float | Decimal | None, *, lower_bound: bool = False) -> str:
     """Token figures: `3,000`, `≥ 3,000` when some usage is missing, `—` when unknown.
 
     A ratio such as 61,516.5 tokens per accepted result reads as 61,517: a fraction of a token
@@ -47,10 +54,15 @@ def format_factor(value: float | None) -> str:
     return f"×{value:.1f}"
 
 
-def plain_number(value: int | float | None) -> int | float | None:
-    """A figure for JSON: integral values as integers (3000, not 3000.0), NaN as null."""
+def plain_number(value: int | float | Decimal | None) -> int | float | Decimal | None:
+    """A figure for JSON: integral values as integers (3000, not 3000.0), NaN as null.
+
+    An integral `Decimal` becomes an `int`; any other stays a `Decimal`, all of its digits.
+    """
     if value is None:
         return None
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else value.normalize()
     if isinstance(value, float):
         if math.isnan(value) or math.isinf(value):
             return None

@@ -9,11 +9,11 @@ Decisions:
   labels, column names, warnings) through `safe_text`: `\\x1b`, `<U+202E>`. JSON is data: it
   keeps the exact strings, with every character that could act on a terminal written as a
   `\\uXXXX` escape (`json_text`), which any JSON reader turns back into the same string.
-- Token figures are exact. `total_tokens` is an exact integer. `tokens_per_accepted_result`
-  is recomputed from the exact total (`exact_per_accepted`): a whole quotient is an integer,
-  a fraction past 2**53 keeps its digits (a Decimal, six places). A float that is not exact
-  (a median past 2**53, an interval end) prints as a float in JSON and with `≈` in tables,
-  never as an integer it is not.
+- Token figures are exact. `total_tokens` is an exact integer; a median past 2**52 comes
+  from the ledger as an exact Decimal. `tokens_per_accepted_result` is recomputed from the
+  exact total (`exact_per_accepted`): a whole quotient is an integer, a fraction past 2**53
+  keeps its digits (a Decimal, six places). A float that is not exact (an interval end past
+  2**53) prints as a float in JSON, never as an integer it is not.
 - Files are written atomically (`_write_atomic`): a temporary file in the target's folder,
   flushed to disk, then moved into place; a failure leaves the target as it was and no
   temporary file. An existing file is replaced only with `overwrite` (the CLI's `--force`, the
@@ -126,13 +126,6 @@ def json_number(value: Any) -> Any:
     return plain_number(value)
 
 
-def _count_text(value: Any) -> str:
-    """`format_tokens`, marking a float past 2**53 as approximate (`≈ 9,007,199,254,740,992`)."""
-    if isinstance(value, float) and math.isfinite(value) and abs(value) >= _FLOAT_EXACT:
-        return f"≈ {format_tokens(value)}"
-    return format_tokens(value)
-
-
 _DECIMALS = Decimal("0.000001")
 
 
@@ -179,7 +172,7 @@ def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
             continue
         record[name] = (
             json_number(value)
-            if isinstance(value, (int, float)) and not isinstance(value, bool)
+            if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
             else value
         )
         if name == "pass_rate":
@@ -289,14 +282,6 @@ def _with_interval(text: str, row: dict[str, Any], name: str, kind: str) -> str:
     return f"{text} {interval}" if interval else text
 
 
-def _tokens_text(value: Any, *, lower_bound: bool = False) -> str:
-    """`format_tokens`, also for an exact `Decimal` ratio (which it would truncate)."""
-    if isinstance(value, Decimal):
-        text = f"{value:,.1f}"
-        return f"≥ {text}" if lower_bound else text
-    return format_tokens(value, lower_bound=lower_bound)
-
-
 def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
     per_accepted = exact_per_accepted(row)
     note = NOTE_MARK if row.get("ci_note") else ""
@@ -305,10 +290,10 @@ def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
         f"{row['accepted']}/{row['attempts']}",
         _with_interval(format_rate(row["pass_rate"]), row, "pass_rate", "rate"),
         format_count(row["missing_usage"]),
-        _count_text(row["median_tokens_per_attempt"]),
+        format_tokens(row["median_tokens_per_attempt"]),
         format_tokens(row["total_tokens"]),
         _with_interval(
-            _tokens_text(per_accepted, lower_bound=bool(row["lower_bound"])),
+            format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
             row,
             "tokens_per_accepted_result",
             "count",
@@ -495,8 +480,9 @@ def _csv_value(value: Any) -> Any:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, float):
-        return json_number(value)
+    if isinstance(value, (float, Decimal)):
+        number = json_number(value)
+        return format(number, "f") if isinstance(number, Decimal) else number
     return value
 
 

@@ -150,12 +150,17 @@ def figure_text(metric: MetricColumns, row: dict[str, Any]) -> str:
     if value is None:
         reason = metric.missing_reason(row)
         return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
-    if metric is TOKENS:
-        # Past 2**53 the Float64 ratio rounds; the exact division reads the last token right.
-        from tui_ledger.report import exact_per_accepted
+    return metric.fmt(_exact(metric, row), bool(row[metric.lower_bound]))
 
-        value = exact_per_accepted(row)
-    return metric.fmt(value, bool(row[metric.lower_bound]))
+
+def _exact(metric: MetricColumns, row: dict[str, Any]) -> Any:
+    """A group's headline figure to print: for tokens, the exact division, since past 2**53
+    the Float64 ratio rounds its last digits."""
+    if metric is not TOKENS or row[metric.value] is None:
+        return row[metric.value]
+    from tui_ledger.report import exact_per_accepted
+
+    return exact_per_accepted(row)
 
 
 def accepted_text(row: dict[str, Any]) -> str:
@@ -297,7 +302,8 @@ class Bars(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self._rows: list[tuple[str, float | None, bool, float | None, bool]] = []
+        # Per group: its label, then per view the figure (for the bar) and its text.
+        self._rows: list[tuple[str, float | None, str, float | None, str]] = []
         self._more = 0
         self._metric: MetricColumns = TOKENS
 
@@ -305,19 +311,26 @@ class Bars(Widget):
         """Take the figures to draw from a comparison (the first groups, in summary order)."""
         columns = metric_columns(comparison, metric)
         self._metric = columns
-        keep, drop = comparison.keep, comparison.drop
+        shown = labels[:MAX_BAR_GROUPS]
+        keep = comparison.keep.head(len(shown)).iter_rows(named=True)
+        drop = comparison.drop.head(len(shown)).iter_rows(named=True)
         self._rows = [
             (
                 label,
-                keep[columns.value][index],
-                bool(keep[columns.lower_bound][index]),
-                drop[columns.value][index],
-                bool(drop[columns.lower_bound][index]),
+                keep_row[columns.value],
+                self._text(keep_row),
+                drop_row[columns.value],
+                self._text(drop_row),
             )
-            for index, label in enumerate(labels[:MAX_BAR_GROUPS])
+            for label, keep_row, drop_row in zip(shown, keep, drop, strict=True)
         ]
         self._more = max(0, len(labels) - MAX_BAR_GROUPS)
         self.refresh(layout=True)
+
+    def _text(self, row: dict[str, Any]) -> str:
+        if row[self._metric.value] is None:
+            return ""
+        return self._metric.fmt(_exact(self._metric, row), bool(row[self._metric.lower_bound]))
 
     def get_content_height(self, container: Any, viewport: Any, width: int) -> int:
         """Two lines per group, a heading, and a line for groups left out."""
@@ -352,16 +365,12 @@ class Bars(Widget):
         ]
         scale = max(values, default=0.0)
         value_width = max(
-            (
-                cell_len(metric.fmt(v, lb))
-                for _, k, klb, d, dlb in self._rows
-                for v, lb in ((k, klb), (d, dlb))
-            ),
+            (cell_len(figure) for _, _, k, _, d in self._rows for figure in (k, d)),
             default=1,
         )
         bar_width = max(4, width - label_width - 6 - value_width - 2)
-        for label, keep, keep_lb, drop, drop_lb in self._rows:
-            for view, value, lower in (("keep", keep, keep_lb), ("drop", drop, drop_lb)):
+        for label, keep, keep_text, drop, drop_text in self._rows:
+            for view, value, figure in (("keep", keep, keep_text), ("drop", drop, drop_text)):
                 text.append("\n")
                 name = safe_cell(label, label_width) if view == "keep" else ""
                 text.append(name + " " * (label_width - cell_len(name)))
@@ -372,7 +381,7 @@ class Bars(Widget):
                     reason = UNPRICED if metric.name == "cost" and keep is not None else ""
                     text.append(f" {MISSING} {reason or NO_ACCEPTED}", style=MISSING_STYLE)
                 else:
-                    text.append(" " + metric.fmt(value, lower))
+                    text.append(" " + figure)
         if self._more:
             text.append(f"\n… {format_count(self._more)} more groups", style=LABEL_STYLE)
         return text
@@ -680,8 +689,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
             lines.append(
                 (
                     name,
-                    _figure_or_reason(columns, keep) + keep_mark,
-                    _figure_or_reason(columns, drop) + drop_mark,
+                    figure_text(columns, keep) + keep_mark,
+                    figure_text(columns, drop) + drop_mark,
                     "",
                 )
             )
@@ -815,19 +824,6 @@ def _total_cost_text(row: dict[str, Any]) -> str:
     if value is None:
         return f"{MISSING} {UNPRICED}"
     return format_money(value, lower_bound=bool(row["missing_cost"]) and value > 0)
-
-
-def _figure_or_reason(metric: MetricColumns, row: dict[str, Any]) -> str:
-    value = row[metric.value]
-    if value is None:
-        reason = metric.missing_reason(row)
-        return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
-    if metric is TOKENS:
-        # Past 2**53 the Float64 ratio rounds; the exact division reads the last token right.
-        from tui_ledger.report import exact_per_accepted
-
-        value = exact_per_accepted(row)
-    return metric.fmt(value, bool(row[metric.lower_bound]))
 
 
 def _interval_text(metric: MetricColumns, row: dict[str, Any]) -> str:
