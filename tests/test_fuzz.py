@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -36,7 +37,7 @@ from tests.oracle import oracle_summary
 from tui_ledger import schema
 from tui_ledger.ledger import compare
 from tui_ledger.load import Ledger, LoadError, load, scan
-from tui_ledger.query import OPERATORS, FilterError, parse_filter
+from tui_ledger.query import OPERATORS, FilterError, parse_filter, text_values
 from tui_ledger.report import exact_per_accepted
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 
@@ -386,12 +387,20 @@ def test_filters_on_generated_files_keep_the_summary_honest(
         path.write_bytes(generated["text"].encode("utf-8"))
         with unchanged(path):
             attempts = load(path).attempts
+    values = text_values(attempts)
     for _ in range(3):
         text = data.draw(filter_texts(attempts.columns))
         try:
             expression = parse_filter(text, attempts.schema)
         except FilterError as error:
             assert not any(ord(char) in UNSAFE_CODEPOINTS for char in error.message)
+            with pytest.raises(FilterError):
+                parse_filter(text, attempts.schema, values)
             continue
         kept = attempts if expression is None else attempts.filter(expression)
         assert_summary_matches_oracle(kept)
+        # Matching through the distinct text values keeps exactly the same rows, in order.
+        through_values = parse_filter(text, attempts.schema, values)
+        assert_frame_equal(
+            attempts if through_values is None else attempts.filter(through_values), kept
+        )

@@ -16,6 +16,7 @@ from tui_ledger.query import (
     filter_term,
     parse_filter,
     quote_value,
+    text_values,
     tokenize,
 )
 from tui_ledger.schema import OUTCOME_DTYPE
@@ -471,3 +472,44 @@ def test_a_term_and_its_negation_split_the_rows(text: str) -> None:
     kept = EVERY_KIND.with_row_index("i").filter(positive)["i"].to_list()
     dropped = EVERY_KIND.with_row_index("i").filter(negative)["i"].to_list()
     assert sorted(kept + dropped) == [0, 1, 2]
+
+
+# --- matching through the distinct text values -------------------------------------------------
+
+
+def test_text_terms_through_distinct_values_keep_the_same_rows() -> None:
+    rows = 400
+    frame = pl.DataFrame(
+        {
+            "workflow": [["lean", "steady", "Lean-2", None][i % 4] for i in range(rows)],
+            "task": [f"t{i % 7}" for i in range(rows)],
+            "note": [f"note {i}" for i in range(rows)],  # one per row: matched row by row
+            "model": pl.Series(
+                [["gpt", "claude"][i % 2] for i in range(rows)], dtype=pl.Categorical
+            ),
+            "tokens": list(range(rows)),
+        }
+    )
+    values = text_values(frame)
+    assert "workflow" in values and "task" in values and "model" in values
+    assert "note" not in values
+    for text in [
+        "lean",
+        "-lean",
+        "LEAN",
+        "workflow=lean",
+        "workflow!=lean",
+        "task~^t[12]$",
+        "model:CLA",
+        "model=gpt",
+        "nothing-matches",
+        "note:7",
+        "-workflow:lean tokens>100",
+        "workflow:null",
+    ]:
+        plain = parse_filter(text, frame.schema)
+        fast = parse_filter(text, frame.schema, values)
+        assert plain is not None and fast is not None
+        assert frame.filter(fast).equals(frame.filter(plain)), text
+    # A word no value holds is a constant false, not a scan of the rows.
+    assert frame.filter(parse_filter("zzz", frame.schema, values)).height == 0

@@ -46,7 +46,7 @@ import datetime as dt
 import difflib
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -470,11 +470,46 @@ def _enum_contains(column: str, dtype: pl.Enum, needle: str) -> pl.Expr:
     return pl.col(column).is_in(hits) if hits else pl.lit(False)
 
 
-def _contains(column: str, needle: str) -> pl.Expr:
+def _contains_pattern(needle: str) -> str:
     # A case-insensitive match of the escaped literal: the same rows as lowercasing both sides
     # (but for a few letters whose lower case is longer, such as `İ`), without building a
     # lowercased copy of every cell: 87 -> 46 ms over three text columns of 1M rows.
-    return _text_of(column).str.contains("(?i)" + pl.escape_regex(needle))
+    return "(?i)" + pl.escape_regex(needle)
+
+
+class TextValues:
+    """The distinct values of one frame's repetitive text columns (workflow, task, model...).
+
+    A text term is then matched against a few hundred distinct values and becomes an `is_in`
+    over the rows: `lean` over three text columns of 1M rows takes 24 ms instead of 92. The
+    rows matched are the same. Built by `text_values(frame)`, it is only valid for filtering
+    that same frame: a value missing from it would silently drop rows.
+    """
+
+    def __init__(self, values: Mapping[str, pl.Series]) -> None:
+        self._values = dict(values)
+
+    def __contains__(self, column: object) -> bool:
+        return column in self._values
+
+    def hits(self, column: str, matches: pl.Expr) -> pl.Series:
+        """The distinct values of `column` for which `matches` (over `pl.col(column)`) holds."""
+        return self._values[column].to_frame(column).filter(matches.fill_null(False)).to_series()
+
+
+def text_values(frame: pl.DataFrame, *, most: float = 0.25) -> TextValues:
+    """`TextValues` of `frame`: every text column whose distinct values number at most `most`
+    of its rows (an id per row gains nothing from matching its values one by one)."""
+    text = [
+        name
+        for name, dtype in frame.schema.items()
+        if dtype in (pl.String, pl.Categorical) and name != OUTCOME_COLUMN
+    ]
+    if not text or frame.height == 0:
+        return TextValues({})
+    counts = frame.select(pl.col(text).n_unique()).row(0, named=True)
+    few = [name for name in text if counts[name] <= max(64, frame.height * most)]
+    return TextValues({name: frame.get_column(name).unique().cast(pl.String) for name in few})
 
 
 def _comparison(left: pl.Expr, op: str, right: object) -> pl.Expr:
@@ -503,8 +538,9 @@ class _Compiler:
 
     _MAX_TERMS = 512
 
-    def __init__(self, schema: Mapping[str, SchemaType]) -> None:
+    def __init__(self, schema: Mapping[str, SchemaType], values: TextValues | None = None) -> None:
         self.schema = dict(schema)
+        self.values = values
         self._terms: dict[tuple[object, ...], tuple[pl.Expr, str] | None] = {}
         self.names = list(schema)
         # Bare words search the attempts' own text, not the file path every row of a file
@@ -527,6 +563,20 @@ class _Compiler:
             self._terms.clear()
         self._terms[key] = compiled
         return compiled
+
+    def _matching(self, column: str, matches: Callable[[pl.Expr], pl.Expr]) -> pl.Expr:
+        """Rows whose `column`, as text, satisfies `matches`: through the distinct values when
+        they are known (`TextValues`), else row by row."""
+        if self.values is None or column not in self.values:
+            return matches(_text_of(column))
+        hits = self.values.hits(column, matches(pl.col(column)))
+        if hits.is_empty():
+            return pl.lit(False)
+        return pl.col(column).is_in(hits.cast(self.schema[column]).implode())
+
+    def _contains(self, column: str, needle: str) -> pl.Expr:
+        pattern = _contains_pattern(needle)
+        return self._matching(column, lambda text: text.str.contains(pattern))
 
     def _compile(self, term: Term) -> tuple[pl.Expr, str] | None:
         compiled = self._bare(term) if term.column is None else self._column_term(term)
@@ -551,7 +601,7 @@ class _Compiler:
         matches = [
             _enum_contains(column, dtype, word)
             if isinstance(dtype := self.schema[column], pl.Enum)
-            else _contains(column, word)
+            else self._contains(column, word)
             for column in self.text_columns
         ]
         return pl.any_horizontal(matches), f"any text contains {_show(word)}"
@@ -606,7 +656,8 @@ class _Compiler:
             problem = _regex_problem(pattern)
             if problem is not None:
                 raise FilterError(f"bad regular expression: {problem}", *value_at)
-            return _text_of(column).str.contains(pattern), f"{column} matches /{value}/"
+            matches = self._matching(column, lambda text: text.str.contains(pattern))
+            return matches, f"{column} matches /{value}/"
         if kind == "text":
             return self._text(column, dtype, op, value, term, value_at)
         if kind == "number":
@@ -649,7 +700,7 @@ class _Compiler:
                 term.op_start + len(op),
             )
         if op == ":":
-            return _contains(column, value), f"{column} contains {_show(value)}"
+            return self._contains(column, value), f"{column} contains {_show(value)}"
         lowered = value.lower()
         categories = getattr(dtype, "categories", None)
         if isinstance(categories, pl.Series):
@@ -659,7 +710,7 @@ class _Compiler:
                 close = difflib.get_close_matches(lowered, known, n=1)
                 hint = f"did you mean {close[0]!r}?" if close else "one of " + ", ".join(known)
                 raise FilterError(f"{column} has no value {value!r}; {hint}", *value_at)
-        exact = _text_of(column).str.to_lowercase() == lowered
+        exact = self._matching(column, lambda text: text.str.to_lowercase() == lowered)
         return exact, f"{column} is {_show(value)}"
 
     def _temporal(
@@ -674,7 +725,7 @@ class _Compiler:
         if op == ":":
             # `timestamp:2024-05` matches the value's text, with or without the ISO `T`.
             needle = value.strip().replace("T", " ").replace("t", " ")
-            return _contains(column, needle), f"{column} contains {_show(value)}"
+            return self._contains(column, needle), f"{column} contains {_show(value)}"
         parsed = _parse_temporal(value, kind)
         if parsed is None:
             example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
@@ -696,36 +747,42 @@ _COMPILERS: dict[tuple[object, ...], _Compiler] = {}
 _MAX_COMPILERS = 8
 
 
-def _compiler_for(schema: Mapping[str, SchemaType]) -> _Compiler:
+def _compiler_for(schema: Mapping[str, SchemaType], values: TextValues | None = None) -> _Compiler:
     try:
-        key = tuple(schema.items())
+        key = (tuple(schema.items()), values)  # `values` by identity: one frame's
         hash(key)
     except TypeError:  # an unhashable dtype: compile without remembering
-        return _Compiler(schema)
+        return _Compiler(schema, values)
     compiler = _COMPILERS.get(key)
     if compiler is None:
         if len(_COMPILERS) >= _MAX_COMPILERS:
             _COMPILERS.clear()
-        compiler = _COMPILERS[key] = _Compiler(schema)
+        compiler = _COMPILERS[key] = _Compiler(schema, values)
     return compiler
 
 
-def _compile(text: str, schema: Mapping[str, SchemaType]) -> list[tuple[pl.Expr, str]]:
-    compiler = _compiler_for(schema)
+def _compile(
+    text: str, schema: Mapping[str, SchemaType], values: TextValues | None = None
+) -> list[tuple[pl.Expr, str]]:
+    compiler = _compiler_for(schema, values)
     compiled = (compiler.term(term) for term in tokenize(text))
     return [item for item in compiled if item is not None]
 
 
-def parse_filter(text: str, schema: Mapping[str, SchemaType]) -> pl.Expr | None:
+def parse_filter(
+    text: str, schema: Mapping[str, SchemaType], values: TextValues | None = None
+) -> pl.Expr | None:
     """The filter `text` as one boolean polars expression over a frame with `schema`.
 
     Returns None when there is nothing to filter (blank text). The expression is never null, so
     `frame.filter(expr)` and `frame.with_columns(expr)` agree; it is aliased `filter`. Raises
     `FilterError` (and nothing else) for text that does not parse against `schema`.
+    `values`: `text_values(frame)` of the frame the expression will filter, to match its text
+    terms through the distinct values (faster, same rows); never pass another frame's.
     """
     if not text or text.isspace():
         return None
-    expressions = [expression for expression, _ in _compile(text, schema)]
+    expressions = [expression for expression, _ in _compile(text, schema, values)]
     if not expressions:
         return None
     combined = expressions[0] if len(expressions) == 1 else pl.all_horizontal(expressions)
