@@ -75,13 +75,14 @@ import json
 import mmap
 import os
 import re
+import resource
 import stat
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 import polars as pl
 
@@ -96,6 +97,7 @@ __all__ = [
     "LoadWarning",
     "load",
     "scan",
+    "too_large_to_load",
 ]
 
 # Longest first, so `.csv.gz` wins over any shorter match.
@@ -154,6 +156,9 @@ _COUNT_PROBLEMS: dict[str, str] = {
 }
 _VALIDATED = frozenset({"passed", "status", *schema.INTEGER_COLUMNS})
 _TEXT_KEYS = ("workflow", "task")
+# The engine of a validation query: polars' default for a frame in memory; the streaming
+# engine, in bounded memory, for a file `scan` reads on demand.
+_Engine = Literal["auto", "streaming"]
 
 
 class LoadError(Exception):
@@ -338,7 +343,7 @@ def _scan(
     fmt: str | None,
 ) -> tuple[pl.LazyFrame, LoadReport]:
     inputs = _expand(paths, fmt)
-    _check_memory([item for item in inputs if _read_whole(item)])
+    _check_memory([item for item in inputs if _read_whole(item)], streaming=True)
     results: list[pl.LazyFrame] = []
     frames: list[_Prepared] = []
     findings: list[_Finding] = []
@@ -642,8 +647,12 @@ _PARQUET_BYTES_PER_CELL = 8
 
 
 def _available_memory() -> int | None:
-    """Bytes this process may still allocate: MemAvailable, or a cgroup's limit if lower."""
+    """Bytes this process may still allocate: MemAvailable, or a cgroup's limit, or what
+    RLIMIT_DATA (`prlimit --data`, `ulimit -d`) leaves, whichever is lowest."""
     found: list[int] = []
+    limit_data = _data_limit_left()
+    if limit_data is not None:
+        found.append(limit_data)
     try:
         with open("/proc/meminfo", encoding="ascii") as meminfo:
             for row in meminfo:
@@ -660,6 +669,24 @@ def _available_memory() -> int | None:
     except (OSError, ValueError):
         pass
     return min(found) if found else None
+
+
+def _data_limit_left() -> int | None:
+    """What RLIMIT_DATA leaves of this process's data segment (None: no limit). Past it an
+    allocation fails, and polars aborts the process instead of raising."""
+    soft, _ = resource.getrlimit(resource.RLIMIT_DATA)
+    if soft == resource.RLIM_INFINITY:
+        return None
+    used = 0
+    with (
+        suppress(OSError, ValueError, IndexError),
+        open("/proc/self/status", encoding="ascii") as status,
+    ):
+        for row in status:
+            if row.startswith("VmData:"):
+                used = int(row.split()[1]) * 1024
+                break
+    return max(soft - used, 0)
 
 
 def _memory_needed(item: _Input) -> int:
@@ -694,24 +721,58 @@ def _read_whole(item: _Input) -> bool:
         return False
 
 
-def _check_memory(inputs: list[_Input]) -> None:
-    """Refuse, before reading, a load that cannot fit in the memory left (rather than letting
-    the system kill the process halfway); `ledger-tui summary` streams such files."""
+def _memory_shortfall(inputs: list[_Input], factor: float = 1.0) -> tuple[str, str, str] | None:
+    """(largest input, where, what) when `factor` x the least memory an eager read of
+    `inputs` needs is more than what is free; None when it fits, or nothing is known."""
     available = _available_memory()
-    if available is None:
-        return
+    if available is None or not inputs:
+        return None
     needed = {item.display: _memory_needed(item) for item in inputs}
-    total = sum(needed.values())
+    total = int(sum(needed.values()) * factor)
     if total <= available:
-        return
+        return None
     largest = max(needed, key=lambda display: needed[display])
     where = largest if len(inputs) == 1 else f"{_plural(len(inputs), 'file')} ({largest} and more)"
-    raise LoadError(
-        f"{where}: opening this needs at least {_size(total)} of memory and "
-        f"{_size(available)} is free; `ledger-tui summary` streams files this large, or split "
-        "the file, or filter it first.",
-        source=largest,
-    )
+    what = f"needs {'about' if factor > 1 else 'at least'} {_size(total)} of memory"
+    return largest, where, f"{what} and {_size(available)} is free"
+
+
+def _check_memory(inputs: list[_Input], *, streaming: bool = False) -> None:
+    """Refuse, before reading, a load that cannot fit in the memory left (rather than letting
+    the system kill the process halfway); `ledger-tui summary` streams such files. `streaming`:
+    these are inputs even `scan` reads whole (JSON arrays, gzip, importers)."""
+    short = _memory_shortfall(inputs)
+    if short is None:
+        return
+    largest, where, what = short
+    if streaming:
+        advice = (
+            "this format is read whole even when streaming (a JSON array, gzip or a harness "
+            "log); decompress it, or convert it to CSV, NDJSON or Parquet on a larger machine"
+        )
+    else:
+        advice = (
+            "`ledger-tui summary` streams files this large, or split the file, or filter it first"
+        )
+    raise LoadError(f"{where}: opening this {what}; {advice}.", source=largest)
+
+
+# An eager load's measured peak is about 2x the lower bound `_check_memory` refuses by (7x a
+# CSV's size against 3x; 3x NDJSON against 1.5x).
+_PEAK_OVER_LOWER_BOUND = 2.0
+
+
+def too_large_to_load(
+    paths: Sequence[str | Path] | str | Path, *, fmt: str | None = None
+) -> str | None:
+    """Why an eager `load` of `paths` is expected not to fit in the memory left (its measured
+    peak, not the lower bound `load` refuses by), in words for people; None when it fits.
+
+    `ledger-tui summary` streams (`scan`) what does not fit. Raises `LoadError` for paths that
+    cannot be read at all, as `load` would.
+    """
+    short = _memory_shortfall(_expand(paths, fmt), _PEAK_OVER_LOWER_BOUND)
+    return None if short is None else f"{short[1]}: opening it in memory {short[2]}"
 
 
 def _size(count: int) -> str:
@@ -878,7 +939,8 @@ def _record_starts(item: _Input) -> pl.LazyFrame | None:
     quotes = pl.col("text").str.count_matches('"', literal=True)
     inside = (quotes.cum_sum() - quotes) % 2 == 1
     marked = lines.select(inside.alias("inside")).with_row_index(_PHYSICAL, offset=1)
-    if not marked.select(pl.col("inside").any()).collect().item():
+    # Streamed (a running sum of quotes), so a file larger than memory is no problem.
+    if not marked.select(pl.col("inside").any()).collect(engine="streaming").item():
         return None
     return (
         marked.filter(~pl.col("inside"))
@@ -1183,6 +1245,7 @@ def _prepare(
             [name for name in opened.columns if name not in mapping.values()],
             mapping,
             kept_as,
+            engine="auto" if opened.in_memory else "streaming",
         )
     frame, derived = _parse(frame, mapping, zero_usage_is_missing, in_memory=opened.in_memory)
     if kept_as:
@@ -1304,6 +1367,8 @@ def _infer_types(
     candidates: list[str],
     mapping: dict[str, str],
     kept_as: dict[str, str],
+    *,
+    engine: _Engine,
 ) -> pl.LazyFrame:
     """Give CSV text columns that nobody validates the type polars' reader would infer."""
     renamed = {name: canonical for canonical, name in mapping.items()}
@@ -1321,7 +1386,7 @@ def _infer_types(
             column.cast(pl.Float64, strict=False).is_not_null().sum().alias(f"f{index}"),
             column.is_in(_BOOLEAN_WORDS).sum().alias(f"b{index}"),
         ]
-    counts = frame.select(probes).collect().row(0, named=True)
+    counts = frame.select(probes).collect(engine=engine).row(0, named=True)
     casts: list[pl.Expr] = []
     for index, name in enumerate(targets):
         present = counts[f"n{index}"]
@@ -1592,7 +1657,12 @@ def _finish(
     """Outcomes, the checks that stop a load, the warnings, and the final column layout.
 
     `in_memory` materialises the outcomes once, so the checks and the result share them.
+    Otherwise (`scan`) every query here is one the streaming engine runs natively, so a file
+    larger than memory is validated in bounded memory: no `implode` and no `unique` inside a
+    select (polars runs those in memory), and the example lines of each warning are a
+    `filter().head()` of their own, which stops reading once it has them.
     """
+    engine: _Engine = "auto" if in_memory else "streaming"
     names = staged.collect_schema().names()
     has_passed = "passed" in names
     has_status = "status" in names
@@ -1601,23 +1671,27 @@ def _finish(
     # A short row first: its cells sit under the wrong names, so every other check would
     # misreport it.
     if _SHORT in names:
-        short = staged.filter(pl.col(_SHORT)).select(_FRAME, schema.LINE_COLUMN).collect()
+        short = (
+            staged.filter(pl.col(_SHORT)).select(_FRAME, schema.LINE_COLUMN).collect(engine=engine)
+        )
         for frame_index in short[_FRAME].unique().to_list():
             lines = short.filter(pl.col(_FRAME) == frame_index)[schema.LINE_COLUMN]
             _check_ragged(by_frame[frame_index].opened, lines)
 
-    # The outcome vocabularies are checked on the distinct values, never row by row.
-    wanted = [pl.col(c).unique().implode() for c in ("passed", "status") if c in names]
-    distinct = staged.select(wanted).collect().row(0, named=True) if wanted else {}
+    # The outcome vocabularies are checked on the distinct values, never row by row: one
+    # query of the distinct (passed, status) pairs, a handful for any file that loads.
+    wanted = [c for c in ("passed", "status") if c in names]
+    pairs = staged.select(wanted).unique().collect(engine=engine) if wanted else pl.DataFrame()
+    distinct = {c: pairs[c].unique().to_list() for c in wanted}
     words: list[pl.Expr] = []
     if has_passed:
         table = {raw: _read_passed(raw) for raw in distinct["passed"] if raw is not None}
-        _reject_unknown(staged, by_frame, "passed", table)
+        _reject_unknown(staged, by_frame, "passed", table, engine)
         known = {raw: value for raw, value in table.items() if value != "unknown"}
         words.append(pl.col("passed").replace_strict(known, default=None, return_dtype=pl.Boolean))
     if has_status:
         table = {raw: _read_status(raw) for raw in distinct["status"] if raw is not None}
-        _reject_unknown(staged, by_frame, "status", table)
+        _reject_unknown(staged, by_frame, "status", table, engine)
         words.append(
             pl.col("status")
             .replace_strict(table, default="ungraded", return_dtype=schema.OUTCOME_DTYPE)
@@ -1637,10 +1711,11 @@ def _finish(
     # Everything else in one pass: the first bad cell of each kind, and every warning.
     names = staged.collect_schema().names()
     checks = [c for c in ("workflow", *schema.INTEGER_COLUMNS) if _WHY + c in names]
-    aggregates: list[pl.Expr] = [
-        pl.len().alias("rows"),
-        pl.col(_FRAME).unique().implode().alias("frames"),
-    ]
+    aggregates: list[pl.Expr] = [pl.len().alias("rows")]
+    if in_memory:
+        aggregates.append(pl.col(_FRAME).unique().implode().alias("frames"))
+    else:
+        aggregates += [(pl.col(_FRAME) == f.index).any().alias(f"has_{f.index}") for f in frames]
     for column in checks:
         bad = pl.col(_WHY + column).is_not_null()
         first = (
@@ -1665,17 +1740,15 @@ def _finish(
         "ungraded": pl.col("outcome") == "ungraded",
         "lossy_decode": pl.col(_LOSSY).fill_null(False) if _LOSSY in names else None,
     }
+    example = pl.struct(pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
     for kind, flag in flags.items():
         if flag is None:
             continue
-        aggregates += [
-            flag.sum().alias(f"count_{kind}"),
-            pl.struct(pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
-            .filter(flag)
-            .head(_EXAMPLES)
-            .implode()
-            .alias(f"examples_{kind}"),
-        ]
+        aggregates.append(flag.sum().alias(f"count_{kind}"))
+        if in_memory:
+            aggregates.append(
+                example.filter(flag).head(_EXAMPLES).implode().alias(f"examples_{kind}")
+            )
     unterminated = [frame.index for frame in frames if frame.opened.unterminated]
     for frame_index in unterminated:
         aggregates.append(
@@ -1694,7 +1767,9 @@ def _finish(
             .first()
             .alias("first_lossy_workflow")
         )
-    summary = staged.select(aggregates).collect().row(0, named=True)
+    summary = staged.select(aggregates).collect(engine=engine).row(0, named=True)
+    if not in_memory:
+        summary["frames"] = [f.index for f in frames if summary[f"has_{f.index}"]]
 
     for prepared in frames:
         if prepared.index not in summary["frames"]:
@@ -1726,6 +1801,22 @@ def _finish(
             column=prepared.mapping["workflow"],
         )
 
+    if not in_memory:
+        # Only for the warnings there are; each query stops once it has its examples.
+        warned = {
+            kind: flag
+            for kind, flag in flags.items()
+            if flag is not None and summary[f"count_{kind}"]
+        }
+        example_frames = pl.collect_all(
+            [
+                staged.filter(flag).select(example.alias("e")).head(_EXAMPLES)
+                for flag in warned.values()
+            ],
+            engine=engine,
+        )
+        for kind, examples_frame in zip(warned, example_frames, strict=True):
+            summary[f"examples_{kind}"] = examples_frame["e"].to_list()
     findings = []
     for kind, flag in flags.items():
         if flag is None or not summary[f"count_{kind}"]:
@@ -1756,7 +1847,8 @@ def _finish(
         found = staged.filter(pl.col(_FRAME) == prepared.index).select(
             pl.col(schema.SOURCE_COLUMN).unique()
         )
-        units.update(dict.fromkeys(found.collect().to_series().to_list(), opened.unit))
+        sources = found.collect(engine=engine).to_series().to_list()
+        units.update(dict.fromkeys(sources, opened.unit))
     result = staged.select(_column_order(names))
     return result, findings, derived, units, summary["rows"]
 
@@ -1783,6 +1875,7 @@ def _reject_unknown(
     by_frame: dict[int, _Prepared],
     column: str,
     table: Mapping[str, object],
+    engine: _Engine,
 ) -> None:
     unknown = [raw for raw, value in table.items() if value == "unknown"]
     if not unknown:
@@ -1791,7 +1884,7 @@ def _reject_unknown(
         staged.filter(pl.col(column).is_in(unknown))
         .select(_FRAME, schema.SOURCE_COLUMN, schema.LINE_COLUMN, column)
         .head(1)
-        .collect()
+        .collect(engine=engine)
         .row(0, named=True)
     )
     prepared = by_frame[first[_FRAME]]
