@@ -283,14 +283,19 @@ def _sorted(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 
 def _aggregate(
-    attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str], with_cost: bool
+    attempts: pl.DataFrame | pl.LazyFrame,
+    by: Sequence[str],
+    with_cost: bool,
+    streaming: bool = False,
 ) -> pl.DataFrame:
     """Both views' raw aggregates per group (`keep__*`, `drop__*`), sorted by the keys.
 
     The one big pass is a `group_by([*keys, "outcome"])` of counts and sums: both views are
     sums over those few cells (keep: every outcome; drop: the `passed` cell). Medians need the
     rows, so a second query (keep median, and the median over accepted attempts) runs beside
-    it in the same `collect_all`.
+    it in the same `collect_all`. `streaming` (attempts larger than memory): both queries run
+    on polars' streaming engine, and the medians are read from value counts instead
+    (`_value_counts`, `_medians_from_counts`), since a median gathers every row of its group.
     """
     keys = _group_keys(by)
     frame = attempts.lazy()
@@ -305,6 +310,26 @@ def _aggregate(
         *([COST_COLUMN] if with_cost else []),
     )
     cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost))
+    if streaming:
+        cell_frame, counts = pl.collect_all([cells, _value_counts(frame, keys)], engine="streaming")
+        median_frame = _medians_from_counts(counts, keys)
+    else:
+        cell_frame, median_frame = _medians_in_memory(frame, keys, cells)
+    # Cells in outcome order, so a group's float sums add up in the same order on every run.
+    raw = (
+        cell_frame.sort("outcome")
+        .group_by(keys)
+        .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
+    )
+    raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
+    raw = raw.with_columns(pl.col(name).cast(pl.String) for name in text)
+    return _sorted(raw, keys)
+
+
+def _medians_in_memory(
+    frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The cells, and both views' medians from the rows (exactly, past 2**52)."""
     # Only known usage has a median; leaving the nulls out first makes polars' median ~1.6x
     # faster. A group with no known usage is absent here and gets a null median in the join.
     medians = (
@@ -328,15 +353,65 @@ def _aggregate(
             .filter(pl.col("keep__median_tokens_per_attempt").is_not_null())
             .collect()
         )
-    # Cells in outcome order, so a group's float sums add up in the same order on every run.
-    raw = (
-        cell_frame.sort("outcome")
-        .group_by(keys)
-        .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
+    return cell_frame, median_frame
+
+
+_KEEP_COUNT, _DROP_COUNT = "__keep_count", "__drop_count"
+
+
+def _value_counts(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    """How many attempts (keep) and accepted attempts (drop) of each group used each known
+    token count. A streaming `group_by` (no row is held): its size is the number of distinct
+    (group, tokens) pairs, never the number of rows."""
+    return (
+        frame.filter(_tokens.is_not_null())
+        .group_by([*keys, "tokens"])
+        .agg(
+            pl.len().cast(pl.Int64).alias(_KEEP_COUNT),
+            (_outcome == ACCEPTED).sum().cast(pl.Int64).alias(_DROP_COUNT),
+        )
     )
-    raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
-    raw = raw.with_columns(pl.col(name).cast(pl.String) for name in text)
-    return _sorted(raw, keys)
+
+
+def _medians_from_counts(counts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Both views' exact medians from `_value_counts`: the two middle values are the token
+    counts where the running count (in token order, per group) first passes the middle
+    positions, and the median is their mean, as `_exact_median` takes it. Float64 as the
+    in-memory path gives it, or Decimal(38, 1) when a median reaches 2**52 (as there too)."""
+    ordered = counts.sort("tokens")
+    middles = []
+    for view, weight in (("keep", pl.col(_KEEP_COUNT)), ("drop", pl.col(_DROP_COUNT))):
+        running = weight.cum_sum().over(keys)
+        total = weight.sum().over(keys)
+
+        # The value holding 0-based position `at` of the group's sorted known usage.
+        def holds(at: pl.Expr, running: pl.Expr = running, weight: pl.Expr = weight) -> pl.Expr:
+            return (running > at) & (running - weight <= at)
+
+        middles += [
+            _tokens.filter(holds((total - 1) // 2)).first().alias(f"{view}__low"),
+            _tokens.filter(holds(total // 2)).first().alias(f"{view}__high"),
+        ]
+    ends = ordered.group_by(keys).agg(middles)
+    sums = {
+        view: pl.col(f"{view}__low").cast(pl.Int128) + pl.col(f"{view}__high") for view in VIEWS
+    }
+    exact = bool(
+        ends.select(
+            pl.any_horizontal(sum_.abs() >= 2 * _HALVES_EXACT for sum_ in sums.values()).any()
+        ).item()
+    )
+    return ends.select(
+        *keys,
+        *[
+            (
+                _middle_mean(pl.col(f"{view}__low"), pl.col(f"{view}__high"))
+                if exact
+                else sums[view].cast(pl.Float64) / 2
+            ).alias(f"{view}__median_tokens_per_attempt")
+            for view in VIEWS
+        ],
+    )
 
 
 # Below 2**52 a float holds every integer and every half exactly, so a Float64 median of
@@ -361,9 +436,14 @@ def _exact_median(values: pl.Expr) -> pl.Expr:
     """
     ordered = values.drop_nulls().sort()
     count = ordered.len()
-    low = ordered.get((count - 1) // 2, null_on_oob=True).cast(pl.Int128)
-    high = ordered.get(count // 2, null_on_oob=True).cast(pl.Int128)
-    return (low + high).cast(MEDIAN_EXACT_DTYPE) / 2
+    low = ordered.get((count - 1) // 2, null_on_oob=True)
+    high = ordered.get(count // 2, null_on_oob=True)
+    return _middle_mean(low, high)
+
+
+def _middle_mean(low: pl.Expr, high: pl.Expr) -> pl.Expr:
+    """The median from its two middle integers (the same one for an odd count), exactly."""
+    return (low.cast(pl.Int128) + high.cast(pl.Int128)).cast(MEDIAN_EXACT_DTYPE) / 2
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:
@@ -424,8 +504,15 @@ def _bootstrap_rows(
     keys: list[str],
     groups: pl.DataFrame,
     with_cost: bool,
+    streaming: bool = False,
 ) -> pl.DataFrame:
-    """The attempts of the chosen groups (one extra read), with `_GROUP_ID` and numerators."""
+    """The attempts of the chosen groups (one extra read), with `_GROUP_ID` and numerators.
+
+    `groups` holds `_GROUP_ID`, the keys and `__every_row`: false for a group only the drop
+    view bootstraps, which needs only its accepted attempts. So the rows read are at most the
+    attempts the bootstrap cap allows in each view (`IntervalSettings.max_draws`), however
+    large the groups are in the other view: `streaming` reads them in bounded memory.
+    """
     wanted = groups.select(pl.struct(keys).alias("__key"))["__key"].implode()
     numerators = {"tokens_per_accepted_result": _tokens}
     if with_cost:
@@ -434,12 +521,13 @@ def _bootstrap_rows(
         attempts.lazy()
         .filter(pl.struct(keys).is_in(wanted, nulls_equal=True))
         .join(groups.lazy(), on=keys, how="inner", nulls_equal=True, maintain_order="left")
+        .filter(pl.col("__every_row") | (_outcome == ACCEPTED))
         .select(
             _GROUP_ID,
             *[expr.fill_null(0).cast(pl.Float64).alias(name) for name, expr in numerators.items()],
             (_outcome == ACCEPTED).cast(pl.Int64).alias("__accepted"),
         )
-        .collect()
+        .collect(engine="streaming" if streaming else "auto")
     )
 
 
@@ -449,6 +537,7 @@ def _with_intervals(
     frames: dict[View, pl.DataFrame],
     with_cost: bool,
     settings: IntervalSettings,
+    streaming: bool = False,
 ) -> dict[View, pl.DataFrame]:
     """Bootstrap intervals for the small groups of each view (one read of their attempts for
     every view), then the `ci_method` and `ci_note` columns."""
@@ -467,8 +556,13 @@ def _with_intervals(
     if chosen:
         any_frame = next(iter(frames.values()))
         wanted = pl.concat([ids.select(_GROUP_ID) for ids in chosen.values()]).unique()
-        groups = any_frame.join(wanted, on=_GROUP_ID).select(_GROUP_ID, *keys)
-        rows = _bootstrap_rows(attempts, keys, groups, with_cost)
+        every_row = (
+            chosen["keep"][_GROUP_ID] if "keep" in chosen else pl.Series([], dtype=pl.UInt32)
+        )
+        groups = any_frame.join(wanted, on=_GROUP_ID).select(
+            _GROUP_ID, *keys, pl.col(_GROUP_ID).is_in(every_row.implode()).alias("__every_row")
+        )
+        rows = _bootstrap_rows(attempts, keys, groups, with_cost, streaming)
     finished: dict[View, pl.DataFrame] = {}
     for view, frame in frames.items():
         bootstrapped = pl.lit(False)
@@ -536,11 +630,17 @@ def _views(
     views: Sequence[View],
     with_cost: bool,
     settings: IntervalSettings,
+    streaming: bool = False,
 ) -> dict[View, pl.DataFrame]:
     """The summary frame of each view: one aggregation pass, then the intervals."""
-    raw = _aggregate(attempts, keys, with_cost)
+    if streaming and settings.method == "bootstrap":
+        raise ValueError(
+            "a bootstrap of every group needs every attempt in memory; streamed attempts "
+            "take 'auto' (bootstrap under the cap, delta method above), 'delta' or 'none'"
+        )
+    raw = _aggregate(attempts, keys, with_cost, streaming)
     frames = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
-    frames = _with_intervals(attempts, keys, frames, with_cost, settings)
+    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming)
     columns = view_columns(with_cost)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
 
@@ -671,6 +771,7 @@ def compare(
     by: Sequence[str] = DEFAULT_BY,
     *,
     intervals: IntervalMethod | IntervalSettings = "auto",
+    streaming: bool = False,
 ) -> Comparison:
     """Both views and the trap figures (hidden tokens, trap factor, rank moves) in one pass.
 
@@ -678,11 +779,16 @@ def compare(
     the trap its cost figures. `intervals` picks how 95% intervals are computed: "auto"
     (bootstrap for small groups, delta method above), "delta", "bootstrap" or "none"; or an
     `IntervalSettings` for the resample count, seed and thresholds.
+
+    `streaming`: the attempts are a LazyFrame larger than memory (`load.scan`). The same
+    figures come out, in bounded memory: every query runs on polars' streaming engine, medians
+    are read from counts of each (group, token count) pair, and "auto" bootstraps only what
+    its cap allows, reading those few rows again. "bootstrap" (every group) raises ValueError.
     """
     keys = _group_keys(by)
     settings = _settings(intervals)
     with_cost = has_cost(attempts)
-    frames = _views(attempts, keys, VIEWS, with_cost, settings)
+    frames = _views(attempts, keys, VIEWS, with_cost, settings, streaming)
     keep, drop = frames["keep"], frames["drop"]
     trap_columns = [
         (keep["total_tokens"] - drop["total_tokens"]).alias("hidden_tokens"),
