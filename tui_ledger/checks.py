@@ -68,6 +68,14 @@ _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 _INFO_KINDS = frozenset({"matched_tasks"})
 
 
+def is_warning(item: object) -> bool:
+    """A warning proper (counted in `⚠ N warnings`), not an informational note: a `Check` of
+    severity info is a note; anything without a severity (a load or price warning) is a warning.
+
+    Here rather than with the warnings panel so that counting them imports no screen."""
+    return getattr(item, "severity", "warning") != "info"
+
+
 @dataclass(frozen=True)
 class Check:
     """One finding: what kind, how serious, in plain words, how many rows, and examples."""

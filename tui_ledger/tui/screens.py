@@ -28,6 +28,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
+from tui_ledger.checks import is_warning
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
 from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
@@ -422,11 +423,6 @@ def _dtype_name(dtype: pl.DataType) -> str:
 
 
 # --------------------------------------------------------------------------- warnings
-
-
-def is_warning(item: Any) -> bool:
-    """A warning proper (counted in `⚠ N warnings`), not an informational note."""
-    return getattr(item, "severity", "warning") != "info"
 
 
 def warning_text(warning: Any) -> Text:
