@@ -33,11 +33,6 @@ import polars as pl
 
 from tui_ledger.schema import BUCKETS, LINE_COLUMN, SOURCE_COLUMN
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10 only
-    import tomli as tomllib
-
 COST_COLUMN = "cost"
 TABLE_COST_COLUMN = "table_cost"
 PER_TOKENS = 1_000_000  # prices are per million tokens
@@ -144,6 +139,12 @@ def _check_price(value: object, where: str) -> float:
 
 def parse_prices(text: str, path: str = "prices") -> PriceTable:
     """A price table from TOML text; raises PriceError naming the file and the key."""
+    # Imported here: only `--prices` reads TOML, and every start-up would pay for the parser.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10 only
+        import tomli as tomllib
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
