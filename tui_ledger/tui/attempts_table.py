@@ -475,8 +475,13 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         as before, no column narrows, so a filter or the view toggle does not shift the table.
         """
         kinds = {name: _column_kind(name, dtype) for name, dtype in frame.schema.items()}
-        if frame.height > 2 * SAMPLE_ROWS:
-            sample = pl.concat([frame.head(SAMPLE_ROWS), frame.tail(SAMPLE_ROWS)])
+        previous_widths = {column.name: column.width for column in previous}
+        same_columns = list(previous_widths) == frame.columns
+        # The same columns again (a filter, the toggle, a sort): the widths only grow, so a
+        # smaller sample suffices, and formatting it costs a quarter (about 10 -> 3 ms).
+        rows = SAMPLE_ROWS // 4 if same_columns else SAMPLE_ROWS
+        if frame.height > 2 * rows:
+            sample = pl.concat([frame.head(rows), frame.tail(rows)])
         else:
             sample = frame
         numeric = [name for name, kind in kinds.items() if kind in ("integer", "float", "money")]
@@ -489,8 +494,6 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             for i, name in enumerate(numeric):
                 extremes[name] = [bounds[i], bounds[len(numeric) + i]]
 
-        previous_widths = {column.name: column.width for column in previous}
-        same_columns = list(previous_widths) == frame.columns
         columns: list[_Column] = []
         offset = 0
         for name, kind in kinds.items():
