@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from tui_ledger.query import (
     FilterError,
+    compact_text,
     describe_terms,
     filter_term,
     parse_filter,
@@ -513,3 +514,24 @@ def test_text_terms_through_distinct_values_keep_the_same_rows() -> None:
         assert frame.filter(fast).equals(frame.filter(plain)), text
     # A word no value holds is a constant false, not a scan of the rows.
     assert frame.filter(parse_filter("zzz", frame.schema, values)).height == 0
+
+
+def test_compact_text_keeps_values_and_rows_and_makes_repetitive_text_categorical() -> None:
+    rows = 400
+    frame = pl.DataFrame(
+        {
+            "workflow": [["lean", "steady", None][i % 3] for i in range(rows)],
+            "note": [f"note {i}" for i in range(rows)],
+            "tokens": list(range(rows)),
+        }
+    )
+    compact, values = compact_text(frame)
+    assert compact.schema["workflow"] == pl.Categorical
+    assert compact.schema["note"] == pl.String  # one value per row: kept as it is
+    assert compact.schema["tokens"] == pl.Int64
+    assert compact.with_columns(pl.col("workflow").cast(pl.String)).equals(frame)
+    assert "workflow" in values and "note" not in values
+    for text in ["lean", "workflow=steady", "-workflow:lean", "workflow~^s", "note:12"]:
+        expected = frame.filter(parse_filter(text, frame.schema))
+        got = compact.filter(parse_filter(text, compact.schema, values))
+        assert got.with_columns(pl.col("workflow").cast(pl.String)).equals(expected), text
