@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import polars as pl
 import pytest
 from textual.binding import Binding
 
@@ -273,3 +274,56 @@ async def test_the_palette_shows_hostile_values_literally(tmp_path: Path) -> Non
         await pilot.press("ctrl+p", *"filter")
         await pilot.pause(0.3)
         assert "Filter to workflow = [bold]x[/bold]" in screen_text(app)
+
+
+# --------------------------------------------------------------------------- the compact frame
+
+DEMO = REPO / "sample_data" / "demo.csv"
+
+
+async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
+    from tests.pilot_helpers import press
+
+    app = LedgerApp([str(DEMO)])
+    screens = []
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for keys in steps:
+            await press(pilot, *keys)
+            screens.append(screen_text(app))
+    return screens
+
+
+async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large files get Categorical text and filter through distinct values (query.compact_text);
+    the demo is small, so compaction is forced here and every screen compared with the plain
+    frame's, step by step: filters (word, column, regex, negated), toggle, sort, filter to cell."""
+    from tui_ledger import query
+
+    steps = [
+        ("slash", *"lean", "enter"),
+        ("slash", "ctrl+u", *"task:fix -failed", "enter"),
+        ("slash", "ctrl+u", *"workflow~^s", "enter"),
+        ("t",),
+        ("right", "right", "]"),
+        ("left", "down", "down", "f"),  # task="..." from the cell under the cursor
+        ("slash", "ctrl+u", "enter"),
+    ]
+    plain = await _screens_after_each_step(steps)
+    monkeypatch.setattr(query, "COMPACT_MIN_ROWS", 0)
+    seen: list[object] = []
+    original = query.compact_text
+
+    def spy(frame: object, **options: object) -> object:
+        compact, values = original(frame, **options)  # type: ignore[arg-type]
+        seen.append(compact.schema["workflow"])
+        return compact, values
+
+    monkeypatch.setattr("tui_ledger.tui.app.compact_text", spy)
+    compact = await _screens_after_each_step(steps)
+    assert seen and all(dtype == pl.Categorical for dtype in seen)
+    assert len(set(plain)) == len(steps)  # every step changed the screen
+    for step, (want, got) in enumerate(zip(plain, compact, strict=True)):
+        assert got == want, f"step {step}: {steps[step]}"

@@ -516,7 +516,15 @@ def test_text_terms_through_distinct_values_keep_the_same_rows() -> None:
     assert frame.filter(parse_filter("zzz", frame.schema, values)).height == 0
 
 
-def test_compact_text_keeps_values_and_rows_and_makes_repetitive_text_categorical() -> None:
+def test_compact_text_keeps_values_and_rows_and_makes_repetitive_text_categorical(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from tui_ledger import query
+
+    small = pl.DataFrame({"workflow": ["lean"] * 10})
+    same, no_values = compact_text(small)
+    assert same is small and no_values is None  # small frames are left as they are
+    monkeypatch.setattr(query, "COMPACT_MIN_ROWS", 0)
     rows = 400
     frame = pl.DataFrame(
         {

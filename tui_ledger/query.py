@@ -497,6 +497,14 @@ class TextValues:
         return self._values[column].to_frame(column).filter(matches.fill_null(False)).to_series()
 
 
+COMPACT_MIN_ROWS = 20_000
+"""`compact_text` leaves smaller frames as they are: filtering and grouping them is quick
+anyway, and each column has a fixed cost."""
+COMPACT_MAX_COLUMNS = 64
+"""At most this many text columns (the first, in file order) get distinct values or become
+Categorical: the cost is per column, and a file of 5,000 columns took 17 s for all of them."""
+
+
 def _repetitive_text(frame: pl.DataFrame, most: float) -> list[str]:
     """The text columns whose distinct values number at most `most` of the rows (an id per
     row gains nothing from being matched, or stored, one distinct value at a time)."""
@@ -504,7 +512,7 @@ def _repetitive_text(frame: pl.DataFrame, most: float) -> list[str]:
         name
         for name, dtype in frame.schema.items()
         if dtype in (pl.String, pl.Categorical) and name != OUTCOME_COLUMN
-    ]
+    ][:COMPACT_MAX_COLUMNS]
     if not text or frame.height == 0:
         return []
     counts = frame.select(pl.col(text).n_unique()).row(0, named=True)
@@ -520,13 +528,18 @@ def text_values(frame: pl.DataFrame, *, most: float = 0.25) -> TextValues:
     return _values_of(frame, _repetitive_text(frame, most))
 
 
-def compact_text(frame: pl.DataFrame, *, most: float = 0.25) -> tuple[pl.DataFrame, TextValues]:
+def compact_text(
+    frame: pl.DataFrame, *, most: float = 0.25
+) -> tuple[pl.DataFrame, TextValues | None]:
     """`frame` with its repetitive text columns as Categorical, and their `TextValues`.
 
     The same values, rows and order, in about half the memory at 1M rows (each distinct text
     stored once), and grouped, compared and filtered without hashing every row's text again:
     `compare` by workflow 2x faster. Every consumer reads a Categorical as its text.
+    A frame of fewer than `COMPACT_MIN_ROWS` rows comes back as it is, with no values.
     """
+    if frame.height < COMPACT_MIN_ROWS:
+        return frame, None
     names = _repetitive_text(frame, most)
     text = [name for name in names if frame.schema[name] == pl.String]
     compact = frame.with_columns(pl.col(text).cast(pl.Categorical)) if text else frame

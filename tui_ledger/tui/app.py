@@ -633,7 +633,7 @@ class LedgerApp(App[int]):
                 self._loaded, ledger, price_warnings, values, workflows, seconds, first
             )
 
-    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Any], TextValues]:
+    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Any], TextValues | None]:
         """The ledger as the app keeps it, the price warnings, and the text values to filter
         it with. Runs in a worker thread (the load's, or the watch's).
 
@@ -647,7 +647,7 @@ class LedgerApp(App[int]):
         compact, values = compact_text(_cost_beside_tokens(priced))
         return dataclasses.replace(ledger, attempts=compact), list(price_warnings), values
 
-    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any], TextValues]]) -> None:
+    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any], TextValues | None]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
         cursor stay, as with `r`."""
         ledger, price_warnings, values = update.prepared
@@ -676,7 +676,7 @@ class LedgerApp(App[int]):
         self,
         ledger: Ledger,
         price_warnings: list[Any],
-        text_values: TextValues,
+        text_values: TextValues | None,
         workflows: int,
         seconds: float,
         first: bool,
