@@ -505,9 +505,15 @@ COMPACT_MAX_COLUMNS = 64
 Categorical: the cost is per column, and a file of 5,000 columns took 17 s for all of them."""
 
 
+# Columns that repeat by their nature in a ledger of attempts (a few workflows, models and
+# runs, one source per file, tasks attempted again and again): not worth counting first.
+_REPEATING = frozenset({"workflow", "model", "run", "task", SOURCE_COLUMN})
+
+
 def _repetitive_text(frame: pl.DataFrame, most: float) -> list[str]:
     """The text columns whose distinct values number at most `most` of the rows (an id per
-    row gains nothing from being matched, or stored, one distinct value at a time)."""
+    row gains nothing from being matched, or stored, one distinct value at a time); the
+    `_REPEATING` ones are taken as such without counting."""
     text = [
         name
         for name, dtype in frame.schema.items()
@@ -515,8 +521,10 @@ def _repetitive_text(frame: pl.DataFrame, most: float) -> list[str]:
     ][:COMPACT_MAX_COLUMNS]
     if not text or frame.height == 0:
         return []
-    counts = frame.select(pl.col(text).n_unique()).row(0, named=True)
-    return [name for name in text if counts[name] <= max(64, frame.height * most)]
+    others = [name for name in text if name not in _REPEATING]
+    counts = frame.select(pl.col(others).n_unique()).row(0, named=True) if others else {}
+    limit = max(64, frame.height * most)
+    return [name for name in text if name in _REPEATING or counts[name] <= limit]
 
 
 def _values_of(frame: pl.DataFrame, names: list[str]) -> TextValues:
