@@ -82,7 +82,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import polars as pl
 
@@ -1688,16 +1688,15 @@ def _finish(
         table = {raw: _read_passed(raw) for raw in distinct["passed"] if raw is not None}
         _reject_unknown(staged, by_frame, "passed", table, engine)
         known = {raw: value for raw, value in table.items() if value != "unknown"}
-        words.append(pl.col("passed").replace_strict(known, default=None, return_dtype=pl.Boolean))
+        passed = _replaced(pl.col("passed"), known, None, pl.Boolean, in_memory=in_memory)
+        words.append(passed.alias("passed"))
     if has_status:
         table = {raw: _read_status(raw) for raw in distinct["status"] if raw is not None}
         _reject_unknown(staged, by_frame, "status", table, engine)
-        words.append(
-            pl.col("status")
-            .replace_strict(table, default="ungraded", return_dtype=schema.OUTCOME_DTYPE)
-            .fill_null("ungraded")
-            .alias(_STATUS_WORD)
+        status = _replaced(
+            pl.col("status"), table, "ungraded", schema.OUTCOME_DTYPE, in_memory=in_memory
         )
+        words.append(status.fill_null("ungraded").alias(_STATUS_WORD))
     outcome, contradicting = _outcome(
         pl.col("passed") if has_passed else None, pl.col(_STATUS_WORD) if has_status else None
     )
@@ -1716,22 +1715,19 @@ def _finish(
         aggregates.append(pl.col(_FRAME).unique().implode().alias("frames"))
     else:
         aggregates += [(pl.col(_FRAME) == f.index).any().alias(f"has_{f.index}") for f in frames]
+    # name -> (a row's fields, which rows, how many): the first rows where something holds.
+    wanted_rows: dict[str, tuple[pl.Expr, pl.Expr, int]] = {}
     for column in checks:
-        bad = pl.col(_WHY + column).is_not_null()
-        first = (
-            pl.struct(
-                pl.col(_FRAME),
-                pl.col(schema.SOURCE_COLUMN),
-                pl.col(schema.LINE_COLUMN),
-                pl.col(_WHY + column).alias("why"),
-                (
-                    pl.col(_BAD + column) if _BAD + column in names else pl.lit(None, pl.String)
-                ).alias("bad"),
-            )
-            .filter(bad)
-            .first()
+        fields = pl.struct(
+            pl.col(_FRAME),
+            pl.col(schema.SOURCE_COLUMN),
+            pl.col(schema.LINE_COLUMN),
+            pl.col(_WHY + column).alias("why"),
+            (pl.col(_BAD + column) if _BAD + column in names else pl.lit(None, pl.String)).alias(
+                "bad"
+            ),
         )
-        aggregates.append(first.alias(f"first_{column}"))
+        wanted_rows[f"first_{column}"] = (fields, pl.col(_WHY + column).is_not_null(), 1)
     flags = {
         "contradicting_status": pl.col(_CONTRADICTING).fill_null(False),
         "bucket_mismatch": pl.col(_MISMATCH).fill_null(False) if _MISMATCH in names else None,
@@ -1745,31 +1741,48 @@ def _finish(
         if flag is None:
             continue
         aggregates.append(flag.sum().alias(f"count_{kind}"))
-        if in_memory:
-            aggregates.append(
-                example.filter(flag).head(_EXAMPLES).implode().alias(f"examples_{kind}")
-            )
+        wanted_rows[f"examples_{kind}"] = (example, flag, _EXAMPLES)
     unterminated = [frame.index for frame in frames if frame.opened.unterminated]
     for frame_index in unterminated:
-        aggregates.append(
-            pl.col(schema.LINE_COLUMN)
-            .filter(pl.col(_FRAME) == frame_index)
-            .last()
-            .alias(f"last_line_{frame_index}")
-        )
+        in_frame = pl.col(_FRAME) == frame_index
+        line = pl.col(schema.LINE_COLUMN)
+        # Lines only grow within a file: the last is the largest (a plain reduction, streamed).
+        last = line.filter(in_frame).last() if in_memory else pl.when(in_frame).then(line).max()
+        aggregates.append(last.alias(f"last_line_{frame_index}"))
     if _LOSSY in names:
-        aggregates.append(
-            pl.struct(pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
-            .filter(
-                pl.col(_LOSSY).fill_null(False)
-                & pl.col("workflow").str.contains(_REPLACEMENT, literal=True)
-            )
-            .first()
-            .alias("first_lossy_workflow")
+        wanted_rows["first_lossy_workflow"] = (
+            pl.struct(pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN)),
+            pl.col(_LOSSY).fill_null(False)
+            & pl.col("workflow").str.contains(_REPLACEMENT, literal=True),
+            1,
         )
+    if in_memory:
+        for name, (fields, condition, count) in wanted_rows.items():
+            matching = fields.filter(condition)
+            aggregates.append(
+                (matching.first() if count == 1 else matching.head(count).implode()).alias(name)
+            )
+    else:
+        # A filtered reduction makes polars split the stream in two (a multiplexer, which
+        # buffers), so streamed, each is a plain count here and its rows come from a
+        # filter().head() query of its own, run only when there are some, stopping once found.
+        aggregates += [
+            condition.any().alias(f"any_{name}") for name, (_, condition, _) in wanted_rows.items()
+        ]
     summary = staged.select(aggregates).collect(engine=engine).row(0, named=True)
     if not in_memory:
         summary["frames"] = [f.index for f in frames if summary[f"has_{f.index}"]]
+        present = [name for name in wanted_rows if summary[f"any_{name}"]]
+        queries = [
+            staged.filter(wanted_rows[name][1])
+            .select(wanted_rows[name][0].alias("row"))
+            .head(wanted_rows[name][2])
+            for name in present
+        ]
+        results = dict(zip(present, pl.collect_all(queries, engine=engine), strict=True))
+        for name, (_, _, count) in wanted_rows.items():
+            found_rows = results[name]["row"].to_list() if name in results else []
+            summary[name] = (found_rows[0] if found_rows else None) if count == 1 else found_rows
 
     for prepared in frames:
         if prepared.index not in summary["frames"]:
@@ -1801,22 +1814,6 @@ def _finish(
             column=prepared.mapping["workflow"],
         )
 
-    if not in_memory:
-        # Only for the warnings there are; each query stops once it has its examples.
-        warned = {
-            kind: flag
-            for kind, flag in flags.items()
-            if flag is not None and summary[f"count_{kind}"]
-        }
-        example_frames = pl.collect_all(
-            [
-                staged.filter(flag).select(example.alias("e")).head(_EXAMPLES)
-                for flag in warned.values()
-            ],
-            engine=engine,
-        )
-        for kind, examples_frame in zip(warned, example_frames, strict=True):
-            summary[f"examples_{kind}"] = examples_frame["e"].to_list()
     findings = []
     for kind, flag in flags.items():
         if flag is None or not summary[f"count_{kind}"]:
@@ -1851,6 +1848,31 @@ def _finish(
         units.update(dict.fromkeys(sources, opened.unit))
     result = staged.select(_column_order(names))
     return result, findings, derived, units, summary["rows"]
+
+
+def _replaced(
+    column: pl.Expr,
+    table: Mapping[str, object],
+    default: Any,
+    dtype: pl.DataType | type[pl.DataType],
+    *,
+    in_memory: bool,
+) -> pl.Expr:
+    """Each raw word's value from `table` (`default` for anything else, nulls included).
+
+    `replace_strict` in memory (one hash lookup per row). Streamed, polars runs
+    `replace_strict` beside the stream and zips it back (buffering rows), so there it is the
+    same lookup written row by row: one `is_in` per distinct value, a handful at most.
+    """
+    if in_memory:
+        return column.replace_strict(dict(table), default=default, return_dtype=dtype)
+    by_value: dict[object, list[str]] = {}
+    for raw, value in table.items():
+        by_value.setdefault(value, []).append(raw)
+    result: pl.Expr = pl.lit(default, dtype=dtype)
+    for value, raws in by_value.items():
+        result = pl.when(column.is_in(raws)).then(pl.lit(value, dtype=dtype)).otherwise(result)
+    return result
 
 
 def _read_passed(raw: str) -> bool | str | None:
