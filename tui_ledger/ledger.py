@@ -311,8 +311,16 @@ def _aggregate(
     )
     cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost))
     if streaming:
-        cell_frame, counts = pl.collect_all([cells, _value_counts(frame, keys)], engine="streaming")
-        median_frame = _medians_from_counts(counts, keys)
+        # One pass at a time (two at once hold two streams' buffers); the cells also carry
+        # their range of known usage, where the medians' narrowing starts.
+        ranged = frame.group_by([*keys, "outcome"]).agg(
+            *_cell_aggregations(with_cost),
+            _tokens.min().cast(pl.Int128).alias("__lo"),
+            _tokens.max().cast(pl.Int128).alias("__hi"),
+        )
+        cell_frame = ranged.collect(engine="streaming")
+        median_frame = _streamed_medians(frame, keys, cell_frame)
+        cell_frame = cell_frame.drop("__lo", "__hi")
     else:
         cell_frame, median_frame = _medians_in_memory(frame, keys, cells)
     # Cells in outcome order, so a group's float sums add up in the same order on every run.
@@ -356,46 +364,115 @@ def _medians_in_memory(
     return cell_frame, median_frame
 
 
-_KEEP_COUNT, _DROP_COUNT = "__keep_count", "__drop_count"
+# The most (target, bucket) cells one narrowing pass of `_streamed_medians` counts.
+_MEDIAN_BUCKETS = 2**16
+_TARGET = "__target"
 
 
-def _value_counts(frame: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    """How many attempts (keep) and accepted attempts (drop) of each group used each known
-    token count. A streaming `group_by` (no row is held): its size is the number of distinct
-    (group, tokens) pairs, never the number of rows."""
-    return (
-        frame.filter(_tokens.is_not_null())
-        .group_by([*keys, "tokens"])
+def _streamed_medians(frame: pl.LazyFrame, keys: list[str], cells: pl.DataFrame) -> pl.DataFrame:
+    """Both views' exact medians without holding the rows: a selection by narrowing ranges.
+
+    Each median is the mean of the values at two positions of the group's sorted known usage
+    (the same position twice for an odd count), as `_exact_median` takes it. Every such
+    target starts with the group's [min, max] range (`__lo`, `__hi` of its cells); each pass
+    over the attempts counts, per target, the values in each of up to `_MEDIAN_BUCKETS /
+    targets` equal slices of its range (a streaming group_by of that many cells, whatever the
+    rows), and keeps the slice holding its position: a range of 200,000 values takes two
+    passes. Float64 as the in-memory path gives it, or Decimal(38, 1) when a median reaches
+    2**52 (as there too).
+    """
+    outcome = pl.col("outcome")
+    known = (
+        cells.group_by(keys)
         .agg(
-            pl.len().cast(pl.Int64).alias(_KEEP_COUNT),
-            (_outcome == ACCEPTED).sum().cast(pl.Int64).alias(_DROP_COUNT),
+            pl.col("known").sum().cast(pl.Int64).alias("keep"),
+            pl.col("known").filter(outcome == ACCEPTED).sum().cast(pl.Int64).alias("drop"),
+            pl.col("__lo").min(),
+            pl.col("__hi").max(),
         )
+        .filter(pl.col("keep") > 0)
     )
-
-
-def _medians_from_counts(counts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Both views' exact medians from `_value_counts`: the two middle values are the token
-    counts where the running count (in token order, per group) first passes the middle
-    positions, and the median is their mean, as `_exact_median` takes it. Float64 as the
-    in-memory path gives it, or Decimal(38, 1) when a median reaches 2**52 (as there too)."""
-    ordered = counts.sort("tokens")
-    middles = []
-    for view, weight in (("keep", pl.col(_KEEP_COUNT)), ("drop", pl.col(_DROP_COUNT))):
-        running = weight.cum_sum().over(keys)
-        total = weight.sum().over(keys)
-
-        # The value holding 0-based position `at` of the group's sorted known usage.
-        def holds(at: pl.Expr, running: pl.Expr = running, weight: pl.Expr = weight) -> pl.Expr:
-            return (running > at) & (running - weight <= at)
-
-        middles += [
-            _tokens.filter(holds((total - 1) // 2)).first().alias(f"{view}__low"),
-            _tokens.filter(holds(total // 2)).first().alias(f"{view}__high"),
+    targets = pl.concat(
+        [
+            known.filter(pl.col(view) > 0).select(
+                *keys,
+                pl.lit(view).alias("__view"),
+                pl.lit(end).alias("__end"),
+                (pl.col(view) - 1 + offset).floordiv(2).alias("__rank"),
+                "__lo",
+                (pl.col("__hi") + 1).alias("__hi"),
+                pl.lit(0, dtype=pl.Int64).alias("__below"),
+            )
+            for view in VIEWS
+            for end, offset in (("low", 0), ("high", 1))
         ]
-    ends = ordered.group_by(keys).agg(middles)
-    sums = {
-        view: pl.col(f"{view}__low").cast(pl.Int128) + pl.col(f"{view}__high") for view in VIEWS
-    }
+    ).with_row_index(_TARGET)
+    stream = frame.filter(_tokens.is_not_null()).select(
+        *keys, _tokens.cast(pl.Int128).alias("__value"), (outcome == ACCEPTED).alias("__accepted")
+    )
+    while True:
+        active = targets.filter(pl.col("__hi") - pl.col("__lo") > 1)
+        if active.height == 0:
+            break
+        slices = max(2, _MEDIAN_BUCKETS // active.height)
+        active = active.with_columns(
+            ((pl.col("__hi") - pl.col("__lo") + slices - 1) // slices).alias("__width")
+        )
+        value, lo = pl.col("__value"), pl.col("__lo")
+        counts = (
+            stream.join(
+                active.lazy().select(_TARGET, *keys, "__view", "__lo", "__hi", "__width"),
+                on=keys,
+                how="inner",
+                nulls_equal=True,
+            )
+            .filter(
+                (value >= lo)
+                & (value < pl.col("__hi"))
+                & ((pl.col("__view") == "keep") | pl.col("__accepted"))
+            )
+            .group_by(_TARGET, ((value - lo) // pl.col("__width")).alias("__slice"))
+            .agg(pl.len().cast(pl.Int64).alias("__count"))
+            .collect(engine="streaming")
+        )
+        # Per target, the slice where the running count first passes its position.
+        running = pl.col("__running")
+        chosen = (
+            counts.sort(_TARGET, "__slice")
+            .with_columns(pl.col("__count").cum_sum().over(_TARGET).alias("__running"))
+            .join(
+                active.select(_TARGET, "__rank", "__below", "__lo", "__hi", "__width"), on=_TARGET
+            )
+            .with_columns(running + pl.col("__below"))
+            .filter(
+                (running > pl.col("__rank")) & (running - pl.col("__count") <= pl.col("__rank"))
+            )
+            .select(
+                _TARGET,
+                (lo + pl.col("__slice") * pl.col("__width")).alias("__new_lo"),
+                pl.min_horizontal(
+                    lo + (pl.col("__slice") + 1) * pl.col("__width"), pl.col("__hi")
+                ).alias("__new_hi"),
+                (running - pl.col("__count")).alias("__new_below"),
+            )
+        )
+        targets = (
+            targets.join(chosen, on=_TARGET, how="left", maintain_order="left")
+            .with_columns(
+                pl.coalesce(f"__new_{name}", f"__{name}").alias(f"__{name}")
+                for name in ("lo", "hi", "below")
+            )
+            .drop("__new_lo", "__new_hi", "__new_below")
+        )
+    ends = targets.pivot(on=["__view", "__end"], index=keys, values="__lo")
+    for view in VIEWS:
+        for end in ("low", "high"):
+            name = f'{{"{view}","{end}"}}'
+            if name not in ends.columns:
+                ends = ends.with_columns(pl.lit(None, dtype=pl.Int128).alias(name))
+    low = {view: pl.col(f'{{"{view}","low"}}') for view in VIEWS}
+    high = {view: pl.col(f'{{"{view}","high"}}') for view in VIEWS}
+    sums = {view: low[view] + high[view] for view in VIEWS}
     exact = bool(
         ends.select(
             pl.any_horizontal(sum_.abs() >= 2 * _HALVES_EXACT for sum_ in sums.values()).any()
@@ -405,9 +482,7 @@ def _medians_from_counts(counts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         *keys,
         *[
             (
-                _middle_mean(pl.col(f"{view}__low"), pl.col(f"{view}__high"))
-                if exact
-                else sums[view].cast(pl.Float64) / 2
+                _middle_mean(low[view], high[view]) if exact else sums[view].cast(pl.Float64) / 2
             ).alias(f"{view}__median_tokens_per_attempt")
             for view in VIEWS
         ],
