@@ -239,7 +239,7 @@ def _group_columns(text: str, available: Sequence[str]) -> list[str]:
 def _filtered(attempts: Any, where: str) -> Any:
     from tui_ledger.query import parse_filter
 
-    expression = parse_filter(where, attempts.schema)
+    expression = parse_filter(where, attempts.collect_schema())
     return attempts if expression is None else attempts.filter(expression)
 
 
@@ -267,11 +267,12 @@ class _Notice:
 
 @dataclass
 class _Prepared:
-    ledger: Any
-    attempts: Any
+    report: Any  # the loader's LoadReport
+    attempts: Any  # a DataFrame; a LazyFrame when `streamed`
     by: list[str]
     table: Any
     warnings: list[Any]
+    streamed: bool = False  # too large for memory: summarised in bounded memory
 
 
 def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
@@ -289,7 +290,56 @@ def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     if args.matched_tasks:
         attempts, notice = _matched_only(attempts, by)
         warnings.append(notice)
-    return _Prepared(ledger, attempts, by, table, warnings)
+    return _Prepared(ledger.report, attempts, by, table, warnings)
+
+
+def _prepare_summary(args: argparse.Namespace) -> _Prepared:
+    """What `summary` reads: the attempts in memory when they fit (faster), else streamed.
+
+    The choice is made before reading, from the files' sizes and the memory left (free
+    memory, a cgroup's limit, RLIMIT_DATA): an eager load peaks near 7x a CSV's size, and
+    one that does not fit would be killed halfway. Streamed, the figures are the same.
+    """
+    from tui_ledger.load import too_large_to_load
+
+    why = too_large_to_load(args.files, fmt=args.fmt)
+    return _prepare(args) if why is None else _prepare_streamed(args, why)
+
+
+def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
+    """`load.scan` + filter: the attempts as a LazyFrame that `compare(streaming=True)` reads
+    in bounded memory. What needs every attempt in memory is refused in one line."""
+    from tui_ledger.ledger import has_cost
+    from tui_ledger.load import scan
+
+    in_memory_only = {
+        "--prices": args.prices is not None,
+        "--flat-price": args.flat_price is not None,
+        "--matched-tasks": args.matched_tasks,
+        "--intervals bootstrap": args.intervals == "bootstrap",
+    }
+    refused = [option for option, given in in_memory_only.items() if given]
+    if refused:
+        raise UsageError(
+            f"{why}, so it is streamed, and {refused[0]} needs every attempt in memory; "
+            "leave it out (--intervals auto bootstraps small groups even when streaming), "
+            "or filter the file first."
+        )
+    attempts, report = scan(args.files, **_load_options(args))
+    if has_cost(attempts):
+        raise UsageError(
+            f"{why}, so it is streamed, and its cost column can only be read with every "
+            "attempt in memory; drop that column (or filter the file) first."
+        )
+    by = _group_columns(args.by, attempts.collect_schema().names())
+    attempts = _filtered(attempts, args.where)
+    notice = _Notice(
+        "streamed",
+        f"{why}: read in bounded memory instead (the same figures); the fair-comparison "
+        "checks were not run, since they need every attempt in memory.",
+        report.rows,
+    )
+    return _Prepared(report, attempts, by, None, [*report.warnings, notice], streamed=True)
 
 
 def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, _Notice]:
@@ -317,7 +367,12 @@ def run_summary(argv: Sequence[str]) -> int:
     args = _summary_parser().parse_args(argv)
     if args.watch:
         return _watch_summary(args)
-    sys.stdout.write(_summary_text(args, _prepare(args), overwrite_chart=args.force))
+    prepared = _prepare_summary(args)
+    if prepared.streamed:
+        from tui_ledger.textsafe import safe_text
+
+        print(f"ledger-tui: {safe_text(prepared.warnings[-1].message)}", file=sys.stderr)
+    sys.stdout.write(_summary_text(args, prepared, overwrite_chart=args.force))
     return 0
 
 
@@ -328,7 +383,9 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
     from tui_ledger.stats import IntervalSettings
 
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
-    comparison = compare(prepared.attempts, prepared.by, intervals=settings)
+    comparison = compare(
+        prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
+    )
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
         "cost" if comparison.has_cost else "tokens"
     )
@@ -336,14 +393,14 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
     checks: list[Any] = []
-    if args.out_format == "json" and view is None:
+    if args.out_format == "json" and view is None and not prepared.streamed:
         from tui_ledger.checks import run_checks
 
         checks = run_checks(
             prepared.attempts,
             prepared.by,
-            prepared.ledger.report,
-            warnings=prepared.warnings[len(prepared.ledger.report.warnings) :],
+            prepared.report,
+            warnings=prepared.warnings[len(prepared.report.warnings) :],
         )
     text = render_summary(
         comparison, args.out_format, view, warnings=prepared.warnings, checks=checks
@@ -423,7 +480,7 @@ def run_check(argv: Sequence[str]) -> int:
 
     args = _check_parser().parse_args(argv)
     prepared = _prepare(args)
-    for line in prepared.ledger.report.lines():
+    for line in prepared.report.lines():
         # The loader's warnings are restated below as checks, with a per-group breakdown.
         if not line.startswith(("Warning (", "No warnings")):
             print(safe_text(line))
@@ -438,8 +495,8 @@ def run_check(argv: Sequence[str]) -> int:
             f"(by {', '.join(prepared.by)}):"
         )
     )
-    extra = prepared.warnings[len(prepared.ledger.report.warnings) :]
-    checks = run_checks(prepared.attempts, prepared.by, prepared.ledger.report, warnings=extra)
+    extra = prepared.warnings[len(prepared.report.warnings) :]
+    checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
     for line in check_lines(checks):
         print(safe_text(line))
     return 0
