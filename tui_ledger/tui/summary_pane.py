@@ -405,6 +405,10 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._labels: list[str] = []  # the rows of the groups table (at most MAX_TABLE_GROUPS)
         self._all_labels: list[str] = []  # every group of the comparison, in summary order
         self._index: dict[str, int] = {}
+        # Shown before the first layout: the table waits for a width (`on_resize`), and this
+        # is the group to put its cursor on then.
+        self._unfitted = False
+        self._unfitted_focus: str | None = None
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -508,13 +512,20 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return max(0, self.content_size.width - 1)  # the vertical scrollbar's column
 
     def on_resize(self) -> None:
-        """Fit the groups table to the new width."""
+        """Fit the groups table to the new width (the first time, when shown before layout)."""
         if self._comparison is not None:
-            self._fill_table(self._comparison, self._view, self.selected_label)
+            label = self._unfitted_focus if self._unfitted else self.selected_label
+            self._fill_table(self._comparison, self._view, label)
 
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
         from tui_ledger.report import NOTE_MARK  # imported on first use
 
+        if self._table_width() == 0:
+            # Not laid out yet (the app shows a small file before its first frame): with every
+            # column, the table would scroll sideways and keep that scrollbar's line once fitted.
+            self._unfitted, self._unfitted_focus = True, focus_label
+            return
+        self._unfitted = False
         table = self.groups_table
         frame = comparison.view(view)
         trap = comparison.trap
