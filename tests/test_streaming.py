@@ -1,0 +1,222 @@
+"""The streamed summary (files larger than memory) gives the figures of the in-memory one.
+
+`compare(scan(...), streaming=True)` against `compare(load(...).attempts)`: the article's six
+rows, generated ledgers with missing usage, ungraded rows, even and odd counts and values past
+2**53; and `ledger-tui summary` under an RLIMIT_DATA too small for the eager load.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+from polars.testing import assert_frame_equal
+
+from tui_ledger import ledger as ledger_module
+from tui_ledger.cli import main
+from tui_ledger.ledger import Comparison, compare
+from tui_ledger.load import load, scan
+from tui_ledger.schema import OUTCOME_DTYPE
+
+ARTICLE = Path(__file__).resolve().parent.parent / "sample_data" / "runs.csv"
+MEDIAN = "median_tokens_per_attempt"
+
+
+def assert_same(eager: Comparison, streamed: Comparison) -> None:
+    """Every figure equal; medians digit for digit and of the same dtype. Float sums of the
+    variance (delta-method intervals only) may differ in their last bits with the chunking."""
+    for view in ("keep", "drop"):
+        expected, got = eager.view(view), streamed.view(view)
+        assert got.schema == expected.schema
+        assert got[MEDIAN].to_list() == expected[MEDIAN].to_list(), view
+        assert_frame_equal(got, expected, check_exact=False, rel_tol=1e-12)
+    assert_frame_equal(streamed.trap, eager.trap, check_exact=False, rel_tol=1e-12)
+
+
+def both_ways(path: Path, by: list[str], intervals: str = "auto") -> tuple[Comparison, Comparison]:
+    eager = compare(load(path).attempts, by, intervals=intervals)  # type: ignore[arg-type]
+    lazy, _ = scan(path)
+    return eager, compare(lazy, by, intervals=intervals, streaming=True)  # type: ignore[arg-type]
+
+
+def test_the_article_fixture_streams_to_the_same_figures() -> None:
+    eager, streamed = both_ways(ARTICLE, ["workflow"])
+    assert_same(eager, streamed)
+    assert streamed.keep[MEDIAN].to_list() == [1000.0, 1600.0]
+    assert streamed.drop["total_tokens"].to_list() == [1000, 4800]
+    # Bootstrap intervals too: "auto" reads only the few rows its cap allows.
+    assert streamed.keep["ci_method"].to_list() == ["bootstrap", "bootstrap"]
+
+
+def ledger_rows(seed: int, rows: int, *, huge: bool = False) -> list[dict[str, Any]]:
+    rng = random.Random(seed)
+    workflows = [f"w{i}" for i in range(rng.randint(1, 6))]
+    top = 2**62 if huge else 200_000
+    return [
+        {
+            "workflow": rng.choice(workflows),
+            "task": f"t{rng.randint(1, 7)}",
+            "tokens": "" if rng.random() < 0.05 else str(rng.randint(0, top)),
+            "passed": rng.choices(["true", "false", ""], weights=(5, 4, 1))[0],
+        }
+        for _ in range(rows)
+    ]
+
+
+def write_csv(path: Path, rows: list[dict[str, Any]]) -> Path:
+    pl.DataFrame(rows, schema=dict.fromkeys(rows[0], pl.String)).write_csv(path)
+    return path
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("huge", [False, True])
+def test_generated_ledgers_stream_to_the_same_figures(
+    tmp_path: Path, seed: int, huge: bool
+) -> None:
+    rows = ledger_rows(seed, 300 + seed * 101, huge=huge)  # even and odd counts per group
+    path = write_csv(tmp_path / "runs.csv", rows)
+    for by in (["workflow"], ["workflow", "task"]):
+        eager, streamed = both_ways(path, by)
+        assert_same(eager, streamed)
+        if huge:  # past 2**52 the medians are exact decimals, on both paths
+            assert streamed.keep.schema[MEDIAN] == pl.Decimal(38, 1)
+
+
+def test_medians_past_2_53_are_exact_when_streamed(tmp_path: Path) -> None:
+    big = 2**53
+    rows = [
+        {"workflow": "a", "tokens": str(big + 1), "passed": "true"},
+        {"workflow": "a", "tokens": str(big + 2), "passed": "true"},
+        {"workflow": "b", "tokens": str(big + 1), "passed": "false"},
+        {"workflow": "b", "tokens": "", "passed": "false"},
+        {"workflow": "b", "tokens": str(big + 4), "passed": "true"},
+        {"workflow": "c", "tokens": "", "passed": ""},
+    ]
+    eager, streamed = both_ways(write_csv(tmp_path / "runs.csv", rows), ["workflow"])
+    assert_same(eager, streamed)
+    keep = dict(zip(streamed.keep["workflow"], streamed.keep[MEDIAN], strict=True))
+    drop = dict(zip(streamed.drop["workflow"], streamed.drop[MEDIAN], strict=True))
+    assert str(keep["a"]) == f"{big + 1}.5"  # even count: the mean of the two middle values
+    assert str(keep["b"]) == f"{big + 2}.5"
+    assert keep["c"] is None  # no known usage: no median, on either path
+    assert str(drop["b"]) == f"{big + 4}.0"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_many_narrowing_passes_find_the_same_medians(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With 4 slices per pass, each median takes many passes over the attempts."""
+    monkeypatch.setattr(ledger_module, "_MEDIAN_BUCKETS", 4)
+    rng = random.Random(seed)
+    frame = pl.DataFrame(
+        {
+            "workflow": [rng.choice(["a", "b", None]) for _ in range(400)],
+            "tokens": [None if rng.random() < 0.1 else rng.randint(0, 10**6) for _ in range(400)],
+            "outcome": [
+                rng.choice(["passed", "failed", "timeout", "ungraded"]) for _ in range(400)
+            ],
+        },
+        schema_overrides={"outcome": OUTCOME_DTYPE},
+    )
+    eager = compare(frame, intervals="delta")
+    streamed = compare(frame.lazy(), intervals="delta", streaming=True)
+    assert_same(eager, streamed)
+
+
+def test_a_bootstrap_of_every_group_is_refused_when_streaming() -> None:
+    lazy, _ = scan(ARTICLE)
+    with pytest.raises(ValueError, match="every attempt in memory"):
+        compare(lazy, intervals="bootstrap", streaming=True)
+
+
+# --------------------------------------------------------------------------- the command
+
+# RLIMIT_DATA for the child. polars' threads and allocator alone map 250-400 MB of data
+# segment (the loader counts 384 MB of it as taken), so this leaves ~160 MB for the data: too
+# little for the eager load of the file below (67 MB of CSV needs at least 200 MB), and the
+# streamed summary runs in it. (Measured on 2 cores: streaming needs ~550 MB in all.)
+LIMIT = 600 * 2**20
+ROWS = 3_000_000
+
+
+def big_ledger(path: Path) -> Path:
+    """About 67 MB of CSV: five workflows, some missing usage, some ungraded attempts."""
+    hashed = pl.col("h")
+    pl.select(pl.int_range(ROWS).hash(7).alias("h")).select(
+        (pl.lit("workflow-") + (hashed % 5).cast(pl.String)).alias("workflow"),
+        pl.when(hashed % 23 == 0).then(None).otherwise((hashed // 7) % 300_000).alias("tokens"),
+        pl.when(hashed % 11 == 0).then(None).otherwise((hashed // 3) % 2 == 0).alias("passed"),
+    ).write_csv(path)
+    return path
+
+
+def assert_close(got: Any, expected: Any, where: str = "") -> None:
+    """Equal JSON, floats to 12 digits (the delta-method intervals' last bits)."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and got.keys() == expected.keys(), where
+        for key, value in expected.items():
+            assert_close(got[key], value, f"{where}/{key}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for index, (mine, theirs) in enumerate(zip(got, expected, strict=True)):
+            assert_close(mine, theirs, f"{where}/{index}")
+    elif isinstance(expected, float):
+        assert got == pytest.approx(expected, rel=1e-12), where
+    else:
+        assert got == expected, where
+
+
+def run_limited(args: list[str]) -> subprocess.CompletedProcess[str]:
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_DATA, (LIMIT, LIMIT))
+
+    env = {**os.environ, "POLARS_MAX_THREADS": "2"}
+    return subprocess.run(
+        [sys.executable, "-m", "tui_ledger.cli", *args],
+        preexec_fn=limit,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="needs Linux's /proc")
+def test_summary_streams_under_a_memory_limit_the_eager_load_cannot_meet(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = big_ledger(tmp_path / "big.csv")
+    # The eager load is refused under the limit, in one line, before reading...
+    refused = run_limited(["check", str(path)])
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "opening this needs at least" in refused.stderr
+    assert len(refused.stderr.strip().splitlines()) == 1
+    # ...and `summary` streams it, to the figures of the unlimited eager run.
+    for extra in (["--intervals", "delta"], ["--view", "keep"]):
+        streamed = run_limited(["summary", str(path), "--format", "json", *extra])
+        assert streamed.returncode == 0, streamed.stderr[-2000:]
+        assert "read in bounded memory instead" in streamed.stderr
+        assert main(["summary", str(path), "--format", "json", *extra]) == 0
+        expected = json.loads(capsys.readouterr().out)
+        got = json.loads(streamed.stdout)
+        if "views" not in expected:  # --view keep: the article script's shape
+            assert_close(got, expected)
+            continue
+        for name in ("by", "views", "trap", "hidden_tokens", "ranking_flips", "moves", "callout"):
+            assert_close(got[name], expected[name], name)
+        assert got["intervals"] == expected["intervals"]
+        # Streamed, the loader's warnings are the same, and one more says it was streamed;
+        # the fair-comparison checks (which need every attempt in memory) are not run.
+        assert got["warnings"][:-1] == expected["warnings"]
+        assert got["warnings"][-1]["kind"] == "streamed"
+        assert got["checks"] == []
