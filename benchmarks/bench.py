@@ -825,7 +825,7 @@ def child_probe(probe: str, path: str) -> None:
 
         lazy, _ = scan(path)
         if probe == "scan_compare":
-            compare(lazy, ["workflow"])
+            compare(lazy, ["workflow"], streaming=True)
     report({"seconds": time.perf_counter() - started, "code": 0})
 
 
@@ -1161,7 +1161,7 @@ def section_bounded(bench: Bench) -> None:
         names = {
             "summary": "ledger-tui summary under the limit",
             "scan": "load.scan() alone under the limit",
-            "scan_compare": "load.scan() + compare(lazy) under the limit",
+            "scan_compare": "load.scan() + compare(lazy, streaming=True) under the limit",
             "polars_streaming": "polars scan_csv + group_by, streaming",
             "polars_streaming_median": "the same with both medians",
         }
