@@ -38,7 +38,6 @@ from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Literal
-from xml.sax.saxutils import escape, quoteattr
 
 import polars as pl
 
@@ -768,6 +767,9 @@ _LABEL_LIMIT = 30  # past this many groups only frontier points are labelled
 
 def _svg_text(value: object) -> str:
     """Text for an SVG element: visible escapes for control characters, then XML-escaped."""
+    # Imported here: xml.sax pulls in urllib (about 5 ms on every start, `summary` included).
+    from xml.sax.saxutils import escape
+
     return escape(safe_text(value))
 
 
@@ -842,6 +844,8 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
     the keep-view frontier (no group is both cheaper and more often accepted). Groups with
     no accepted attempt cannot be placed and are named below the chart. All text is escaped.
     """
+    from xml.sax.saxutils import quoteattr
+
     points = pareto_points(comparison, metric)
     fmt = format_money if metric == "cost" else format_compact
     unit = "cost (USD)" if metric == "cost" else "tokens"
