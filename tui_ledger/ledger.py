@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from functools import cache
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
@@ -27,6 +28,7 @@ from tui_ledger.schema import ACCEPTED, OUTCOMES
 from tui_ledger.stats import IntervalMethod, IntervalSettings
 
 View = Literal["keep", "drop"]
+FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 VIEWS: tuple[View, ...] = ("keep", "drop")
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
 VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
@@ -108,7 +110,8 @@ _RAW_NAMES: tuple[str, ...] = (
 _RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "sum_known_cost", "var_cost")
 
 
-def _cell_aggregations(with_cost: bool) -> list[pl.Expr]:
+@cache  # the same expressions every time: built once (a recompute is Python-bound)
+def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
     """Per (group, outcome) cell: the counts and sums both views are made of.
 
     `mean_*` and `m2_*` (sum of squared deviations) are of spend with missing read as 0, so the
@@ -132,7 +135,7 @@ def _cell_aggregations(with_cost: bool) -> list[pl.Expr]:
             cost.mean().alias("mean_cost"),
             pl.when(several).then(cost.var() * (pl.len() - 1)).otherwise(0.0).alias("m2_cost"),
         ]
-    return aggregates
+    return tuple(aggregates)
 
 
 def _combined_variance(mask: pl.Expr, measure: str) -> pl.Expr:
@@ -145,7 +148,8 @@ def _combined_variance(mask: pl.Expr, measure: str) -> pl.Expr:
     return pl.when(total > 1).then(m2 / (total - 1.0))
 
 
-def _view_aggregations(view: View, with_cost: bool) -> list[pl.Expr]:
+@cache  # the same expressions every time: built once (a recompute is Python-bound)
+def _view_aggregations(view: View, with_cost: bool) -> tuple[pl.Expr, ...]:
     """One view's raw aggregates from the cells (group_by keys), prefixed with the view."""
     outcome = pl.col("outcome")
     mask = outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
@@ -170,7 +174,7 @@ def _view_aggregations(view: View, with_cost: bool) -> list[pl.Expr]:
             pl.col("sum_cost").filter(mask).sum().cast(pl.Float64).alias("sum_known_cost"),
             _combined_variance(mask, "cost").alias("var_cost"),
         ]
-    return [expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates]
+    return tuple(expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates)
 
 
 def _rank(value: pl.Expr) -> pl.Expr:
@@ -178,7 +182,8 @@ def _rank(value: pl.Expr) -> pl.Expr:
     return value.rank("min").fill_null(value.is_not_null().sum() + 1).cast(pl.UInt32)
 
 
-def _finish(view: View) -> list[pl.Expr]:
+@cache  # the same expressions every time: built once (a recompute is Python-bound)
+def _finish(view: View) -> tuple[pl.Expr, ...]:
     """Derived metrics of one view from its raw aggregates (column names without prefix)."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
     total_tokens = (
@@ -195,7 +200,7 @@ def _finish(view: View) -> list[pl.Expr]:
         .otherwise(None)
         .alias("tokens_per_accepted_result")
     )
-    return [
+    return (
         pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
         total_tokens,
         per_accepted,
@@ -203,10 +208,11 @@ def _finish(view: View) -> list[pl.Expr]:
         (per_accepted.is_not_null() & (pl.col("missing_usage") > 0)).alias("lower_bound"),
         # 1 = fewest tokens per accepted result; groups with no figure share the last place.
         _rank(per_accepted).alias("rank"),
-    ]
+    )
 
 
-def _finish_cost() -> list[pl.Expr]:
+@cache  # the same expressions every time: built once (a recompute is Python-bound)
+def _finish_cost() -> tuple[pl.Expr, ...]:
     """Cost metrics of one view, defined exactly as the token ones (float64 USD)."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
     total_cost = (
@@ -224,16 +230,17 @@ def _finish_cost() -> list[pl.Expr]:
         .alias("cost_per_accepted_result")
     )
     missing = (attempts - pl.col("known_cost")).alias("missing_cost")
-    return [
+    return (
         missing,
         total_cost,
         per_accepted,
         (per_accepted.is_not_null() & (missing > 0)).alias("cost_lower_bound"),
         _rank(per_accepted).alias("cost_rank"),
-    ]
+    )
 
 
-def _delta_intervals(with_cost: bool) -> list[pl.Expr]:
+@cache  # the same expressions every time: built once (a recompute is Python-bound)
+def _delta_intervals(with_cost: bool) -> tuple[pl.Expr, ...]:
     """Wilson on pass rate and delta-method intervals on the per-accepted ratios."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
     pass_lo, pass_hi = stats.wilson_interval(accepted, attempts)
@@ -264,7 +271,7 @@ def _delta_intervals(with_cost: bool) -> list[pl.Expr]:
             pl.when(known_cost).then(cost_lo).alias("cost_per_accepted_result_lo"),
             pl.when(known_cost).then(cost_hi).alias("cost_per_accepted_result_hi"),
         ]
-    return columns
+    return tuple(columns)
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -273,10 +280,11 @@ def _group_keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
-def _sorted(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+def _sorted(frame: FrameT, keys: list[str]) -> FrameT:
     """Rows in key order, nulls last, by each key's text (a Categorical sorts as its String)."""
+    schema = frame.collect_schema()
     order = [
-        pl.col(name).cast(pl.String) if frame.schema[name] == pl.Categorical else pl.col(name)
+        pl.col(name).cast(pl.String) if schema[name] == pl.Categorical else pl.col(name)
         for name in keys
     ]
     return frame.sort(order, nulls_last=True, maintain_order=True)
@@ -324,14 +332,17 @@ def _aggregate(
     else:
         cell_frame, median_frame = _medians_in_memory(frame, keys, cells)
     # Cells in outcome order, so a group's float sums add up in the same order on every run.
+    # One small lazy query from here (each eager step would be a query of its own, and each
+    # has to take the GIL back: costly beside a thread that is drawing).
     raw = (
-        cell_frame.sort("outcome")
+        cell_frame.lazy()
+        .sort("outcome")
         .group_by(keys)
         .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
+        .join(median_frame.lazy(), on=keys, how="left", nulls_equal=True)
+        .with_columns(pl.col(name).cast(pl.String) for name in text)
     )
-    raw = raw.join(median_frame, on=keys, how="left", nulls_equal=True)
-    raw = raw.with_columns(pl.col(name).cast(pl.String) for name in text)
-    return _sorted(raw, keys)
+    return _sorted(raw, keys).collect()
 
 
 def _medians_in_memory(
@@ -531,7 +542,7 @@ def _view_frame(
     view: View,
     with_cost: bool,
     method: IntervalMethod,
-) -> pl.DataFrame:
+) -> pl.LazyFrame:
     prefix = f"{view}__"
     columns = [pl.col(f"{prefix}{name}").alias(name) for name in _raw_names(with_cost)]
     # Spend on accepted attempts, for the covariance term of the delta method: in either view
@@ -539,7 +550,7 @@ def _view_frame(
     columns.append(pl.col("drop__sum_known_tokens").alias("sum_accepted_tokens"))
     if with_cost:
         columns.append(pl.col("drop__sum_known_cost").alias("sum_accepted_cost"))
-    frame = raw.select(*keys, *columns).with_columns(_finish(view))
+    frame = raw.lazy().select(*keys, *columns).with_columns(_finish(view))
     if with_cost:
         frame = frame.with_columns(_finish_cost())
     if method != "none":
@@ -616,9 +627,7 @@ def _with_intervals(
 ) -> dict[View, pl.DataFrame]:
     """Bootstrap intervals for the small groups of each view (one read of their attempts for
     every view), then the `ci_method` and `ci_note` columns."""
-    value_columns = ["tokens_per_accepted_result"]
-    if with_cost:
-        value_columns.append("cost_per_accepted_result")
+    value_columns = _value_columns(with_cost)
     frames = {view: frame.with_row_index(_GROUP_ID) for view, frame in frames.items()}
     chosen: dict[View, pl.DataFrame] = {}
     if settings.method in ("auto", "bootstrap"):
@@ -677,9 +686,7 @@ def _replace_intervals(
     ).drop(f"{name}_boot" for name in ends)
 
 
-def _finish_intervals(
-    frame: pl.DataFrame, value_columns: list[str], bootstrapped: pl.Expr
-) -> pl.DataFrame:
+def _finish_intervals(frame: FrameT, value_columns: list[str], bootstrapped: pl.Expr) -> FrameT:
     has_interval = (
         pl.col("tokens_per_accepted_result_lo").is_not_null()
         | pl.col("tokens_per_accepted_result_hi").is_not_null()
@@ -714,10 +721,24 @@ def _views(
             "take 'auto' (bootstrap under the cap, delta method above), 'delta' or 'none'"
         )
     raw = _aggregate(attempts, keys, with_cost, streaming)
-    frames = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
-    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming)
+    lazy = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
     columns = view_columns(with_cost)
+    if settings.method in ("delta", "none"):
+        # Nothing to bootstrap: the notes and the final columns join the same query.
+        values = _value_columns(with_cost)
+        lazy = {
+            view: _finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
+            for view, frame in lazy.items()
+        }
+        return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
+    frames = dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
+    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
+
+
+def _value_columns(with_cost: bool) -> list[str]:
+    """The per-accepted figures that carry intervals."""
+    return ["tokens_per_accepted_result", *(["cost_per_accepted_result"] if with_cost else [])]
 
 
 def _settings(intervals: IntervalMethod | IntervalSettings) -> IntervalSettings:
@@ -885,7 +906,7 @@ def compare(
             keep["cost_rank"].alias("keep_cost_rank"),
             drop["cost_rank"].alias("drop_cost_rank"),
         ]
-    trap = keep.select(keys).with_columns(trap_columns)
+    trap = keep.lazy().select(keys).with_columns(trap_columns).collect()
     return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
 
 
