@@ -47,6 +47,7 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
+from tui_ledger import query
 from tui_ledger.ledger import (
     DEFAULT_BY,
     VIEW_GLOSSES,
@@ -377,7 +378,10 @@ class LedgerApp(App[int]):
         self._availability: tuple[bool, ...] = ()
         # The distinct values of the loaded attempts' repetitive text columns, for fast text
         # filters (`query.compact_text`); they belong to `_ledger.attempts`, and only to it.
+        # `_compacting`: the frame being compacted in a worker, once its figures are drawn.
         self._text_values: TextValues | None = None
+        self._compacting: pl.DataFrame | None = None
+        self._compacted = False
         # At most one recompute runs at a time (a thread cannot be stopped, and each holds its
         # frames): a request made meanwhile waits here (the latest only; True = sort only).
         self._recompute_running = False
@@ -629,13 +633,13 @@ class LedgerApp(App[int]):
 
         started = time.perf_counter()
         try:
-            ledger, price_warnings, values = self._prepared(load(self.paths, **self.load_options))
+            ledger, price_warnings = self._prepared(load(self.paths, **self.load_options))
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self._load_failed(error, True)
             return
         self._recompute_now = True
-        self._loaded(ledger, price_warnings, values, workflows, time.perf_counter() - started, True)
+        self._loaded(ledger, price_warnings, workflows, time.perf_counter() - started, True)
 
     def _tick_loading(self) -> None:
         if self._loading_since is None:
@@ -653,37 +657,32 @@ class LedgerApp(App[int]):
         from tui_ledger.load import LoadError, load
 
         try:
-            ledger, price_warnings, values = self._prepared(load(self.paths, **self.load_options))
+            ledger, price_warnings = self._prepared(load(self.paths, **self.load_options))
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.call_from_thread(self._load_failed, error, first)
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.call_from_thread(
-                self._loaded, ledger, price_warnings, values, workflows, seconds, first
-            )
+            self.call_from_thread(self._loaded, ledger, price_warnings, workflows, seconds, first)
 
-    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Any], TextValues | None]:
-        """The ledger as the app keeps it, the price warnings, and the text values to filter
-        it with. Runs in a worker thread (the load's, or the watch's).
-
-        Each attempt gets its cost (`--prices`, `--flat-price`, or a provider cost column), and
-        the repetitive text columns become Categorical (`query.compact_text`): at 1M rows the
-        frame takes 29 MB instead of 55, and every recompute groups and filters faster.
+    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
+        """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
+        column), and the price warnings. Runs in a worker thread (the load's, or the watch's).
         """
         from tui_ledger.prices import apply_prices
 
         priced, price_warnings = apply_prices(ledger.attempts, self.prices)
-        compact, values = compact_text(_cost_beside_tokens(priced))
-        return dataclasses.replace(ledger, attempts=compact), list(price_warnings), values
+        return dataclasses.replace(ledger, attempts=_cost_beside_tokens(priced)), list(
+            price_warnings
+        )
 
-    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any], TextValues | None]]) -> None:
+    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any]]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
         cursor stay, as with `r`."""
-        ledger, price_warnings, values = update.prepared
+        ledger, price_warnings = update.prepared
         # `first=True`: no "reloaded" toast for every appended line; the header counts update.
-        self._loaded(ledger, price_warnings, values, update.workflows, update.seconds, first=True)
+        self._loaded(ledger, price_warnings, update.workflows, update.seconds, first=True)
 
     def _watch_failed(self, message: str) -> None:
         """`--watch`: a change could not be read; keep what is shown and say why."""
@@ -707,7 +706,6 @@ class LedgerApp(App[int]):
         self,
         ledger: Ledger,
         price_warnings: list[Any],
-        text_values: TextValues | None,
         workflows: int,
         seconds: float,
         first: bool,
@@ -716,7 +714,8 @@ class LedgerApp(App[int]):
         self._loading_since = None
         self._reload_error = None
         self._ledger = ledger
-        self._text_values = text_values
+        self._text_values = self._compacting = None
+        self._compacted = False
         self._price_warnings = price_warnings
         self._workflow_count = workflows
         columns = set(ledger.attempts.columns)
@@ -745,6 +744,7 @@ class LedgerApp(App[int]):
             or self._recompute_running
             or self._pending is not None
             or self._intervals_for is not None
+            or self._compacting is not None
             or (
                 self._snapshot is not None
                 and self._checks is None
@@ -977,6 +977,7 @@ class LedgerApp(App[int]):
             self._first_screen_done = True
             self.timings.record("first_screen", time.perf_counter() - self._started)
             self.timings.emit("first_screen", rows=rows)
+        self._start_compacting()
         if not new_figures:
             return
         if snapshot.comparison.intervals.method == "delta":
@@ -988,6 +989,57 @@ class LedgerApp(App[int]):
     def _start_checks(self, snapshot: Snapshot) -> None:
         if self._checks_generation == snapshot.generation and self._checks is None:
             self._checks_worker(snapshot.generation, snapshot, self._by)
+
+    def _start_compacting(self) -> None:
+        """Once a ledger's figures are on screen, compact its frame in a worker (large ones
+        only, `query.COMPACT_MIN_ROWS`): off the first screen's path, where it cost 0.7 s at
+        10M rows; every recompute after it is faster (see `query.compact_text`)."""
+        ledger = self._ledger
+        if (
+            ledger is None
+            or self._compacted
+            or self._compacting is not None
+            or ledger.attempts.height < query.COMPACT_MIN_ROWS
+        ):
+            return
+        self._compacting = ledger.attempts
+        self._compact_worker(ledger.attempts)
+
+    @work(thread=True, exclusive=True, group="compact", exit_on_error=False)
+    def _compact_worker(self, attempts: pl.DataFrame) -> None:
+        compact, values = compact_text(attempts)
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._compact_done, attempts, compact, values)
+
+    def _compact_done(
+        self, attempts: pl.DataFrame, compact: pl.DataFrame, values: TextValues | None
+    ) -> None:
+        """Adopt the compact frame: the same attempts, so the figures on screen stay; the rows
+        shown are taken from it again (a recompute that reuses the comparison), so the text
+        frame is let go."""
+        ledger = self._ledger
+        if ledger is None or ledger.attempts is not attempts:
+            return  # a reload came meanwhile
+        self._compacting = None
+        self._compacted = True
+        self._ledger = dataclasses.replace(ledger, attempts=compact)
+        self._text_values = values
+        if self._filter_error is None:
+            self._parse_filter(self._filter_text)
+        snapshot = self._snapshot
+        if self._recompute_running or snapshot is None or self._figures_stale:
+            return  # the recompute running or waiting reads the compact frame when it starts
+        self._generation += 1
+        self._recompute_running = True
+        self._recompute_worker(
+            self._generation,
+            compact,
+            self._filter_expr,
+            self._by,
+            self._sort,
+            self._matched_only,
+            snapshot,
+        )
 
     @work(thread=True, exclusive=True, group="intervals", exit_on_error=False)
     def _intervals_worker(self, comparison: Comparison, attempts: pl.DataFrame) -> None:
