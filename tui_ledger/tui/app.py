@@ -87,6 +87,9 @@ GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this lon
 # figures. A worker, the loading frames and a second full frame cost more than that (~0.1 s of
 # a tiny file's start-up).
 SMALL_LOAD_BYTES = 256 * 1024
+# A group change recomputes on the screen's thread when the last recompute took less (a
+# pause this short is less than the GIL contention a worker would meet; see action_group_by).
+INLINE_RECOMPUTE_SECONDS = 0.1
 SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
 
 LEDGER_THEME = Theme(
@@ -779,7 +782,7 @@ class LedgerApp(App[int]):
         snapshot = self._snapshot
         reuse = sort_only and snapshot is not None and not self._figures_stale
         self._recompute_running = True
-        if self._recompute_now:  # `_load_now`: the figures go into the first frame
+        if self._recompute_now:  # `_load_now`, a quick group change: into the next frame
             self._recompute_now = False
             generation = self._generation
             try:
@@ -1505,7 +1508,13 @@ class LedgerApp(App[int]):
                     self._matched_only = False
                     self.say("Grouping by task: matched tasks only is off.", timeout=4)
                 self._show_title()
+                # Closing the dialog repaints the whole screen; a recompute in a worker at the
+                # same moment waits for the GIL between its polars calls (1M rows: 70-90 ms
+                # for a 45 ms compare). When the last one was quick, run it here instead, so
+                # the one repaint shows the new groups.
+                self._recompute_now = self.timings.recompute < INLINE_RECOMPUTE_SECONDS
                 self._recompute()
+                self._recompute_now = False
 
         self.push_screen(GroupByScreen(self._ledger.attempts.schema, self._by), chosen)
 
