@@ -290,6 +290,10 @@ async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
         await settle(pilot)
         for keys in steps:
             await press(pilot, *keys)
+            # The summary's DataTable sizes its columns a refresh after it is filled; the
+            # compact run refills it once more (the frame's adoption), so let that land.
+            await pilot.pause(0.05)
+            await pilot.pause()
             screens.append(screen_text(app))
     return screens
 
