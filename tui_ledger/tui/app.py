@@ -363,7 +363,7 @@ class LedgerApp(App[int]):
         self._checks_generation = -1
         self._metric: Metric = "tokens"
         self._matched_only = False
-        self._workflow_count = 0
+        self._workflow_count: int | None = 0  # None: until the first comparison counts them
         self._snapshot: Snapshot | None = None
         self._generation = 0
         self._view: View = "keep"
@@ -661,7 +661,9 @@ class LedgerApp(App[int]):
 
         try:
             ledger, price_warnings = self._prepared(load(self.paths, **self.load_options))
-            workflows = int(ledger.attempts.get_column("workflow").n_unique())
+            # A first load is grouped by workflow with no filter: its first comparison counts
+            # the workflows (0.12 s saved at 10M rows); a reload counts them here.
+            workflows = None if first else int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.call_from_thread(self._load_failed, error, first)
             return
@@ -709,7 +711,7 @@ class LedgerApp(App[int]):
         self,
         ledger: Ledger,
         price_warnings: list[Any],
-        workflows: int,
+        workflows: int | None,
         seconds: float,
         first: bool,
     ) -> None:
@@ -956,6 +958,13 @@ class LedgerApp(App[int]):
         self.timings.record("recompute", snapshot.seconds)
         first = self._snapshot is None
         self._snapshot = snapshot  # the previous one (and its frames) is let go here
+        if self._workflow_count is None and self._ledger is not None:
+            unfiltered = self._filter_expr is None and not self._matched_only
+            if unfiltered and self._by == ("workflow",):
+                self._workflow_count = snapshot.comparison.keep.height  # one row per workflow
+            else:
+                attempts = self._ledger.attempts
+                self._workflow_count = int(attempts.get_column("workflow").n_unique())
         if new_figures or first:
             self._figures_stale = False
             self._checks = None
@@ -1128,9 +1137,10 @@ class LedgerApp(App[int]):
         if self._ledger is not None:
             attempts = self._ledger.attempts.height
             counts.append(f"{format_count(attempts)} attempt{'s' if attempts != 1 else ''}")
-            counts.append(" · ", style="#8b949e")
             workflows = self._workflow_count
-            counts.append(f"{format_count(workflows)} workflow{'s' if workflows != 1 else ''}")
+            if workflows is not None:
+                counts.append(" · ", style="#8b949e")
+                counts.append(f"{format_count(workflows)} workflow{'s' if workflows != 1 else ''}")
             if self._by != DEFAULT_BY:
                 counts.append(" · grouped by ", style="#8b949e")
                 counts.append(safe_text(" · ".join(self._by)), style="bold")
