@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from textual.pilot import Pilot
 
 from tests.corpus.guard import unchanged
+from tests.pilot_helpers import settle
 from tui_ledger.cli import main
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 from tui_ledger.tui.app import LedgerApp
@@ -172,17 +172,6 @@ def test_the_pareto_chart_holds_escapes_only(run: Run, hostile: Path, tmp_path: 
 
 
 # --- the app ------------------------------------------------------------------------------------
-
-
-async def settle(pilot: Pilot[int]) -> None:
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        if getattr(app, "loaded", False) or app.return_code is not None:
-            break
-    await app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def on_screen(app: LedgerApp) -> str:
