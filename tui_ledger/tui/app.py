@@ -437,8 +437,8 @@ class LedgerApp(App[int]):
         # need the GIL back when they return. While this thread draws (a dialog closing
         # repaints the whole screen), Python's default 5 ms switch interval makes every such
         # return wait: `compare` at 1M rows took 235 ms beside a busy thread instead of 56.
-        # At 1 ms it takes 150 ms; drawing is not measurably slower.
-        self._switch_interval = sys.getswitchinterval()
+        # At 1 ms it takes 150 ms; drawing is not measurably slower. (`on_unmount` puts back
+        # the interval read in `__init__`.)
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         self._start_load(first=True)
         if self.watch_files:
