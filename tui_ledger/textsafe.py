@@ -29,11 +29,11 @@ This module is part of the core: it may import `rich`, never `textual`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import polars as pl
 from rich.cells import cell_len
-from rich.markup import escape as _escape_markup
 
 __all__ = [
     "DEFAULT_CELL_WIDTH",
@@ -163,6 +163,30 @@ def safe_markup(value: object) -> str:
     '\\\\[bold]x'
     """
     return _escape_markup(safe_text(value))
+
+
+# A run of backslashes, then a "[" and, where it would open or close a Rich tag, the tag.
+_MARKUP_BRACKET = re.compile(r"(\\*)\[([a-z#/@][^\[]*?\])?")
+_TRAILING_BACKSLASHES = re.compile(r"(\\+)$")
+
+
+def _escape_markup(text: str) -> str:
+    """Rich markup showing exactly `text`. (`rich.markup.escape` leaves a backslash before a
+    "[" that opens no tag, which Rich then drops, so `\\[` would show as `[`.)
+
+    Rich reads a tag with 2k+1 backslashes before it as k backslashes and the tag as text;
+    elsewhere it reads "\\[" as "[". A trailing run of backslashes is doubled, since a tag
+    (`[/b]`) usually follows.
+    """
+
+    def bracket(match: re.Match[str]) -> str:
+        slashes, tag = match.group(1), match.group(2)
+        if tag is not None:
+            return f"{slashes}{slashes}\\[{tag}"
+        return f"{slashes}\\[" if slashes else "["
+
+    escaped = _MARKUP_BRACKET.sub(bracket, text)
+    return _TRAILING_BACKSLASHES.sub(lambda m: m.group(1) * 2, escaped)
 
 
 def safe_cell(value: object, width: int = DEFAULT_CELL_WIDTH, *, ellipsis: str = ELLIPSIS) -> str:
