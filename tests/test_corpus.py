@@ -25,9 +25,9 @@ from typing import Any
 
 import polars as pl
 import pytest
-from polars.testing import assert_frame_equal
 
 from tests.corpus.guard import unchanged
+from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
 from tui_ledger import load as load_module
 from tui_ledger.cli import main
@@ -393,7 +393,7 @@ def test_load_and_scan_agree_on_every_loadable_case(tmp_path: Path) -> None:
         with unchanged(path):
             eager = load(path)
             lazy, report = scan(path)
-            assert_frame_equal(lazy.collect(), eager.attempts)
+            assert_same_attempts(lazy.collect(), eager.attempts)
             assert report == eager.report
 
 

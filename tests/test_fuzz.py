@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from tests.corpus.guard import unchanged
+from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
 from tui_ledger import schema
 from tui_ledger.ledger import compare
@@ -322,7 +323,7 @@ def _load_both(path: Path) -> Ledger | None:
             return None
         raise AssertionError(f"scan read what load refused: {error}") from None
     lazy, report = scan(path)
-    assert_frame_equal(lazy.collect(), eager.attempts)
+    assert_same_attempts(lazy.collect(), eager.attempts)
     assert report == eager.report
     return eager
 

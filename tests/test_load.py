@@ -15,6 +15,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.corpus.guard import guarded
+from tests.frames import assert_same_attempts
 from tui_ledger import load as load_module
 from tui_ledger import schema
 from tui_ledger.load import (
@@ -709,7 +710,7 @@ def test_scan_gives_what_load_gives(tmp_path: Path, suffix: str) -> None:
     lazy, report = scan([path])
 
     assert isinstance(lazy, pl.LazyFrame)
-    assert_frame_equal(lazy.collect(), load([path]).attempts)
+    assert_same_attempts(lazy.collect(), load([path]).attempts)
     assert report == load([path]).report
 
 

@@ -51,6 +51,10 @@ Decisions the spec leaves open (all of them written down in docs, too):
 - A `passed` of false beside a status of passed is counted as a contradicting status too.
 - `workflow` and `task` values are trimmed of surrounding white space; every other text cell is
   kept exactly as read.
+- Types. A CSV/TSV is read with its counts as Int64 and its keys and outcome words
+  (workflow, task, model, run, passed, status) as Categorical, by the CSV parser itself; a
+  count cell that is not a plain integer sends the file back to being read as text, where the
+  exact parser validates it. The file's name in `source` is Categorical too. `scan` keeps text.
 - CSV/TSV columns that are not validated get the types polars' CSV reader would infer
   (integer, float, boolean, else text), decided on every row, never a sample.
 - A file column that is not mapped but whose name the attempts frame uses (say a `tokens`
@@ -72,7 +76,6 @@ import errno
 import gzip
 import io
 import json
-import mmap
 import os
 import re
 import resource
@@ -146,6 +149,14 @@ _INFINITY_WORDS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
 _REPLACEMENT = "\ufffd"
 _BOOLEAN_WORDS = ("true", "false", "True", "False", "TRUE", "FALSE")  # as polars' CSV reader
 _EXAMPLES = 5
+# Why a cell cannot be read (the `_WHY` helper columns): an Enum, one byte a row, since a text
+# column would hold 16 bytes for every row, null or not.
+_REASONS = pl.Enum(["empty", "negative", "infinite", "not_number", "fractional", "range"])
+
+
+def _reason(word: str) -> pl.Expr:
+    return pl.lit(word, dtype=_REASONS)
+
 
 _COUNT_PROBLEMS: dict[str, str] = {
     "negative": "is negative; token counts are 0 or more",
@@ -298,13 +309,16 @@ def _load(
 ) -> Ledger:
     inputs = _expand(paths, fmt)
     _check_memory(inputs)
-    opened = [_open(item, lazy=False) for item in inputs]
+    opened = [_open(item, lazy=False, columns=columns) for item in inputs]
     try:
         frames = [
             _prepare(item, index, columns, zero_usage_is_missing)
             for index, item in enumerate(opened)
         ]
-        staged = _concat([frame.lazy for frame in frames]).collect().lazy()
+        staged = _concat([frame.lazy for frame in frames])
+        if not all(frame.typed for frame in frames):
+            # Parsing counts from text is the costly part: once, shared by every check.
+            staged = staged.collect().lazy()
         result, findings, derived, units, rows = _finish(staged, frames, in_memory=True)
         attempts = result.collect()
     except pl.exceptions.PolarsError as error:
@@ -806,7 +820,15 @@ class _Opened:
     unterminated: bool = False  # CSV/TSV: the last line has no line end (cut off?)
 
 
-def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
+def _open(
+    item: _Input,
+    *,
+    lazy: bool,
+    lossy: bool = False,
+    columns: Mapping[str, str] | None = None,
+) -> _Opened:
+    """Open one input. `columns` (the explicit mapping) lets an eager CSV/TSV read type its
+    accounting columns as it parses (see `_read_csv_typed`)."""
     if item.importer is not None:
         return _open_imported(item)
     assert item.fmt is not None
@@ -814,7 +836,7 @@ def _open(item: _Input, *, lazy: bool, lossy: bool = False) -> _Opened:
         if item.fmt != "parquet":
             _check_text(item)
         if item.fmt in ("csv", "tsv"):
-            return _open_csv(item, lazy=lazy, lossy=lossy)
+            return _open_csv(item, lazy=lazy, lossy=lossy, columns=columns)
         if item.fmt == "parquet":
             return _open_parquet(item, lazy=lazy)
         return _open_json(item, lazy=lazy)
@@ -871,7 +893,9 @@ def _refuse(item: _Input, what: str) -> None:
     raise LoadError(f"{item.display}: {what}.", source=item.display)
 
 
-def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
+def _open_csv(
+    item: _Input, *, lazy: bool, lossy: bool, columns: Mapping[str, str] | None = None
+) -> _Opened:
     if item.path.stat().st_size == 0:
         raise _empty(item)
     separator = "\t" if item.fmt == "tsv" else ","
@@ -890,8 +914,9 @@ def _open_csv(item: _Input, *, lazy: bool, lossy: bool) -> _Opened:
         except pl.exceptions.NoDataError:
             raise _empty(item) from None
     else:
+        typed = None if lossy else _read_csv_typed(item, options, columns or {})
         try:
-            data = _read_csv_eager(item, options, lossy=lossy)
+            data = typed if typed is not None else _read_csv_eager(item, options, lossy=lossy)
         except pl.exceptions.PolarsError as error:
             if lossy or not _is_utf8_error(error):
                 raise
@@ -957,12 +982,15 @@ def _record_starts(item: _Input) -> pl.LazyFrame | None:
 
 
 def _contains_byte(path: Path, needle: bytes) -> bool:
-    """Whether `needle` occurs in the file, searched without reading it into memory."""
-    with path.open("rb") as stream:
-        if os.fstat(stream.fileno()).st_size == 0:
-            return False
-        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return mapped.find(needle) >= 0
+    """Whether `needle` (one byte) occurs in the file, read in blocks: never the whole file in
+    memory, and (unlike a memory map, whose pages count as the process's own) never more
+    than one block of it resident."""
+    with path.open("rb", buffering=0) as stream:
+        block = bytearray(1 << 20)
+        while count := stream.readinto(block):
+            if block.find(needle, 0, count) >= 0:
+                return True
+        return False
 
 
 def _ends_without_line_end(path: Path) -> bool:
@@ -985,6 +1013,46 @@ def _read_csv_eager(item: _Input, options: dict[str, object], *, lossy: bool) ->
         if "more fields" in str(error):
             raise _ragged(item, _first_ragged_record(item, None)) from None
         raise
+
+
+_TYPED_TEXT = ("workflow", "task", "model", "run", "passed", "status")
+
+
+def _read_csv_typed(
+    item: _Input, options: dict[str, object], explicit: Mapping[str, str]
+) -> pl.DataFrame | None:
+    """The whole file read with its accounting columns typed by the parser itself, or None
+    when any cell of them does not parse (the caller then reads every column as text, and
+    validation names the cell).
+
+    Token counts are read as Int64 (only plain integers parse; anything else, a missing word
+    or a decimal, falls back), and the repetitive text keys and outcome words as Categorical.
+    Reading them as text first would hold every cell as a string (about 5x the typed frame),
+    then a parsed copy beside it: at 10M rows that is the difference between 0.6 and 2.5 GB.
+    """
+    try:
+        header = pl.read_csv(item.path, n_rows=0, **options)  # type: ignore[arg-type]
+        own = [name for name in header.columns if name != _LINE]
+        renamed, duplicates = _header_names(own)
+        probe = _Opened(
+            item, item.fmt or "csv", header.lazy(), renamed, "line", duplicates=duplicates
+        )
+        mapping = _map_columns(probe, explicit)
+    except (LoadError, pl.exceptions.PolarsError, OSError, ValueError):
+        return None  # the text read says what is wrong
+    original = dict(zip(renamed, own, strict=True))
+    overrides: dict[str, pl.DataType] = {}
+    for canonical, name in mapping.items():
+        if canonical in schema.INTEGER_COLUMNS:
+            overrides[original[name]] = pl.Int64()
+        elif canonical in _TYPED_TEXT:
+            overrides[original[name]] = pl.Categorical()
+    if not overrides:
+        return None
+    try:
+        return pl.read_csv(item.path, schema_overrides=overrides, **options)  # type: ignore[arg-type]
+    except (pl.exceptions.PolarsError, OSError, ValueError):
+        return None
 
 
 def _header_names(names: list[str]) -> tuple[list[str], dict[str, str]]:
@@ -1181,6 +1249,7 @@ class _Prepared:
     mapping: dict[str, str]  # canonical -> the file's column name
     derived: list[str]
     kept_as: dict[str, str]  # the file's column -> the name it is kept under
+    typed: bool = False  # counts arrived as Int64 and keys as Categorical: cheap to recompute
 
 
 def _prepare(
@@ -1202,7 +1271,8 @@ def _prepare(
         canonical = source_of.get(name)
         if canonical is not None:
             expr = pl.col(name)
-            if canonical in _VALIDATED or canonical in _TEXT_KEYS:
+            typed = _already_typed(canonical, types[name])
+            if (canonical in _VALIDATED or canonical in _TEXT_KEYS) and not typed:
                 # Validated as text: a nested value (a list or an object) as its JSON, so it
                 # is refused by name like any other unreadable cell, or named as written.
                 expr = _as_text(name, types[name])
@@ -1217,7 +1287,12 @@ def _prepare(
             selected.append(pl.col(name).alias(new))
         else:
             selected.append(pl.col(name))
-    source = pl.col(schema.SOURCE_COLUMN) if opened.has_source else pl.lit(item.display, pl.String)
+    # One file's name on every row: Categorical holds it once (4 bytes a row, not 16+).
+    source = (
+        pl.col(schema.SOURCE_COLUMN)
+        if opened.has_source
+        else pl.lit(item.display, pl.String).cast(pl.Categorical)
+    )
     frame = opened.frame
     # A row whose every cell is empty is a blank line, not an attempt. (In memory, look
     # before filtering: a filter copies every column.)
@@ -1245,6 +1320,12 @@ def _prepare(
             ).alias(_LOSSY)
         )
     frame = frame.select(*selected, *helpers)
+    types = frame.collect_schema()
+    typed = all(
+        _already_typed(canonical, types[canonical])
+        for canonical in mapping
+        if canonical in schema.INTEGER_COLUMNS or canonical in _TEXT_KEYS
+    )
     if opened.infer:
         frame = _infer_types(
             frame,
@@ -1257,7 +1338,16 @@ def _prepare(
     if kept_as:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in kept_as.items())
         derived.append(f"kept the file's unmapped {pairs}")
-    return _Prepared(opened, index, frame, mapping, derived, kept_as)
+    return _Prepared(opened, index, frame, mapping, derived, kept_as, typed)
+
+
+def _already_typed(canonical: str, dtype: pl.DataType) -> bool:
+    """Whether a column arrives in a type its validation reads directly: Int64 counts (a
+    parser already refused anything but plain integers) or Categorical text (validated
+    through its distinct values)."""
+    if canonical in schema.INTEGER_COLUMNS:
+        return dtype == pl.Int64
+    return canonical in _TYPED_TEXT and dtype == pl.Categorical
 
 
 def _free_name(name: str, taken: set[str]) -> str:
@@ -1382,9 +1472,14 @@ def _infer_types(
     targets += [c for c in ("model", "run", "timestamp", "duration_s", "cost") if c in mapping]
     if not targets:
         return frame
+    types = frame.collect_schema()
+    categorical = {name for name in targets if types[name] == pl.Categorical}
     probes: list[pl.Expr] = []
     for index, name in enumerate(targets):
         column = pl.col(name)
+        if name in categorical:
+            # Every value parses exactly when every distinct value does.
+            column = column.unique().cast(pl.String)
         present = column.is_not_null().sum()
         probes += [
             present.alias(f"n{index}"),
@@ -1398,12 +1493,13 @@ def _infer_types(
         present = counts[f"n{index}"]
         if present == 0:
             continue
+        text = pl.col(name).cast(pl.String) if name in categorical else pl.col(name)
         if counts[f"i{index}"] == present:
-            casts.append(pl.col(name).str.to_integer(strict=False))
+            casts.append(text.str.to_integer(strict=False))
         elif counts[f"f{index}"] == present:
-            casts.append(pl.col(name).cast(pl.Float64, strict=False))
+            casts.append(text.cast(pl.Float64, strict=False))
         elif counts[f"b{index}"] == present:
-            casts.append(pl.col(name).str.to_lowercase() == "true")
+            casts.append(text.str.to_lowercase() == "true")
     return frame.with_columns(casts) if casts else frame
 
 
@@ -1421,26 +1517,31 @@ def _parse(
     """
     derived: list[str] = []
     exprs: list[pl.Expr] = []
-    workflow = pl.col("workflow").str.strip_chars()
-    exprs.append(workflow.alias("workflow"))
+    types = frame.collect_schema()
+    keys = [name for name in _TEXT_KEYS if name in mapping]
+    trimmed = _trimmed_keys(frame, [name for name in keys if types[name] == pl.Categorical])
+    for name in keys:
+        trimmed.setdefault(name, pl.col(name).str.strip_chars())
+        exprs.append(trimmed[name].alias(name))
+    workflow = trimmed["workflow"]
     exprs.append(
         pl.when(workflow.is_null() | (workflow == ""))
-        .then(pl.lit("empty"))
+        .then(_reason("empty"))
         .alias(_WHY + "workflow")
     )
-    if "task" in mapping:
-        exprs.append(pl.col("task").str.strip_chars())
     counts = [name for name in schema.INTEGER_COLUMNS if name in mapping]
+    typed = {name for name in counts if types[name] == pl.Int64}
     plain: set[str] = set()
-    if in_memory and counts:
+    probed = [name for name in counts if name not in typed]
+    if in_memory and probed:
         probe = frame.select(
             (pl.col(name).is_not_null() & pl.col(name).str.to_integer(strict=False).is_null())
             .any()
             .alias(name)
-            for name in counts
+            for name in probed
         )
         plain = {name for name, other in probe.collect().row(0, named=True).items() if not other}
-    frame = _parse_counts(frame.with_columns(exprs), counts, plain)
+    frame = _parse_counts(frame.with_columns(exprs), counts, plain, typed)
     buckets = [name for name in schema.BUCKETS if name in mapping]
     if buckets:
         total = pl.col(buckets[0]).cast(pl.Int128)
@@ -1449,7 +1550,7 @@ def _parse(
         if "tokens" not in mapping:
             frame = frame.with_columns(
                 pl.when(total <= _INT64_MAX).then(total).cast(pl.Int64).alias("tokens"),
-                pl.when(total > _INT64_MAX).then(pl.lit("range")).alias(_WHY + "tokens"),
+                pl.when(total > _INT64_MAX).then(_reason("range")).alias(_WHY + "tokens"),
                 pl.when(total > _INT64_MAX).then(total.cast(pl.String)).alias(_BAD + "tokens"),
             )
             derived.append(
@@ -1471,6 +1572,25 @@ def _parse(
     else:
         frame = frame.with_columns((pl.col("tokens") == 0).alias(_ZERO))
     return frame, derived
+
+
+def _trimmed_keys(frame: pl.LazyFrame, names: list[str]) -> dict[str, pl.Expr]:
+    """Categorical key columns trimmed of surrounding white space: untouched (the common
+    case, decided on the distinct values) or, where some value has spaces, trimmed as text."""
+    if not names:
+        return {}
+    distinct = frame.select(
+        pl.col(name).unique().cast(pl.String).implode().alias(name) for name in names
+    ).collect()
+    expressions: dict[str, pl.Expr] = {}
+    for name in names:
+        values = distinct[name].explode()
+        if (values.str.strip_chars() != values).any():
+            text = pl.col(name).cast(pl.String).str.strip_chars()
+            expressions[name] = text.cast(pl.Categorical)
+        else:
+            expressions[name] = pl.col(name)
+    return expressions
 
 
 _Helper = Callable[[str], pl.Expr]
@@ -1526,43 +1646,46 @@ def _number_steps() -> list[Callable[[pl.Expr, _Helper], dict[str, pl.Expr]]]:
                 pl.when(h("zero")).then(pl.lit(0, int64)).otherwise(h("exact")),
             ),
             "why": pl.when(h("fast") < 0)
-            .then(pl.lit("negative"))
+            .then(_reason("negative"))
             .when(h("fast").is_not_null())
             .then(None)
             .when(h("simple") < 0)
-            .then(pl.lit("negative"))
+            .then(_reason("negative"))
             .when(h("slow").is_null())
             .then(None)
             .when(h("slow").str.to_lowercase().is_in(list(_INFINITY_WORDS)))
-            .then(pl.lit("infinite"))
+            .then(_reason("infinite"))
             .when(h("sign").is_null() | (h("digits") == ""))
-            .then(pl.lit("not_number"))
+            .then(_reason("not_number"))
             .when(h("zero"))
             .then(None)
             .when(h("sign") == "-")
-            .then(pl.lit("negative"))
+            .then(_reason("negative"))
             .when(h("exponent_text").is_not_null() & h("exponent").is_null())
             .then(
                 pl.when(h("exponent_text").str.starts_with("-"))
-                .then(pl.lit("fractional"))
-                .otherwise(pl.lit("range"))
+                .then(_reason("fractional"))
+                .otherwise(_reason("range"))
             )
             .when(h("scale") < 0)
-            .then(pl.lit("fractional"))
+            .then(_reason("fractional"))
             .when(h("exact").is_null())
-            .then(pl.lit("range")),
+            .then(_reason("range")),
         },
     ]
 
 
-def _parse_counts(frame: pl.LazyFrame, names: list[str], plain: set[str]) -> pl.LazyFrame:
+def _parse_counts(
+    frame: pl.LazyFrame, names: list[str], plain: set[str], typed: set[str]
+) -> pl.LazyFrame:
     """Token counts from their text, exactly.
 
     Each column `name` becomes Int64 (null = missing), with `_WHY + name` (why a cell is not a
     count, null when fine) and `_BAD + name` (the cell's text, where it is not). Plain integers
     take the fast path; only the rest go through the exact decimal parser, and columns in
-    `plain` are known to hold nothing else. Every step is its own `with_columns` over named
-    helper columns, so no expression repeats another inside itself.
+    `plain` are known to hold nothing else. Columns in `typed` are Int64 already, so only
+    their sign is checked. Every step is its own `with_columns` over named helper columns, so
+    no expression repeats another inside itself.
     """
     if not names:
         return frame
@@ -1571,9 +1694,12 @@ def _parse_counts(frame: pl.LazyFrame, names: list[str], plain: set[str]) -> pl.
         return lambda part: pl.col(f"__ledger_{name}_{part}")
 
     frame = frame.with_columns(
-        pl.col(name).str.to_integer(strict=False).alias(f"__ledger_{name}_fast") for name in names
+        (pl.col(name) if name in typed else pl.col(name).str.to_integer(strict=False)).alias(
+            f"__ledger_{name}_fast"
+        )
+        for name in names
     )
-    exact = [name for name in names if name not in plain]
+    exact = [name for name in names if name not in plain and name not in typed]
     if exact:
         for build in _number_steps():
             frame = frame.with_columns(
@@ -1585,14 +1711,14 @@ def _parse_counts(frame: pl.LazyFrame, names: list[str], plain: set[str]) -> pl.
     for name in names:
         h = helper(name)
         why: pl.Expr
-        if name in plain:
-            value, why = h("fast"), pl.when(h("fast") < 0).then(pl.lit("negative"))
+        if name in plain or name in typed:
+            value, why = h("fast"), pl.when(h("fast") < 0).then(_reason("negative"))
         else:
             value, why = h("value"), h("why")
         final += [
             value.alias(name),
             why.alias(_WHY + name),
-            pl.when(why.is_not_null()).then(pl.col(name)).alias(_BAD + name),
+            pl.when(why.is_not_null()).then(pl.col(name).cast(pl.String)).alias(_BAD + name),
         ]
     temporary = [f"__ledger_{name}_" for name in names]
     return frame.with_columns(final).select(
@@ -1673,6 +1799,11 @@ def _finish(
     has_passed = "passed" in names
     has_status = "status" in names
     by_frame = {frame.index: frame for frame in frames}
+    types = staged.collect_schema()
+
+    def by_row(column: str) -> bool:
+        # replace_strict on Categorical goes through a text copy of every row (160 MB at 10M).
+        return in_memory and types[column] != pl.Categorical
 
     # A short row first: its cells sit under the wrong names, so every other check would
     # misreport it.
@@ -1694,13 +1825,13 @@ def _finish(
         table = {raw: _read_passed(raw) for raw in distinct["passed"] if raw is not None}
         _reject_unknown(staged, by_frame, "passed", table, engine)
         known = {raw: value for raw, value in table.items() if value != "unknown"}
-        passed = _replaced(pl.col("passed"), known, None, pl.Boolean, in_memory=in_memory)
+        passed = _replaced(pl.col("passed"), known, None, pl.Boolean, by_row=by_row("passed"))
         words.append(passed.alias("passed"))
     if has_status:
         table = {raw: _read_status(raw) for raw in distinct["status"] if raw is not None}
         _reject_unknown(staged, by_frame, "status", table, engine)
         status = _replaced(
-            pl.col("status"), table, "ungraded", schema.OUTCOME_DTYPE, in_memory=in_memory
+            pl.col("status"), table, "ungraded", schema.OUTCOME_DTYPE, by_row=by_row("status")
         )
         words.append(status.fill_null("ungraded").alias(_STATUS_WORD))
     outcome, contradicting = _outcome(
@@ -1710,7 +1841,7 @@ def _finish(
         outcome.cast(schema.OUTCOME_DTYPE).alias("outcome"),
         contradicting.alias(_CONTRADICTING),
     )
-    if in_memory:
+    if in_memory and not all(frame.typed for frame in frames):
         staged = staged.collect().lazy()
 
     # Everything else in one pass: the first bad cell of each kind, and every warning.
@@ -1722,9 +1853,10 @@ def _finish(
     else:
         aggregates += [(pl.col(_FRAME) == f.index).any().alias(f"has_{f.index}") for f in frames]
     # name -> (a row's fields, which rows, how many): the first rows where something holds.
-    wanted_rows: dict[str, tuple[pl.Expr, pl.Expr, int]] = {}
+    # (Fields, not a struct: a struct over every row would be built before its filter.)
+    wanted_rows: dict[str, tuple[list[pl.Expr], pl.Expr, int]] = {}
     for column in checks:
-        fields = pl.struct(
+        fields = [
             pl.col(_FRAME),
             pl.col(schema.SOURCE_COLUMN),
             pl.col(schema.LINE_COLUMN),
@@ -1732,7 +1864,7 @@ def _finish(
             (pl.col(_BAD + column) if _BAD + column in names else pl.lit(None, pl.String)).alias(
                 "bad"
             ),
-        )
+        ]
         wanted_rows[f"first_{column}"] = (fields, pl.col(_WHY + column).is_not_null(), 1)
     flags = {
         "contradicting_status": pl.col(_CONTRADICTING).fill_null(False),
@@ -1742,7 +1874,7 @@ def _finish(
         "ungraded": pl.col("outcome") == "ungraded",
         "lossy_decode": pl.col(_LOSSY).fill_null(False) if _LOSSY in names else None,
     }
-    example = pl.struct(pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN))
+    example = [pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN)]
     for kind, flag in flags.items():
         if flag is None:
             continue
@@ -1757,17 +1889,15 @@ def _finish(
         aggregates.append(last.alias(f"last_line_{frame_index}"))
     if _LOSSY in names:
         wanted_rows["first_lossy_workflow"] = (
-            pl.struct(pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN)),
+            [pl.col(_FRAME), pl.col(schema.SOURCE_COLUMN), pl.col(schema.LINE_COLUMN)],
             pl.col(_LOSSY).fill_null(False)
             & pl.col("workflow").str.contains(_REPLACEMENT, literal=True),
             1,
         )
     if in_memory:
         for name, (fields, condition, count) in wanted_rows.items():
-            matching = fields.filter(condition)
-            aggregates.append(
-                (matching.first() if count == 1 else matching.head(count).implode()).alias(name)
-            )
+            matching = pl.struct([field.filter(condition).head(count) for field in fields])
+            aggregates.append((matching.first() if count == 1 else matching.implode()).alias(name))
     else:
         # A filtered reduction makes polars split the stream in two (a multiplexer, which
         # buffers), so streamed, each is a plain count here and its rows come from a
@@ -1781,7 +1911,7 @@ def _finish(
         present = [name for name in wanted_rows if summary[f"any_{name}"]]
         queries = [
             staged.filter(wanted_rows[name][1])
-            .select(wanted_rows[name][0].alias("row"))
+            .select(pl.struct(wanted_rows[name][0]).alias("row"))
             .head(wanted_rows[name][2])
             for name in present
         ]
@@ -1865,15 +1995,16 @@ def _replaced(
     default: Any,
     dtype: pl.DataType | type[pl.DataType],
     *,
-    in_memory: bool,
+    by_row: bool,
 ) -> pl.Expr:
     """Each raw word's value from `table` (`default` for anything else, nulls included).
 
-    `replace_strict` in memory (one hash lookup per row). Streamed, polars runs
-    `replace_strict` beside the stream and zips it back (buffering rows), so there it is the
-    same lookup written row by row: one `is_in` per distinct value, a handful at most.
+    `by_row`: `replace_strict` (one hash lookup per row), for text in memory. Streamed, polars
+    runs `replace_strict` beside the stream and zips it back (buffering rows), and on
+    Categorical it looks up a text copy of every row, so there it is the same lookup written
+    per value: one `is_in` per distinct value, a handful at most.
     """
-    if in_memory:
+    if by_row:
         return column.replace_strict(dict(table), default=default, return_dtype=dtype)
     by_value: dict[object, list[str]] = {}
     for raw, value in table.items():

@@ -375,8 +375,9 @@ class Watcher:
                 raise _AppendError(message) from None
         if not _same_mapping(loaded.report.mapping, report.mapping):
             raise _NeedsReload
+        source_type = loaded.attempts.schema[schema.SOURCE_COLUMN]
         attempts = loaded.attempts.with_columns(
-            pl.lit(watched.display, pl.String).alias(schema.SOURCE_COLUMN),
+            pl.lit(watched.display, pl.String).cast(source_type).alias(schema.SOURCE_COLUMN),
             (pl.col(schema.LINE_COLUMN) + offset).alias(schema.LINE_COLUMN),
         )
         moved = replace(
@@ -642,7 +643,11 @@ def _merge(
         column = appended.get_column(name)
         if found == dtype:
             columns.append(pl.col(name))
-        elif column.null_count() == column.len() or (dtype == pl.Float64 and found.is_integer()):
+        elif (
+            column.null_count() == column.len()
+            or (dtype == pl.Float64 and found.is_integer())
+            or _both_text(found, dtype)
+        ):
             columns.append(pl.col(name).cast(dtype))
         else:
             return None  # the column's type would change: the loader decides it on all rows
@@ -657,6 +662,12 @@ def _merge(
     if merged.n_chunks() > 64:
         merged = merged.rechunk()
     return Ledger(attempts=merged, report=_merge_reports(ledger.report, report))
+
+
+def _both_text(one: pl.DataType, other: pl.DataType) -> bool:
+    """Text and Categorical: the same values, kept one way or the other (the loader reads a
+    CSV's keys as Categorical unless some cell sends it back to reading text)."""
+    return {type(one), type(other)} <= {pl.String, pl.Categorical}
 
 
 def _merge_reports(loaded: LoadReport, appended: LoadReport) -> LoadReport:
