@@ -40,6 +40,7 @@ NOTE_WIDE = "small sample: the interval is wider than the value"
 NOTE_UNBOUNDED = "small sample: upper bound unbounded (some resamples had no accepted attempt)"
 
 _U64 = pl.UInt64
+_DRAWS_AT_ONCE = 250_000
 
 
 @dataclass(frozen=True)
@@ -141,10 +142,10 @@ def _splitmix64_steps(frame: pl.LazyFrame, column: str) -> pl.LazyFrame:
     )
 
 
-def _draws(sizes: pl.DataFrame, resamples: int, seed: int) -> pl.Series:
-    """Row numbers of every draw, group by group and resample by resample (see
-    `bootstrap_intervals`): `offset + splitmix64(seed + (k + 1) * gamma) mod n` for draw k of
-    a group of `n` rows starting at row `offset`."""
+def _draws(sizes: pl.DataFrame, first: int, stop: int, seed: int) -> pl.Series:
+    """Row numbers of the draws of resamples `first` to `stop - 1`, group by group and
+    resample by resample (see `bootstrap_intervals`): `offset + splitmix64(seed + (k + 1) *
+    gamma) mod n` for draw k (from `first * n`) of a group of `n` rows starting at `offset`."""
     # splitmix64's own sequence: state = seed + (counter + 1) * golden gamma, then the finaliser;
     # written k * gamma + (seed + gamma) (the same modulo 2**64, one pass fewer), all in UInt64.
     gamma = 0x9E3779B97F4A7C15
@@ -153,7 +154,7 @@ def _draws(sizes: pl.DataFrame, resamples: int, seed: int) -> pl.Series:
         .select(
             pl.col("n").cast(_U64),
             pl.col("offset").cast(_U64),
-            pl.int_ranges(0, pl.col("n") * resamples, dtype=_U64).alias("k"),
+            pl.int_ranges(pl.col("n") * first, pl.col("n") * stop, dtype=_U64).alias("k"),
         )
         .explode("k")
         .with_columns((pl.col("k") * _u64(gamma) + _u64(seed + gamma)).alias("k"))
@@ -196,26 +197,37 @@ def bootstrap_intervals(
         .agg(pl.len().cast(pl.Int64).alias("n"))
         .with_columns(pl.col("n").cum_sum().shift(1, fill_value=0).alias("offset"))
     )
-    rows = _draws(sizes, resamples, seed)
-    # Draws come in blocks of n (group by group, resample by resample), so each resample's
-    # sums are differences of a running sum at block ends: no group_by over the draws.
-    running = ordered.select(pl.col(*values, accepted).gather(rows).cum_sum())
-    blocks = (
-        sizes.select(group, "n", pl.int_ranges(0, resamples).alias("b"))
-        .explode("b")
-        .select(group, (pl.col("n").cum_sum() - 1).alias("end"))
-    )
-    sums = running[blocks["end"]].select(pl.all().diff().fill_null(pl.all()))
-    ratios = pl.concat([blocks.select(group), sums], how="horizontal").select(
-        group,
-        *[
-            pl.when(pl.col(accepted) > 0)
-            .then(pl.col(v) / pl.col(accepted))
-            .otherwise(float("inf"))
-            .alias(v)
-            for v in values
-        ],
-    )
+    # The resamples in batches of about _DRAWS_AT_ONCE draws: the same draws and figures,
+    # in a few MB rather than 170 MB for the 2M draws the cap allows (per draw, a row number
+    # through four hashing steps, then one gathered value per column).
+    step = max(1, _DRAWS_AT_ONCE // ordered.height)
+    batches = []
+    for first in range(0, resamples, step):
+        stop = min(first + step, resamples)
+        rows = _draws(sizes, first, stop, seed)
+        # Draws come in blocks of n (group by group, resample by resample), so each
+        # resample's sums are differences of a running sum at block ends: no group_by over
+        # the draws.
+        running = ordered.select(pl.col(*values, accepted).gather(rows).cum_sum())
+        blocks = (
+            sizes.select(group, "n", pl.int_ranges(first, stop).alias("b"))
+            .explode("b")
+            .select(group, (pl.col("n").cum_sum() - 1).alias("end"))
+        )
+        sums = running[blocks["end"]].select(pl.all().diff().fill_null(pl.all()))
+        batches.append(
+            pl.concat([blocks.select(group), sums], how="horizontal").select(
+                group,
+                *[
+                    pl.when(pl.col(accepted) > 0)
+                    .then(pl.col(v) / pl.col(accepted))
+                    .otherwise(float("inf"))
+                    .alias(v)
+                    for v in values
+                ],
+            )
+        )
+    ratios = pl.concat(batches)
     return ratios.group_by(group, maintain_order=True).agg(
         *[
             expr
