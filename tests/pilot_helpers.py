@@ -33,3 +33,18 @@ async def press(pilot: Pilot[Any], *keys: str) -> None:
 def screen_text(app: Any) -> str:
     """Every character on the active screen."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+async def steady_screen_text(pilot: Pilot[Any], *, tries: int = 40) -> str:
+    """The screen's text once two looks 50 ms apart agree: a DataTable sizes its columns a
+    refresh after it is filled, so one look can catch the columns before that."""
+    app = pilot.app
+    last = screen_text(app)
+    for _ in range(tries):
+        await pilot.pause(0.05)
+        await app.workers.wait_for_complete()
+        now = screen_text(app)
+        if now == last:
+            return now
+        last = now
+    return last

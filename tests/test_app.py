@@ -282,7 +282,7 @@ DEMO = REPO / "sample_data" / "demo.csv"
 
 
 async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
-    from tests.pilot_helpers import press
+    from tests.pilot_helpers import press, steady_screen_text
 
     app = LedgerApp([str(DEMO)])
     screens = []
@@ -290,11 +290,8 @@ async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
         await settle(pilot)
         for keys in steps:
             await press(pilot, *keys)
-            # The summary's DataTable sizes its columns a refresh after it is filled; the
-            # compact run refills it once more (the frame's adoption), so let that land.
-            await pilot.pause(0.05)
-            await pilot.pause()
-            screens.append(screen_text(app))
+            # The compact run refills the summary once more (the frame's adoption).
+            screens.append(await steady_screen_text(pilot))
     return screens
 
 
@@ -331,3 +328,4 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
     assert len(set(plain)) == len(steps)  # every step changed the screen
     for step, (want, got) in enumerate(zip(plain, compact, strict=True)):
         assert got == want, f"step {step}: {steps[step]}"
+
