@@ -6,6 +6,7 @@ screen: the summary's cells, the callout, the badge, the table's border, the scr
 
 from __future__ import annotations
 
+import gc
 from pathlib import Path
 
 import polars as pl
@@ -14,7 +15,7 @@ from textual.binding import Binding
 
 from tests.pilot_helpers import screen_text, settle
 from tui_ledger.tui import commands
-from tui_ledger.tui.app import LedgerApp, ViewBadge, run_app
+from tui_ledger.tui.app import LedgerApp, Snapshot, ViewBadge, run_app
 from tui_ledger.tui.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
@@ -329,3 +330,23 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
     for step, (want, got) in enumerate(zip(plain, compact, strict=True)):
         assert got == want, f"step {step}: {steps[step]}"
 
+
+async def test_finished_workers_let_their_snapshots_go() -> None:
+    """Textual keeps a finished worker in a reference cycle until the cyclic collector runs,
+    and the worker keeps its arguments; the app clears them, so old snapshots (and their
+    filtered frames) go as soon as nothing else holds them. The collector is off here, as it
+    is between its runs."""
+    from tests.pilot_helpers import press
+
+    gc.collect()
+    gc.disable()
+    try:
+        app = LedgerApp([str(DEMO)])
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            for text in ("lean", "steady", "fix", "-failed", "tokens>100"):
+                await press(pilot, "slash", "ctrl+u", *text, "enter")
+            alive = [o for o in gc.get_objects() if isinstance(o, Snapshot)]
+            assert len(alive) <= 2, f"{len(alive)} snapshots alive"
+    finally:
+        gc.enable()
