@@ -247,6 +247,36 @@ def test_workflow_and_task_are_trimmed_other_text_is_kept_as_written(tmp_path: P
     assert column(ledger, "notes") == ["  spaced  "]
 
 
+def test_a_plain_csv_is_typed_as_it_is_parsed_and_one_odd_count_reads_it_as_text(
+    tmp_path: Path,
+) -> None:
+    """Plain integer counts come straight from the CSV parser, the keys as Categorical; a
+    count the parser cannot read (a missing word, a decimal) sends the file to the text path,
+    which gives the same attempts."""
+    rows = "lean,t1,1000,true,m\n steady ,t2,1600,no,m\nlean,t1,,false,m\n"
+    typed = load_text(tmp_path, "workflow,task,tokens,passed,model\n" + rows)
+    odd = load_text(
+        tmp_path,
+        "workflow,task,tokens,passed,model\n" + rows + "steady,t3,NA,yes,m\n",
+        name="odd.csv",
+    )
+
+    types = typed.attempts.schema
+    assert [types[name] for name in ("workflow", "task", "model", "source")] == [pl.Categorical] * 4
+    assert types["tokens"] == pl.Int64
+    assert odd.attempts.schema["workflow"] == pl.String
+    assert column(typed, "workflow") == ["lean", "steady", "lean"]
+    assert_same_attempts(typed.attempts.drop("source"), odd.attempts.head(3).drop("source"))
+    assert column(odd, "tokens") == [1000, 1600, None, None]
+
+
+def test_a_typed_count_is_checked_like_any_other(tmp_path: Path) -> None:
+    with pytest.raises(LoadError) as caught:
+        load_text(tmp_path, "workflow,tokens,passed\nlean,1000,true\nlean,-5,false\n")
+    assert "line 3" in str(caught.value) and "tokens" in str(caught.value)
+    assert "-5" in str(caught.value)
+
+
 # --- --col ----------------------------------------------------------------------------------
 
 
