@@ -1519,7 +1519,11 @@ def _parse(
     exprs: list[pl.Expr] = []
     types = frame.collect_schema()
     keys = [name for name in _TEXT_KEYS if name in mapping]
-    trimmed = _trimmed_keys(frame, [name for name in keys if types[name] == pl.Categorical])
+    trimmed = _trimmed_keys(
+        frame,
+        [name for name in keys if types[name] == pl.Categorical],
+        engine="auto" if in_memory else "streaming",
+    )
     for name in keys:
         trimmed.setdefault(name, pl.col(name).str.strip_chars())
         exprs.append(trimmed[name].alias(name))
@@ -1574,17 +1578,14 @@ def _parse(
     return frame, derived
 
 
-def _trimmed_keys(frame: pl.LazyFrame, names: list[str]) -> dict[str, pl.Expr]:
+def _trimmed_keys(frame: pl.LazyFrame, names: list[str], *, engine: _Engine) -> dict[str, pl.Expr]:
     """Categorical key columns trimmed of surrounding white space: untouched (the common
     case, decided on the distinct values) or, where some value has spaces, trimmed as text."""
-    if not names:
-        return {}
-    distinct = frame.select(
-        pl.col(name).unique().cast(pl.String).implode().alias(name) for name in names
-    ).collect()
     expressions: dict[str, pl.Expr] = {}
     for name in names:
-        values = distinct[name].explode()
+        # One query per column: a streamed `unique` of one column at a time.
+        distinct = frame.select(pl.col(name).unique().cast(pl.String)).collect(engine=engine)
+        values = distinct.to_series()
         if (values.str.strip_chars() != values).any():
             text = pl.col(name).cast(pl.String).str.strip_chars()
             expressions[name] = text.cast(pl.Categorical)
