@@ -187,3 +187,35 @@ def test_check_with_nothing_to_report(capsys: pytest.CaptureFixture[str], tmp_pa
     code, out, _ = run(capsys, "check", str(ledger))
     assert code == 0
     assert "No fair-comparison issue found." in out
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet", ".jsonl"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "workflow,tokens,passed\nlean,100,true\nlean,200,\nsteady,300,false\n",
+        "workflow,tokens,status\nlean,100,passed\nlean,,agent_timeout\nsteady,300,\n",
+        "workflow,tokens,passed,status\nlean,100,true,ok\nlean,200,false,crash\nsteady,3,,\n",
+    ],
+    ids=["passed", "status", "both"],
+)
+def test_convert_output_loads_back_to_the_same_figures(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, suffix: str, text: str
+) -> None:
+    """What `convert` writes, ungraded attempts and a status column included, is a ledger
+    that loads (and summarises) exactly as the input did: every figure, and the same warnings
+    and checks by kind and count (their lines are the new file's)."""
+    original = tmp_path / "runs.csv"
+    original.write_text(text, encoding="utf-8")
+    converted = tmp_path / f"converted{suffix}"
+    assert run(capsys, "convert", str(original), "-o", str(converted))[0] == 0
+
+    summaries = []
+    for path in (original, converted):
+        code, out, err = run(capsys, "summary", str(path), "--format", "json")
+        assert code == 0, err
+        summary = json.loads(out)
+        for said in ("warnings", "checks"):
+            summary[said] = [(item["kind"], item["count"]) for item in summary[said]]
+        summaries.append(summary)
+    assert summaries[0] == summaries[1]

@@ -197,7 +197,9 @@ def _check_parser() -> argparse.ArgumentParser:
 def _convert_parser() -> argparse.ArgumentParser:
     parser = _parser(
         "ledger-tui convert",
-        "Write any input in the canonical schema (csv, parquet, jsonl), atomically.",
+        "Write any input in the canonical schema (csv, parquet, jsonl), atomically. The "
+        "derived outcome is written too, unless the input has a status column: a column named "
+        "outcome reads as a status, so the file would not load back; loading derives it again.",
     )
     parser.add_argument("files", nargs="+", metavar="IN")
     parser.add_argument("-o", "--output", required=True, metavar="OUT")
@@ -509,8 +511,13 @@ def run_convert(argv: Sequence[str]) -> int:
     args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
     ledger = _load(args)
+    attempts = ledger.attempts
+    if "status" in attempts.columns:
+        # `outcome` is an alias of status (SPEC section 1): beside the raw status it would
+        # make the file ambiguous to every reader, ledger-tui included. Loading derives it.
+        attempts = attempts.drop("outcome")
     target = write_attempts(
-        ledger.attempts,
+        attempts,
         args.output,
         fmt,
         overwrite=args.force,

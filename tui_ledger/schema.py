@@ -113,7 +113,8 @@ STATUS_WORDS: dict[str, str] = {
         ),
         "error",
     ),
-    **dict.fromkeys(("", "unset"), "ungraded"),
+    # "ungraded" too: the outcome's own name, so a ledger ledger-tui wrote reads back.
+    **dict.fromkeys(("", "unset", "ungraded"), "ungraded"),
 }
 
 _SEPARATORS = re.compile(r"[\s.\-]+")
