@@ -53,8 +53,9 @@ Decisions the spec leaves open (all of them written down in docs, too):
   kept exactly as read.
 - Types. A CSV/TSV is read with its counts as Int64 and its keys and outcome words
   (workflow, task, model, run, passed, status) as Categorical, by the CSV parser itself; a
-  count cell that is not a plain integer sends the file back to being read as text, where the
-  exact parser validates it. The file's name in `source` is Categorical too. `scan` keeps text.
+  count cell that is not a plain integer sends the counts back to being read as text, where
+  the exact parser validates them. The file's name in `source` is Categorical too. `scan`
+  keeps text.
 - CSV/TSV columns that are not validated get the types polars' CSV reader would infer
   (integer, float, boolean, else text), decided on every row, never a sample.
 - A file column that is not mapped but whose name the attempts frame uses (say a `tokens`
@@ -1022,11 +1023,12 @@ def _read_csv_typed(
     item: _Input, options: dict[str, object], explicit: Mapping[str, str]
 ) -> pl.DataFrame | None:
     """The whole file read with its accounting columns typed by the parser itself, or None
-    when any cell of them does not parse (the caller then reads every column as text, and
-    validation names the cell).
+    when even its keys cannot be read so (the caller then reads every column as text, and
+    says what is wrong).
 
     Token counts are read as Int64 (only plain integers parse; anything else, a missing word
-    or a decimal, falls back), and the repetitive text keys and outcome words as Categorical.
+    or a decimal, makes a second read with the counts as text), and the repetitive text keys
+    and outcome words as Categorical.
     Reading them as text first would hold every cell as a string (about 5x the typed frame),
     then a parsed copy beside it: at 10M rows that is the difference between 0.6 and 2.5 GB.
     """
@@ -1041,18 +1043,26 @@ def _read_csv_typed(
     except (LoadError, pl.exceptions.PolarsError, OSError, ValueError):
         return None  # the text read says what is wrong
     original = dict(zip(renamed, own, strict=True))
-    overrides: dict[str, pl.DataType] = {}
-    for canonical, name in mapping.items():
-        if canonical in schema.INTEGER_COLUMNS:
-            overrides[original[name]] = pl.Int64()
-        elif canonical in _TYPED_TEXT:
-            overrides[original[name]] = pl.Categorical()
-    if not overrides:
-        return None
-    try:
-        return pl.read_csv(item.path, schema_overrides=overrides, **options)  # type: ignore[arg-type]
-    except (pl.exceptions.PolarsError, OSError, ValueError):
-        return None
+    counts = {
+        original[name]: pl.Int64()
+        for canonical, name in mapping.items()
+        if canonical in schema.INTEGER_COLUMNS
+    }
+    keys = {
+        original[name]: pl.Categorical()
+        for canonical, name in mapping.items()
+        if canonical in _TYPED_TEXT
+    }
+    # Then, if some count is not a plain integer (a missing word, a decimal), the keys alone:
+    # the counts stay text for the exact parser, and the keys still take 4 bytes a row.
+    for overrides in ({**counts, **keys}, keys):
+        if not overrides:
+            continue
+        try:
+            return pl.read_csv(item.path, schema_overrides=overrides, **options)  # type: ignore[arg-type]
+        except (pl.exceptions.PolarsError, OSError, ValueError):
+            continue
+    return None
 
 
 def _header_names(names: list[str]) -> tuple[list[str], dict[str, str]]:
