@@ -1043,7 +1043,8 @@ class LedgerApp(App[int]):
     ) -> None:
         """Adopt the compact frame: the same attempts, so the figures on screen stay; the rows
         shown are taken from it again (a recompute that reuses the comparison), so the text
-        frame is let go."""
+        frame is let go. A frame the loader already read with Categorical keys (any CSV) comes
+        back as it was: only its distinct values are new, and the rows on screen stay."""
         ledger = self._ledger
         if ledger is None or ledger.attempts is not attempts:
             return  # a reload came meanwhile
@@ -1054,6 +1055,8 @@ class LedgerApp(App[int]):
         if self._filter_error is None:
             self._parse_filter(self._filter_text)
         snapshot = self._snapshot
+        if compact is attempts:
+            return  # the rows on screen are already the compact frame's
         if self._recompute_running or snapshot is None or self._figures_stale:
             return  # the recompute running or waiting reads the compact frame when it starts
         self._generation += 1
