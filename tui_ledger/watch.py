@@ -666,7 +666,8 @@ def _merge(
 
 def _both_text(one: pl.DataType, other: pl.DataType) -> bool:
     """Text and Categorical: the same values, kept one way or the other (the loader reads a
-    CSV's keys as Categorical unless some cell sends it back to reading text)."""
+    CSV's keys as Categorical, other formats' as they come, and a CSV that fails the typed
+    read, say with a ragged row, all as text)."""
     return {type(one), type(other)} <= {pl.String, pl.Categorical}
 
 

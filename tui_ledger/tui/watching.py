@@ -9,8 +9,7 @@ if self.watch_files:
 ```
 
 `prepare(ledger)` runs in the watch thread on every new ledger (the app prices the attempts
-there, as its load worker does), `on_change(update)` runs on the app's
-thread with the result,
+there, as its load worker does), `on_change(update)` runs on the app's thread with the result,
 and `on_error(message)` with one line for people when a change could not be read (the app keeps
 what it shows). The worker starts once the app's own first load has ended, loads the files once
 more for itself (the watcher follows from the attempts as read, before any pricing), hands that
