@@ -1,27 +1,57 @@
-"""What the Pilot tests of the app share: settling, pressing keys, reading the screen."""
+"""What the Pilot tests of the app share: settling, pressing keys, reading the screen.
+
+The app says when its screen is final (`LedgerApp.unsettled` is empty: the latest request is
+loaded, recomputed, painted, with its intervals and checks). Tests wait for that, with a
+generous deadline that fails naming what never arrived; no test decides that a screen is
+settled by looking at it twice.
+"""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
 
+SETTLE_SECONDS = 60.0
+"""How long a test waits for the app before failing: generous, since a busy shared machine can
+be slow; a test that waits this long has found a bug, not a slow machine."""
 
-async def settle(pilot: Pilot[Any]) -> None:
-    """Wait for loading and any recompute to finish, then for the screen to catch up."""
+
+async def settle(pilot: Pilot[Any], *, seconds: float = SETTLE_SECONDS) -> None:
+    """Wait until the app's screen shows the figures of the latest request, whole."""
     app = pilot.app
-    for _ in range(200):
+    deadline = time.monotonic() + seconds
+    while True:
+        await app.workers.wait_for_complete()
         await pilot.pause()
-        await app.workers.wait_for_complete()
-        if getattr(app, "loaded", False) or app.return_code is not None:
-            break
-    for _ in range(200):  # the recomputes and the checks, which start once a frame is drawn
-        if not getattr(app, "busy", False) or app.return_code is not None:
-            break
-        await pilot.pause(0.01)
-        await app.workers.wait_for_complete()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+        if app.return_code is not None:
+            return
+        waiting = getattr(app, "unsettled", ())
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise AssertionError(
+                f"after {seconds:.0f} s the app still waits for: " + ", ".join(waiting)
+            )
+
+
+async def wait_until(
+    pilot: Pilot[Any],
+    condition: Callable[[], object],
+    what: str,
+    *,
+    seconds: float = SETTLE_SECONDS,
+) -> None:
+    """Let the app run until `condition()` holds (then until it settles); fail naming `what`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"after {seconds:.0f} s, still not: {what}")
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await settle(pilot, seconds=seconds)
 
 
 async def press(pilot: Pilot[Any], *keys: str) -> None:
@@ -33,18 +63,3 @@ async def press(pilot: Pilot[Any], *keys: str) -> None:
 def screen_text(app: Any) -> str:
     """Every character on the active screen."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
-
-
-async def steady_screen_text(pilot: Pilot[Any], *, tries: int = 40) -> str:
-    """The screen's text once two looks 50 ms apart agree: a DataTable sizes its columns a
-    refresh after it is filled, so one look can catch the columns before that."""
-    app = pilot.app
-    last = screen_text(app)
-    for _ in range(tries):
-        await pilot.pause(0.05)
-        await app.workers.wait_for_complete()
-        now = screen_text(app)
-        if now == last:
-            return now
-        last = now
-    return last

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 from textual.binding import Binding
 
-from tests.pilot_helpers import screen_text, settle
+from tests.pilot_helpers import screen_text, settle, wait_until
 from tui_ledger.tui import commands
 from tui_ledger.tui.app import LedgerApp, Snapshot, ViewBadge, run_app
 from tui_ledger.tui.summary_pane import SummaryPane
@@ -26,9 +26,9 @@ SIZE = (160, 45)
 def summary_cells(app: LedgerApp) -> dict[str, list[str]]:
     """The summary table as {group label: [cell text, ...]}, header included under ""."""
     table = app.query_one(SummaryPane).groups_table
-    rows: dict[str, list[str]] = {"": [str(column.key.value) for column in table.columns.values()]}
+    rows: dict[str, list[str]] = {"": table.column_keys}
     for index in range(table.row_count):
-        cells = [cell.plain for cell in table.get_row_at(index)]
+        cells = [cell.plain for cell in table.row_cells(index)]
         rows[cells[0]] = cells
     return rows
 
@@ -263,8 +263,9 @@ async def test_a_failed_reload_keeps_what_was_loaded(tmp_path: Path) -> None:
         assert app.is_running and app.return_code is None
         assert app.table.row_count == 6
         assert per_accepted(app, "lean") == "3,000"
-        await pilot.pause(0.2)
-        assert "reload failed" in screen_text(app)
+        await wait_until(
+            pilot, lambda: "reload failed" in screen_text(app), "a reload-failed toast"
+        )
 
 
 async def test_the_palette_shows_hostile_values_literally(tmp_path: Path) -> None:
@@ -273,8 +274,11 @@ async def test_the_palette_shows_hostile_values_literally(tmp_path: Path) -> Non
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await pilot.press("ctrl+p", *"filter")
-        await pilot.pause(0.3)
-        assert "Filter to workflow = [bold]x[/bold]" in screen_text(app)
+        await wait_until(
+            pilot,
+            lambda: "Filter to workflow = [bold]x[/bold]" in screen_text(app),
+            "the palette offering the literal value",
+        )
 
 
 # --------------------------------------------------------------------------- the compact frame
@@ -283,16 +287,15 @@ DEMO = REPO / "sample_data" / "demo.csv"
 
 
 async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
-    from tests.pilot_helpers import press, steady_screen_text
+    from tests.pilot_helpers import press
 
     app = LedgerApp([str(DEMO)])
     screens = []
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for keys in steps:
-            await press(pilot, *keys)
-            # The compact run refills the summary once more (the frame's adoption).
-            screens.append(await steady_screen_text(pilot))
+            await press(pilot, *keys)  # settled: the compact frame's adoption included
+            screens.append(screen_text(app))
     return screens
 
 

@@ -11,7 +11,7 @@ import pytest
 from textual.command import CommandPalette
 from textual.widgets import Footer, Input
 
-from tests.pilot_helpers import press, screen_text, settle
+from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
@@ -47,9 +47,9 @@ def summary_cells(app: LedgerApp) -> dict[str, list[str]]:
     """The summary table as {group label: [cell text, ...]}, the full headings under ""
     (a narrow pane shows shorter ones)."""
     table = app.query_one(SummaryPane).groups_table
-    rows = {"": [str(column.key.value) for column in table.columns.values()]}
+    rows = {"": table.column_keys}
     for index in range(table.row_count):
-        cells = [cell.plain for cell in table.get_row_at(index)]
+        cells = [cell.plain for cell in table.row_cells(index)]
         rows[cells[0]] = cells
     return rows
 
@@ -354,9 +354,12 @@ async def test_help_and_palette_offer_the_audit_commands_and_the_footer_stays_sh
             assert needle in text
         await press(pilot, "escape")
         await press(pilot, "ctrl+p", *"chart")
-        await pilot.pause(0.3)
         assert isinstance(app.screen, CommandPalette)
-        assert "Chart: pass rate vs spend per accepted result" in screen_text(app)
+        await wait_until(
+            pilot,
+            lambda: "Chart: pass rate vs spend per accepted result" in screen_text(app),
+            "the palette offering the chart",
+        )
 
 
 async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
@@ -365,7 +368,7 @@ async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
         async with app.run_test(size=size) as pilot:
             await settle(pilot)
             table = app.query_one(SummaryPane).groups_table
-            keys = [str(column.key.value) for column in table.columns.values()]
+            keys = table.column_keys
             # The headline, its trap factor and the totals stay; nothing scrolls sideways.
             assert {"per accepted", "trap", "acc", "total"} <= set(keys), size
             assert table.virtual_size.width <= table.scrollable_content_region.width, size

@@ -9,7 +9,7 @@ from textual import events
 from textual.command import CommandPalette
 from textual.widgets import Input, SelectionList
 
-from tests.pilot_helpers import press, screen_text, settle
+from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.tui.app import LedgerApp, ViewBadge
 from tui_ledger.tui.screens import (
     ConfirmScreen,
@@ -113,6 +113,20 @@ async def test_slash_typed_fast_puts_what_follows_in_the_box() -> None:
         # In the box, `/` is a character of the filter.
         await press(pilot, "slash")
         assert app.filter_input.value == "lean/"
+
+
+async def test_keys_typed_fast_after_enter_are_commands_not_filter_text() -> None:
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash")
+        # One burst: Textual queues every key on the box before Enter has moved focus.
+        for key, character in [*((c, c) for c in "steady"), ("enter", "\r"), ("t", "t")]:
+            app.post_message(events.Key(key, character))
+        await settle(pilot)
+        assert app.filter_input.value == "steady"
+        assert app.focused is app.table
+        assert app.view == "drop"  # the `t` after Enter toggled the view
 
 
 async def test_slash_then_escape_clears_the_filter() -> None:
@@ -416,15 +430,20 @@ async def test_ctrl_p_offers_what_makes_sense_now_and_runs_it() -> None:
         await press(pilot, "ctrl+p")
         assert isinstance(app.screen, CommandPalette)
         await press(pilot, *"drop")
-        await pilot.pause(0.3)
-        text = screen_text(app)
-        assert "Show DROP FAILURES (the trap)" in text
+        await wait_until(
+            pilot,
+            lambda: "Show DROP FAILURES (the trap)" in screen_text(app),
+            "the palette offering DROP FAILURES",
+        )
         await press(pilot, "enter")
         await settle(pilot)
         assert app.view == "drop"
         await press(pilot, "ctrl+p", *"filter")
-        await pilot.pause(0.3)
-        assert "Filter to workflow = lean" in screen_text(app)
+        await wait_until(
+            pilot,
+            lambda: "Filter to workflow = lean" in screen_text(app),
+            "the palette offering a filter to the cell",
+        )
         assert "Clear filter" not in screen_text(app)  # no filter to clear yet
 
 

@@ -29,6 +29,7 @@ import pytest
 from tests.corpus.guard import unchanged
 from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
+from tests.pilot_helpers import settle
 from tui_ledger import load as load_module
 from tui_ledger.cli import main
 from tui_ledger.ledger import compare
@@ -470,13 +471,7 @@ async def test_the_app_shows_per_accepted_result_exactly_past_2_53() -> None:
     with unchanged(path):
         app = LedgerApp([str(path)])
         async with app.run_test(size=(200, 50)) as pilot:
-            for _ in range(200):
-                await pilot.pause()
-                await app.workers.wait_for_complete()
-                if app.loaded:
-                    break
-            await app.workers.wait_for_complete()
-            await pilot.pause(0.3)
+            await settle(pilot)
             strips = app.screen._compositor.render_strips()
             text = "\n".join(strip.text for strip in strips)
     assert "9,007,199,254,740,993" in text

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
+from tests.pilot_helpers import settle
 from tui_ledger.tui.app import LedgerApp
 
 REPO = Path(__file__).resolve().parent.parent
@@ -28,50 +29,33 @@ def article_app() -> LedgerApp:
     return LedgerApp(["sample_data/runs.csv"])
 
 
-async def loaded(pilot: Pilot) -> None:
-    """Wait for the load and the first summary."""
-    app = pilot.app
-    for _ in range(200):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        if app.loaded:  # type: ignore[attr-defined]
-            break
-    for _ in range(200):  # the checks start once the first frame is drawn
-        if not app.busy:  # type: ignore[attr-defined]
-            break
-        await pilot.pause(0.01)
-        await app.workers.wait_for_complete()
-    await app.workers.wait_for_complete()  # the checks too: the warnings count must not race
-    await pilot.pause()
-
-
 def test_main_screen_keep_failures(snap_compare: object) -> None:
-    assert snap_compare(article_app(), terminal_size=SIZE, run_before=loaded)  # type: ignore[operator]
+    assert snap_compare(article_app(), terminal_size=SIZE, run_before=settle)  # type: ignore[operator]
 
 
 def test_main_screen_drop_failures(snap_compare: object) -> None:
     async def toggled(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("t")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(article_app(), terminal_size=SIZE, run_before=toggled)  # type: ignore[operator]
 
 
 def test_help_screen(snap_compare: object) -> None:
     async def helped(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("question_mark")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(article_app(), terminal_size=SIZE, run_before=helped)  # type: ignore[operator]
 
 
 def test_detail_panel(snap_compare: object) -> None:
     async def detailed(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("j", "enter")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(article_app(), terminal_size=SIZE, run_before=detailed)  # type: ignore[operator]
 
@@ -87,27 +71,26 @@ def demo_app() -> LedgerApp:
 
 def test_main_screen_with_prices_cost_headline(snap_compare: object) -> None:
     async def in_money(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("dollar_sign")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=in_money)  # type: ignore[operator]
 
 
 def test_per_task_view(snap_compare: object) -> None:
     async def per_task(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("p")
-        await pilot.app.workers.wait_for_complete()
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=per_task)  # type: ignore[operator]
 
 
 def test_pareto_chart(snap_compare: object) -> None:
     async def charted(pilot: Pilot) -> None:
-        await loaded(pilot)
+        await settle(pilot)
         await pilot.press("c")
-        await pilot.pause()
+        await settle(pilot)
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=charted)  # type: ignore[operator]

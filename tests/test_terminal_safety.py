@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from tests.corpus.guard import unchanged
-from tests.pilot_helpers import settle
+from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.cli import main
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 from tui_ledger.tui.app import LedgerApp
@@ -193,8 +193,7 @@ async def test_table_summary_and_header_show_hostile_text_literally(hostile: Pat
         assert "esc\\x1b[31mred" in text
         assert "<U+202E>" in text
         for key in ("t", "G", "t", "l", "l", "l"):
-            await pilot.press(key)
-            await pilot.pause()
+            await press(pilot, key)
             on_screen(app)
 
 
@@ -203,13 +202,11 @@ async def test_the_detail_panel_shows_hostile_text_literally(hostile: Path) -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for _ in range(4):
-            await pilot.press("enter")
-            await pilot.pause(0.1)
+            await press(pilot, "enter")
             text = on_screen(app)
             assert "\\x1b" in text  # this row's hostile cells, shown
-            await pilot.press("escape")
-            await pilot.pause(0.1)
-            await pilot.press("j")
+            await press(pilot, "escape")
+            await press(pilot, "j")
 
 
 async def test_warnings_and_group_by_dialogs_show_hostile_text_literally(
@@ -221,14 +218,11 @@ async def test_warnings_and_group_by_dialogs_show_hostile_text_literally(
         app = LedgerApp([str(hostile), str(lossy)])
         async with app.run_test(size=SIZE) as pilot:
             await settle(pilot)
-            await pilot.press("w")
-            await pilot.pause(0.2)
+            await press(pilot, "w")
             text = on_screen(app)
             assert "lossy \\x1b]8;;x\\x1b\\.csv" in text  # the file, named in a warning
-            await pilot.press("escape")
-            await pilot.pause(0.1)
-            await pilot.press("b")
-            await pilot.pause(0.2)
+            await press(pilot, "escape")
+            await press(pilot, "b")
             text = on_screen(app)
             assert "note \\x1b[1mcol" in text  # the hostile column, offered to group by
 
@@ -237,8 +231,7 @@ async def test_a_filter_error_listing_hostile_columns_is_literal(hostile: Path) 
     app = LedgerApp([str(hostile)])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("/", *"nosuch:x")
-        await pilot.pause(0.3)
+        await press(pilot, "/", *"nosuch:x")
         text = on_screen(app)
         assert "unknown column" in text
 
@@ -265,8 +258,9 @@ async def test_a_reload_error_quoting_hostile_text_is_inert(tmp_path: Path) -> N
         path.write_text("workflow,tokens,passed\nlean,1,\x1b]0;pwned\x07\u202e\n")
         with unchanged(path):
             await pilot.press("r")
-            await settle(pilot)
-            await pilot.pause(0.3)
+            await wait_until(
+                pilot, lambda: "reload failed" in screen_text(app), "a reload-failed toast"
+            )
             text = on_screen(app)
         assert "reload failed" in text
 
@@ -277,12 +271,11 @@ async def test_filter_to_a_hostile_cell_and_the_palette_are_literal(hostile: Pat
         await settle(pilot)
         text = on_screen(app)
         assert "runs \\x1b]0;pwned\\x07<U+202E>.csv" in text  # the header names the file
-        await pilot.press("j", "f")  # filter to the workflow under the cursor: esc...red
-        await pilot.pause(0.3)
+        await press(pilot, "j", "f")  # filter to the workflow under the cursor: esc...red
         text = on_screen(app)
         assert "1 of 10" in text
         await pilot.press("escape", "ctrl+p", *"filter")
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: "Filter to" in screen_text(app), "the palette's commands")
         on_screen(app)
 
 
@@ -291,11 +284,8 @@ async def test_export_and_help_dialogs_are_literal(hostile: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for key in ("e", "question_mark"):
-            await pilot.press(key)
-            await pilot.pause(0.3)
+            await press(pilot, key)
             on_screen(app)
-            await pilot.press("escape")
-            await pilot.pause(0.1)
-        await pilot.press("b")
-        await pilot.pause(0.2)
+            await press(pilot, "escape")
+        await press(pilot, "b")
         on_screen(app)

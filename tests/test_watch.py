@@ -14,6 +14,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -252,6 +253,30 @@ def test_options_load_does_not_take_are_ignored(live: Path) -> None:
 # --------------------------------------------------------------------------- the CLI
 
 
+class _Lines:
+    """The lines a child process has printed so far, read by a thread as they arrive."""
+
+    def __init__(self, stream: Any) -> None:
+        self.seen: list[str] = []
+        self._thread = threading.Thread(target=self._read, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _read(self, stream: Any) -> None:
+        for line in iter(stream.readline, ""):
+            self.seen.append(line)
+
+    def done(self) -> None:
+        self._thread.join(timeout=30)
+
+
+def _wait_for_line(lines: _Lines, needle: str, what: str, seconds: float = 60.0) -> None:
+    """Wait until a printed line holds `needle`; fail naming `what` never came."""
+    deadline = time.monotonic() + seconds
+    while not any(needle in line for line in lines.seen):
+        assert time.monotonic() < deadline, f"never printed: {what}\n{''.join(lines.seen)}"
+        time.sleep(0.02)
+
+
 def test_summary_watch_reprints_on_change_says_errors_and_stops_quietly_on_ctrl_c(
     live: Path,
 ) -> None:
@@ -262,18 +287,24 @@ def test_summary_watch_reprints_on_change_says_errors_and_stops_quietly_on_ctrl_
         text=True,
         start_new_session=True,
     )
+    out_lines = _Lines(process.stdout)
+    err_lines = _Lines(process.stderr)
     try:
-        time.sleep(3)  # the first summary (the interpreter and polars start first)
+        # Each step waits for what the command prints, never for a fixed time.
+        _wait_for_line(out_lines, "KEEP FAILURES", "the first summary")
         append(live, "steady,1600,true\n")
-        time.sleep(1.5)
+        _wait_for_line(out_lines, "6,400", "the summary after the append")
         append(live, "steady,many,true\n")
-        time.sleep(1.5)
+        _wait_for_line(err_lines, "is not a number", "the error for the bad row")
         process.send_signal(signal.SIGINT)
-        out, err = process.communicate(timeout=10)
+        process.wait(timeout=30)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+    out_lines.done()
+    err_lines.done()
+    out, err = "".join(out_lines.seen), "".join(err_lines.seen)
     assert process.returncode == 0, err
     assert out.count("KEEP FAILURES") == 2  # printed again after the append
     assert "4,800" in out and "6,400" in out  # steady's total before and after

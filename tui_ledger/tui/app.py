@@ -35,9 +35,8 @@ import polars as pl
 from rich.cells import cell_len
 from rich.highlighter import Highlighter
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
@@ -303,24 +302,44 @@ class ErrorSpan(Highlighter):
 
 
 class FilterInput(Input):
-    """The filter box: Esc clears it and returns to the table."""
+    """The filter box: Enter or ↓ returns to the table, Esc clears it and returns.
 
-    BINDINGS: ClassVar = [
-        Binding("escape", "clear_and_leave", "clear filter", show=False),
-        Binding("down", "leave", "to the table", show=False),
-    ]
+    Textual queues each key on the widget focused when the key arrives, and runs a widget's
+    key bindings only once the key has come back up to the app, so keys typed right after
+    Enter (`/lean⏎q`, typed fast or pasted) would still reach the box as text. So the keys
+    that leave are handled here, as they arrive, moving focus to `leave_to` at once; a key
+    queued behind them goes on to the table, as if it had been focused when typed.
+    """
+
+    leave_to: Widget | None = None
+    """Where focus goes when the user leaves the box."""
 
     class Left(Message):
         """The user left the filter box (Esc or ↓); the app puts focus back on the table."""
 
-    def action_clear_and_leave(self) -> None:
-        """Esc: clear the filter, back to the table."""
-        self.value = ""
-        self.post_message(self.Left())
+    async def _on_key(self, event: events.Key) -> None:
+        target = self.leave_to
+        if target is not None and self.screen.focused is target:
+            event.stop()
+            event.prevent_default()
+            target._forward_event(events.Key(event.key, event.character))
+            return
+        if event.key in ("enter", "escape", "down"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                await self.action_submit()
+            elif event.key == "escape":
+                self.value = ""  # Esc clears the filter
+            self._leave()
+            if event.key != "enter":
+                self.post_message(self.Left())
+            return
+        await super()._on_key(event)
 
-    def action_leave(self) -> None:
-        """↓: back to the table, keeping the filter."""
-        self.post_message(self.Left())
+    def _leave(self) -> None:
+        if self.leave_to is not None:
+            self.screen.set_focus(self.leave_to)
 
 
 # --------------------------------------------------------------------------- the app
@@ -396,6 +415,8 @@ class LedgerApp(App[int]):
         self._recompute_now = False  # the next recompute on this thread (`_load_now`)
         self._figures_stale = True
         self._intervals_for: Comparison | None = None  # its final intervals are being computed
+        # Draws asked for and painted (`unsettled`): equal once the screen shows the latest.
+        self._draws_asked = self._draws_done = 0
         self.error_message: str | None = None
         """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
         # The widgets, kept by reference: `App.query_one` searches only the active screen, and
@@ -412,6 +433,7 @@ class LedgerApp(App[int]):
         )
         self._filter_status = Static(id="filter-status")
         self._table = AttemptsTable(id="attempts")
+        self._filter_input.leave_to = self._table
         self._summary = SummaryPane(id="summary")
         self._body = Horizontal(self._table, self._summary, id="body")
 
@@ -596,6 +618,7 @@ class LedgerApp(App[int]):
         if self._snapshot is None:
             return
         self.summary.show_warnings(self.warning_count(), self.note_count(), self._keys_hint())
+        self._asked_to_draw()
 
     def _keys_hint(self) -> str:
         """The audit keys that can run now, for the line under the summary (the footer is full)."""
@@ -745,21 +768,48 @@ class LedgerApp(App[int]):
     # ------------------------------------------------------------------ recompute
 
     @property
+    def unsettled(self) -> tuple[str, ...]:
+        """What the screen still waits for, by name; empty once the figures of the latest
+        request are on screen whole: loaded, recomputed, drawn (the summary's columns
+        included), with their final intervals and their checks. Tests and the benchmark wait
+        for this to empty rather than for the screen to look still."""
+        waiting: list[str] = []
+        if self.return_code is not None:
+            return ()  # leaving: nothing more will be drawn
+        if self._loading_since is not None or (self._snapshot is None and self._ledger is None):
+            waiting.append("load")
+        if self._recompute_running or self._pending is not None:
+            waiting.append("recompute")
+        if self._ledger is not None and self._snapshot is None:
+            waiting.append("first figures")
+        if self._intervals_for is not None:
+            waiting.append("intervals")
+        if self._compacting is not None:
+            waiting.append("compaction")
+        snapshot = self._snapshot
+        if (
+            snapshot is not None
+            and self._checks is None
+            and self._checks_generation == snapshot.generation
+        ):
+            waiting.append("checks")
+        if self._draws_done < self._draws_asked:
+            waiting.append("a repaint")
+        return tuple(waiting)
+
+    @property
     def busy(self) -> bool:
-        """Work for the screen is under way: a load, a recompute (running or waiting), or the
-        checks of the figures on screen."""
-        return (
-            self._loading_since is not None
-            or self._recompute_running
-            or self._pending is not None
-            or self._intervals_for is not None
-            or self._compacting is not None
-            or (
-                self._snapshot is not None
-                and self._checks is None
-                and self._checks_generation == self._snapshot.generation
-            )
-        )
+        """Work for the screen is under way (`unsettled` names it)."""
+        return bool(self.unsettled)
+
+    def _asked_to_draw(self) -> None:
+        """The widgets were given new state: count the screen as unsettled until it has been
+        painted with it (a refresh later)."""
+        self._draws_asked += 1
+        self.call_after_refresh(self._painted, self._draws_asked)
+
+    def _painted(self, draw: int) -> None:
+        self._draws_done = max(self._draws_done, draw)
 
     def _recompute(self, *, sort_only: bool = False) -> None:
         """Filter, compare and sort again in a worker.
@@ -1125,6 +1175,7 @@ class LedgerApp(App[int]):
         self._show_title()
         self._show_filter_status()
         self._refresh_bindings_if_changed()
+        self._asked_to_draw()
 
     def _show_summary(self) -> None:
         """Draw the summary pane for the snapshot in the current view."""
@@ -1140,6 +1191,7 @@ class LedgerApp(App[int]):
             metric=self.metric,
             hint=self._keys_hint(),
         )
+        self._asked_to_draw()
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
@@ -1182,6 +1234,7 @@ class LedgerApp(App[int]):
         self._title.update(title)
         self._counts.update(counts)
         self._badge.show(self._view)
+        self._asked_to_draw()
 
     def _show_table_titles(self) -> None:
         snapshot = self._snapshot
@@ -1224,6 +1277,7 @@ class LedgerApp(App[int]):
                     (f"  (at {error.position + 1}; table unchanged)", "#8b949e"),
                 )
             )
+            self._asked_to_draw()
             return
         snapshot = self._snapshot
         if snapshot is None or self._ledger is None:
@@ -1252,6 +1306,7 @@ class LedgerApp(App[int]):
                 text,
             )
         status.update(text)
+        self._asked_to_draw()
 
     def _refresh_bindings_if_changed(self) -> None:
         """Ask the footer to redraw only when what can run has changed (it re-mounts its keys)."""
@@ -1568,12 +1623,12 @@ class LedgerApp(App[int]):
             moves = {
                 "down": groups.action_cursor_down,
                 "up": groups.action_cursor_up,
-                "left": groups.action_cursor_left,
-                "right": groups.action_cursor_right,
+                "left": lambda: None,  # every column the pane shows fits its width
+                "right": lambda: None,
                 "page_up": groups.action_page_up,
                 "page_down": groups.action_page_down,
-                "top": lambda: groups.move_cursor(row=0),
-                "bottom": lambda: groups.move_cursor(row=max(groups.row_count - 1, 0)),
+                "top": groups.action_scroll_home,
+                "bottom": groups.action_scroll_end,
             }
         else:
             table = self.table

@@ -20,7 +20,7 @@ from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
 from textual.widget import Widget
-from textual.widgets import DataTable, Static
+from textual.widgets import Static
 
 from tui_ledger.ledger import VIEW_TITLES, Comparison, View
 from tui_ledger.numbers import (
@@ -34,6 +34,7 @@ from tui_ledger.numbers import (
     format_tokens,
 )
 from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.tui.groups_table import GroupsTable
 
 NO_ACCEPTED = "no accepted attempt"
 UNPRICED = "unpriced"
@@ -246,7 +247,7 @@ LEAVE_FIRST: tuple[str, ...] = (
     "total",
     "trap",
 )
-CELL_PADDING = 2  # DataTable's cell_padding on both sides
+CELL_PADDING = 2  # the groups table's padding, one cell on each side
 
 
 def fit_columns(
@@ -281,14 +282,6 @@ def fit_columns(
         [[row[i] for i in keep] for row in rows],
         left_out,
     )
-
-
-class GroupsTable(DataTable[Text]):
-    """The per-group table of the current view; a selected row puts that group under focus."""
-
-    DEFAULT_CSS = """
-    GroupsTable { height: auto; max-height: 18; }
-    """
 
 
 class Bars(Widget):
@@ -412,9 +405,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
-        table = GroupsTable(id="groups", cursor_type="row", zebra_stripes=False)
-        table.can_focus = True
-        yield table
+        yield GroupsTable(id="groups")
         yield Static(id="missing-note")
         yield Static(id="focus")
         yield Static(id="callout")
@@ -503,7 +494,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         focus.update(self._focus_text(comparison, index))
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
-            table.move_cursor(row=index, animate=False)
+            table.move_cursor(index)
 
     # ------------------------------------------------------------------ drawing
 
@@ -623,10 +614,16 @@ class SummaryPane(VerticalScroll, can_focus=False):
             [heading for heading, _ in columns], rows, self._table_width()
         )
         justify = dict(columns)
-        table.clear(columns=True)
-        for heading, original in headings:
-            table.add_column(_cell(heading, style="bold", justify=justify[original]), key=original)
-        table.add_rows(rows)
+        target = self._index.get(focus_label, previous) if focus_label else previous
+        target = target if target < len(self._labels) else previous
+        table.fill(
+            [
+                (original, Text(heading, style="bold"), justify[original])  # type: ignore[misc]
+                for heading, original in headings
+            ],
+            rows,
+            max(target, 0),
+        )
         note_widget = self.query_one("#missing-note", Static)
         extra: list[str] = []
         if left_out:
@@ -647,10 +644,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
             )
         note_widget.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note_widget.display = bool(extra)
-        target = self._index.get(focus_label, previous) if focus_label else previous
-        target = target if target < len(self._labels) else previous
-        if rows:
-            table.move_cursor(row=min(max(target, 0), len(rows) - 1), animate=False)
 
     def _focus_lines(
         self, comparison: Comparison, keep: dict[str, Any], drop: dict[str, Any]
@@ -814,13 +807,13 @@ class SummaryPane(VerticalScroll, can_focus=False):
 
     # ------------------------------------------------------------------ events
 
-    def on_data_table_row_highlighted(self, event: DataTable.RowHighlighted) -> None:
+    def on_groups_table_cursor_moved(self, event: GroupsTable.CursorMoved) -> None:
         """A row chosen in the summary puts its group under focus."""
         event.stop()
         if not self.groups_table.has_focus:
             return  # the app moved it to follow the attempts table's cursor
-        if 0 <= event.cursor_row < len(self._labels):
-            self.post_message(self.GroupSelected(self._labels[event.cursor_row]))
+        if 0 <= event.row < len(self._labels):
+            self.post_message(self.GroupSelected(self._labels[event.row]))
 
 
 def _rate_with_interval(row: dict[str, Any]) -> str:
