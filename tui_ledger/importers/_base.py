@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -64,6 +65,47 @@ class ImporterError(ValueError):
         return cls(f"{where}: {problem}", path=path, record=record)
 
 
+@dataclass(frozen=True)
+class ImportOptions:
+    """What a user may tell an importer beyond the path; every field has a safe default.
+
+    - `pass_threshold`: a fractional reward or score at or above it is accepted (None: the
+      importer's own default, 1.0 everywhere: only a full reward passes).
+    - `report`: the SWE-bench harness report (a run report `<model>.<run_id>.json`, a
+      per-instance `report.json`, or a folder of them) when it is not beside the run.
+    - `outcome_attribute`: an OpenTelemetry span attribute that holds the verdict (a boolean,
+      a pass/fail word, or a score read against `pass_threshold`).
+    """
+
+    pass_threshold: float | None = None
+    report: Path | None = None
+    outcome_attribute: str | None = None
+
+    def threshold(self) -> float:
+        """The pass threshold in force (1.0 unless the user set one)."""
+        return 1.0 if self.pass_threshold is None else self.pass_threshold
+
+
+DEFAULT_OPTIONS = ImportOptions()
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an importer read, with what a load report should say about it.
+
+    - `frame`: the raw attempts frame (what `read` returns).
+    - `conventions`: one-line sentences, which token-bucket convention the files use and why the
+      importer read them so ("Harbor n_input_tokens includes cache reads: input_tokens =
+      n_input_tokens - n_cache_tokens"). Always the same for one format and options.
+    - `warnings`: one-line sentences about this read ("3 trajectories have no entry in the
+      SWE-bench report: ungraded"), each counting what it is about.
+    """
+
+    frame: pl.DataFrame
+    conventions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class Importer(Protocol):
     """Reads one harness's files into a raw attempts frame."""
@@ -77,9 +119,26 @@ class Importer(Protocol):
         """True when `path` looks like this harness's output (cheap: a peek, never a full read)."""
         ...
 
-    def read(self, path: Path) -> pl.DataFrame:
+    def read(self, path: Path, options: ImportOptions | None = None) -> pl.DataFrame:
         """The raw attempts frame; raises `ImporterError` for a file this importer cannot read."""
         ...
+
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
+        """The raw attempts frame with the conventions read and the warnings of this read."""
+        ...
+
+
+class ImporterBase:
+    """`read` in terms of `read_imported`, so a new importer writes only the latter."""
+
+    def read(self, path: Path, options: ImportOptions | None = None) -> pl.DataFrame:
+        """The raw attempts frame; raises `ImporterError` for a file this importer cannot read."""
+        return self.read_imported(path, options).frame
+
+    def read_imported(
+        self, path: Path, options: ImportOptions | None = None
+    ) -> Imported:  # pragma: no cover - every importer defines it
+        raise NotImplementedError
 
 
 def peek_text(path: Path, size: int = PEEK_BYTES) -> str:
