@@ -6,6 +6,8 @@ from tui_ledger.importers import find_importer, get_importer
 importer = find_importer(path)            # by path and a peek at the content, or None
 frame = importer.read(path)               # raw frame; raises ImporterError (a ValueError)
 frame = get_importer("inspect").read(path)  # explicit --format / --importer choice
+imported = importer.read_imported(path, ImportOptions(pass_threshold=0.5))
+imported.frame, imported.conventions, imported.warnings  # for the load report
 ```
 
 Every importer returns canonical column names where they map (workflow, task, passed, status,
@@ -20,7 +22,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_ledger.importers._base import Importer, ImporterError
+from tui_ledger.importers._base import (
+    DEFAULT_OPTIONS,
+    Imported,
+    Importer,
+    ImporterError,
+    ImportOptions,
+)
+from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
 from tui_ledger.importers.promptfoo import PromptfooImporter
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
@@ -31,6 +40,7 @@ IMPORTERS: tuple[Importer, ...] = (
     InspectImporter(),
     PromptfooImporter(),
     TerminalBenchImporter(),
+    HarborImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -39,6 +49,9 @@ _ALIASES: dict[str, str] = {
     "terminalbench": "terminal-bench",
     "inspect-ai": "inspect",
     "inspect-eval": "inspect",
+    "tb2": "harbor",
+    "terminal-bench-2": "harbor",
+    "harbor-job": "harbor",
 }
 
 
@@ -70,8 +83,13 @@ def importer_names() -> tuple[str, ...]:
 # docs/ARCHITECTURE.md calls it `detect`.
 detect = find_importer
 
+
 __all__ = [
+    "DEFAULT_OPTIONS",
     "IMPORTERS",
+    "HarborImporter",
+    "ImportOptions",
+    "Imported",
     "Importer",
     "ImporterError",
     "InspectImporter",

@@ -230,6 +230,11 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
     return (end - start) / timedelta(seconds=1)
 
 
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`count` and its noun, singular or plural ("1 trial", "3 trials")."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
+
+
 def first_line(text: Any, limit: int = 300) -> str | None:
     """The first line of a message, shortened for a table cell (None stays None)."""
     if text is None:
