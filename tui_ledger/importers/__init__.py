@@ -32,6 +32,7 @@ from tui_ledger.importers._base import (
 from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
 from tui_ledger.importers.promptfoo import PromptfooImporter
+from tui_ledger.importers.swebench import SWEBenchImporter
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
 
 # Tried in this order by find_importer, the most distinctive signature first; each `matches`
@@ -41,6 +42,7 @@ IMPORTERS: tuple[Importer, ...] = (
     PromptfooImporter(),
     TerminalBenchImporter(),
     HarborImporter(),
+    SWEBenchImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -52,6 +54,11 @@ _ALIASES: dict[str, str] = {
     "tb2": "harbor",
     "terminal-bench-2": "harbor",
     "harbor-job": "harbor",
+    "swebench": "swe-bench",
+    "mini-swe-agent": "swe-bench",
+    "mini": "swe-bench",
+    "swe-agent": "swe-bench",
+    "sweagent": "swe-bench",
 }
 
 
@@ -94,6 +101,7 @@ __all__ = [
     "ImporterError",
     "InspectImporter",
     "PromptfooImporter",
+    "SWEBenchImporter",
     "TerminalBenchImporter",
     "detect",
     "find_importer",
