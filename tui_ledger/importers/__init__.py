@@ -31,6 +31,7 @@ from tui_ledger.importers._base import (
 )
 from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
+from tui_ledger.importers.openhands import OpenHandsImporter
 from tui_ledger.importers.promptfoo import PromptfooImporter
 from tui_ledger.importers.swebench import SWEBenchImporter
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
@@ -43,6 +44,7 @@ IMPORTERS: tuple[Importer, ...] = (
     TerminalBenchImporter(),
     HarborImporter(),
     SWEBenchImporter(),
+    OpenHandsImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -59,6 +61,8 @@ _ALIASES: dict[str, str] = {
     "mini": "swe-bench",
     "swe-agent": "swe-bench",
     "sweagent": "swe-bench",
+    "open-hands": "openhands",
+    "openhands-eval": "openhands",
 }
 
 
@@ -100,6 +104,7 @@ __all__ = [
     "Importer",
     "ImporterError",
     "InspectImporter",
+    "OpenHandsImporter",
     "PromptfooImporter",
     "SWEBenchImporter",
     "TerminalBenchImporter",

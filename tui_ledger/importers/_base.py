@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -169,6 +169,20 @@ def parse_json(data: bytes | str, path: Path | str, *, record: str | None = None
         raise ImporterError.at(path, problem, record=record) from None
     except UnicodeDecodeError:
         raise ImporterError.at(path, "is not UTF-8 text", record=record) from None
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of every non-blank line of a JSONL file, read as it goes.
+
+    A line that is not JSON (a file cut mid-write) is an `ImporterError` naming `line N`.
+    """
+    try:
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, parse_json(line, path, record=f"line {number}")
+    except OSError as exc:
+        raise ImporterError.at(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
 def whole_number(value: Any, *, path: Path | str, record: str | None, field: str) -> int | None:

@@ -130,13 +130,13 @@ class SWEBenchImporter(ImporterBase):
             files = [path]
         else:
             raise ImporterError.at(path, "does not exist")
-        given = _read_reports([options.report]) if options.report is not None else None
+        given = read_reports([options.report]) if options.report is not None else None
         rows = _Rows()
         by_run: dict[Path, list[Path]] = {}
         for file in files:
             by_run.setdefault(_run_folder(file), []).append(file)
         for run, trajectories in by_run.items():
-            verdicts = given if given is not None else _read_reports(_reports_in(run))
+            verdicts = given if given is not None else read_reports(_reports_in(run))
             ungraded = 0
             for file in trajectories:
                 if not rows.add(file, run, verdicts):
@@ -227,16 +227,19 @@ def _reports_in(run: Path) -> list[Path]:
 
 
 @dataclass(frozen=True)
-class _Verdict:
+class Verdict:
+    """What the SWE-bench harness said of one instance, and in which file."""
+
     passed: bool | None
     status: str
     verdict: str
     file: Path
 
 
-def _read_reports(paths: list[Path]) -> dict[str, _Verdict]:
-    """Instance id -> verdict from every report given; two verdicts for one id is an error."""
-    verdicts: dict[str, _Verdict] = {}
+def read_reports(paths: list[Path]) -> dict[str, Verdict]:
+    """Instance id -> verdict from every report given (files, or folders of them); two
+    different verdicts for one id is an error naming both files."""
+    verdicts: dict[str, Verdict] = {}
     for path in paths:
         if not path.exists():
             raise ImporterError.at(path, "does not exist; check the --report path")
@@ -256,7 +259,7 @@ def _read_reports(paths: list[Path]) -> dict[str, _Verdict]:
     return verdicts
 
 
-def _report_entries(file: Path) -> Iterator[tuple[str, _Verdict]]:
+def _report_entries(file: Path) -> Iterator[tuple[str, Verdict]]:
     document = load_json(file)
     if not isinstance(document, dict):
         raise ImporterError.at(file, "is not a SWE-bench report (not a JSON object)")
@@ -266,7 +269,7 @@ def _report_entries(file: Path) -> Iterator[tuple[str, _Verdict]]:
             if not isinstance(ids, list) or not all(isinstance(item, str) for item in ids):
                 raise ImporterError.at(file, f"{key} is not a list of instance ids")
             for instance in ids:
-                yield instance, _Verdict(passed, status, verdict, file)
+                yield instance, Verdict(passed, status, verdict, file)
         return
     if "resolved" in document:  # a per-instance report, unwrapped: the id is its folder's name
         yield file.parent.name, _instance_verdict(document, file, file.parent.name)
@@ -280,19 +283,19 @@ def _report_entries(file: Path) -> Iterator[tuple[str, _Verdict]]:
         yield instance, _instance_verdict(value, file, instance)
 
 
-def _instance_verdict(report: Mapping[str, Any], file: Path, instance: str) -> _Verdict:
+def _instance_verdict(report: Mapping[str, Any], file: Path, instance: str) -> Verdict:
     resolved = report.get("resolved")
     if not isinstance(resolved, bool):
         raise ImporterError.at(file, f"{instance}: resolved is {resolved!r}, not true or false")
     if resolved:
-        return _Verdict(True, "passed", "resolved", file)
+        return Verdict(True, "passed", "resolved", file)
     if report.get("patch_is_None") is True or report.get("patch_exists") is False:
-        return _Verdict(False, "failed", "empty_patch", file)
-    return _Verdict(False, "failed", "unresolved", file)
+        return Verdict(False, "failed", "empty_patch", file)
+    return Verdict(False, "failed", "unresolved", file)
 
 
 def _ungraded_note(
-    count: int, total: int, run: Path, verdicts: Mapping[str, _Verdict], given: Any
+    count: int, total: int, run: Path, verdicts: Mapping[str, Verdict], given: Any
 ) -> str:
     if not verdicts and given is None:
         return (
@@ -317,7 +320,7 @@ class _Rows:
         self.kinds: set[str] = set()
         self.short_usage = 0
 
-    def add(self, file: Path, run: Path, verdicts: Mapping[str, _Verdict]) -> bool:
+    def add(self, file: Path, run: Path, verdicts: Mapping[str, Verdict]) -> bool:
         """Add one trajectory; False when the report has no verdict for it."""
         document = load_json(file)
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
@@ -513,4 +516,4 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-__all__ = ["REPORT_OUTCOMES", "SWEBenchImporter"]
+__all__ = ["REPORT_OUTCOMES", "SWEBenchImporter", "Verdict", "read_reports"]
