@@ -29,6 +29,7 @@ from tui_ledger.importers._base import (
     ImporterError,
     ImportOptions,
 )
+from tui_ledger.importers.aider import AiderImporter
 from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
 from tui_ledger.importers.openhands import OpenHandsImporter
@@ -45,6 +46,7 @@ IMPORTERS: tuple[Importer, ...] = (
     HarborImporter(),
     SWEBenchImporter(),
     OpenHandsImporter(),
+    AiderImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -63,6 +65,8 @@ _ALIASES: dict[str, str] = {
     "sweagent": "swe-bench",
     "open-hands": "openhands",
     "openhands-eval": "openhands",
+    "aider-benchmark": "aider",
+    "aider-chat": "aider",
 }
 
 
@@ -98,6 +102,7 @@ detect = find_importer
 __all__ = [
     "DEFAULT_OPTIONS",
     "IMPORTERS",
+    "AiderImporter",
     "HarborImporter",
     "ImportOptions",
     "Imported",
