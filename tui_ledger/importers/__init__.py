@@ -30,6 +30,8 @@ from tui_ledger.importers._base import (
     ImportOptions,
 )
 from tui_ledger.importers.aider import AiderImporter
+from tui_ledger.importers.claude_code import ClaudeCodeImporter
+from tui_ledger.importers.codex import CodexImporter
 from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
 from tui_ledger.importers.openhands import OpenHandsImporter
@@ -47,6 +49,8 @@ IMPORTERS: tuple[Importer, ...] = (
     SWEBenchImporter(),
     OpenHandsImporter(),
     AiderImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -67,6 +71,11 @@ _ALIASES: dict[str, str] = {
     "openhands-eval": "openhands",
     "aider-benchmark": "aider",
     "aider-chat": "aider",
+    "claude": "claude-code",
+    "claude-code-sessions": "claude-code",
+    "ccusage": "claude-code",
+    "codex-cli": "codex",
+    "codex-rollout": "codex",
 }
 
 
@@ -103,6 +112,8 @@ __all__ = [
     "DEFAULT_OPTIONS",
     "IMPORTERS",
     "AiderImporter",
+    "ClaudeCodeImporter",
+    "CodexImporter",
     "HarborImporter",
     "ImportOptions",
     "Imported",
