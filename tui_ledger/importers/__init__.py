@@ -35,6 +35,7 @@ from tui_ledger.importers.codex import CodexImporter
 from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
 from tui_ledger.importers.openhands import OpenHandsImporter
+from tui_ledger.importers.otel import OtelImporter
 from tui_ledger.importers.promptfoo import PromptfooImporter
 from tui_ledger.importers.swebench import SWEBenchImporter
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
@@ -51,6 +52,7 @@ IMPORTERS: tuple[Importer, ...] = (
     AiderImporter(),
     ClaudeCodeImporter(),
     CodexImporter(),
+    OtelImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -76,6 +78,10 @@ _ALIASES: dict[str, str] = {
     "ccusage": "claude-code",
     "codex-cli": "codex",
     "codex-rollout": "codex",
+    "opentelemetry": "otel",
+    "otlp": "otel",
+    "otlp-json": "otel",
+    "gen-ai": "otel",
 }
 
 
@@ -121,6 +127,7 @@ __all__ = [
     "ImporterError",
     "InspectImporter",
     "OpenHandsImporter",
+    "OtelImporter",
     "PromptfooImporter",
     "SWEBenchImporter",
     "TerminalBenchImporter",
