@@ -244,6 +244,29 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
     return (end - start) / timedelta(seconds=1)
 
 
+def text_or_none(value: Any) -> str | None:
+    """A value as text; None and "" are both "not recorded" (None)."""
+    return None if value is None or value == "" else str(value)
+
+
+def json_object(
+    document: Mapping[str, Any],
+    key: str,
+    *,
+    path: Path | str,
+    record: str | None = None,
+    field: str | None = None,
+) -> Mapping[str, Any]:
+    """`document[key]` as an object: {} when absent or null, an `ImporterError` naming `field`
+    (default `key`) when it is anything else."""
+    value = document.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ImporterError.at(path, f"{field or key} is {value!r}, not an object", record=record)
+    return value
+
+
 def counted(count: int, noun: str, plural: str | None = None) -> str:
     """`count` and its noun, singular or plural ("1 trial", "3 trials")."""
     return f"{count} {noun if count == 1 else plural or noun + 's'}"

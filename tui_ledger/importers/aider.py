@@ -38,6 +38,7 @@ from tui_ledger.importers._base import (
     first_line,
     load_json,
     real_number,
+    text_or_none,
     whole_number,
 )
 
@@ -188,7 +189,10 @@ def _row(file: Path, document: Any) -> dict[str, Any]:
     cost = real_number(document.get("cost"), path=file, record=None, field="cost")
     if cost == 0 and tokens != 0:
         cost = None  # no price known for the model: unknown, never $0 (unless nothing was sent)
-    model, edit_format = _text(document.get("model")), _text(document.get("edit_format"))
+    model, edit_format = (
+        text_or_none(document.get("model")),
+        text_or_none(document.get("edit_format")),
+    )
     passed = (True in outcomes) if outcomes else None
     return {
         **base,
@@ -208,12 +212,12 @@ def _row(file: Path, document: Any) -> dict[str, Any]:
         "tries": len(outcomes),
         "test_timeouts": count("test_timeouts"),
         "edit_format": edit_format,
-        "reasoning_effort": _text(document.get("reasoning_effort")),
+        "reasoning_effort": text_or_none(document.get("reasoning_effort")),
         "thinking_budget": count("thinking_tokens"),
         "malformed_responses": count("num_malformed_responses"),
         "error_outputs": count("num_error_outputs"),
         "exhausted_context_windows": count("num_exhausted_context_windows"),
-        "commit_hash": _text(document.get("commit_hash")),
+        "commit_hash": text_or_none(document.get("commit_hash")),
     }
 
 
@@ -248,10 +252,6 @@ def _last_line(text: Any) -> str | None:
     """A traceback's last line (the exception itself) for a table cell."""
     lines = [line for line in str(text).strip().splitlines() if line.strip()]
     return first_line(lines[-1]) if lines else None
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["AiderImporter"]

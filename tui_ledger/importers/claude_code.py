@@ -43,6 +43,7 @@ from tui_ledger.importers._base import (
     peek_text,
     real_number,
     seconds_between,
+    text_or_none,
     whole_number,
 )
 
@@ -262,15 +263,15 @@ def _read_line(
         session.project = (file.parents[2] if "subagents" in file.parts else file.parent).name
     moment = parse_timestamp(line.get("timestamp"), path=file, record=where, field="timestamp")
     session.see(moment, file)
-    session.git_branch = _text(line.get("gitBranch")) or session.git_branch
-    session.version = _text(line.get("version")) or session.version
+    session.git_branch = text_or_none(line.get("gitBranch")) or session.git_branch
+    session.version = text_or_none(line.get("version")) or session.version
     if line.get("type") != "assistant":
         return 0
     message = line.get("message")
     if not isinstance(message, dict):
         raise ImporterError.at(file, f"message is {message!r}, not an object", record=where)
     usage = message.get("usage")
-    model = _text(message.get("model"))
+    model = text_or_none(message.get("model"))
     if usage is None or model == SYNTHETIC_MODEL:
         return 0
     if not isinstance(usage, dict):
@@ -294,10 +295,6 @@ def _read_line(
     if entry.total > known.total:  # a later line of the stream: the fuller count
         known.usage, known.cost = entry.usage, entry.cost if entry.cost is not None else known.cost
     return 1
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["ClaudeCodeImporter"]

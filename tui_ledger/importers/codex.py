@@ -37,6 +37,7 @@ from tui_ledger.importers._base import (
     parse_timestamp,
     peek_text,
     seconds_between,
+    text_or_none,
     whole_number,
 )
 
@@ -188,11 +189,11 @@ def _read_rollout(file: Path) -> dict[str, Any]:
         "run": Path(cwd).name if isinstance(cwd, str) and cwd else None,
         "timestamp": first,
         "duration_s": seconds_between(first, last),
-        "session_id": _text(meta.get("id")) or (match.group(1) if match else file.stem),
+        "session_id": text_or_none(meta.get("id")) or (match.group(1) if match else file.stem),
         "models_used": ", ".join(sorted(set(models))) or None,
-        "project": _text(cwd),
-        "git_branch": _text(git.get("branch")) if isinstance(git, dict) else None,
-        "client_version": _text(meta.get("cli_version")),
+        "project": text_or_none(cwd),
+        "git_branch": text_or_none(git.get("branch")) if isinstance(git, dict) else None,
+        "client_version": text_or_none(meta.get("cli_version")),
         "token_events": events,
         "source": str(file),
         "line": 1,
@@ -232,10 +233,6 @@ def _usage(total: tuple[Mapping[str, Any], int] | None, file: Path) -> dict[str,
         "tokens": inputs + output,
         "reasoning_tokens": count("reasoning_output_tokens"),
     }
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["CodexImporter"]

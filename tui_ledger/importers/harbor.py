@@ -37,11 +37,13 @@ from tui_ledger.importers._base import (
     build_frame,
     counted,
     first_line,
+    json_object,
     load_json,
     parse_timestamp,
     peek_text,
     real_number,
     seconds_between,
+    text_or_none,
     whole_number,
 )
 
@@ -265,9 +267,9 @@ class _Rows:
         task = trial.get("task_name")
         if not isinstance(task, str) or not task:
             raise ImporterError.at(file, f"task_name is {task!r}, not a task name")
-        agent = _mapping(trial, "agent_info", file)
-        agent_name = _text(agent.get("name")) or "unknown agent"
-        model = _model(_mapping(agent, "model_info", file, field="agent_info.model_info"))
+        agent = json_object(trial, "agent_info", path=file)
+        agent_name = text_or_none(agent.get("name")) or "unknown agent"
+        model = _model(json_object(agent, "model_info", path=file, field="agent_info.model_info"))
         steps = trial.get("step_results")
         if steps is not None and not isinstance(steps, list):
             raise ImporterError.at(file, "step_results is not a list")
@@ -302,11 +304,11 @@ class _Rows:
             "reward_valid": _valid(trial.get("reward_valid"), file),
             "exception_type": ", ".join(item["exception_type"] for item in exceptions) or None,
             "agent_name": agent_name,
-            "agent_version": _text(agent.get("version")),
-            "dataset": _text(trial.get("source")),
-            "trial_label": _text(trial.get("trial_name")),
-            "trial_uuid": _text(trial.get("id")),
-            "task_checksum": _text(trial.get("task_checksum")),
+            "agent_version": text_or_none(agent.get("version")),
+            "dataset": text_or_none(trial.get("source")),
+            "trial_label": text_or_none(trial.get("trial_name")),
+            "trial_uuid": text_or_none(trial.get("id")),
+            "task_checksum": text_or_none(trial.get("task_checksum")),
             "steps": len(steps) if steps else None,
             "source": str(file),
             "line": 1,
@@ -319,7 +321,7 @@ class _Rows:
         """Token buckets and cost as `TrialResult.compute_token_cost_totals` sums them."""
         contexts: list[tuple[Mapping[str, Any], str]] = []
         if trial.get("agent_result") is not None:
-            contexts.append((_mapping(trial, "agent_result", file), "agent_result"))
+            contexts.append((json_object(trial, "agent_result", path=file), "agent_result"))
         else:
             for index, step in enumerate(steps):
                 where = f"step_results[{index}]"
@@ -327,7 +329,9 @@ class _Rows:
                     raise ImporterError.at(file, f"{where} is not an object")
                 if step.get("agent_result") is not None:
                     where += ".agent_result"
-                    contexts.append((_mapping(step, "agent_result", file, field=where), where))
+                    contexts.append(
+                        (json_object(step, "agent_result", path=file, field=where), where)
+                    )
         totals: dict[str, int | None] = dict.fromkeys(("input", "cache", "output"))
         cost: float | None = None
         models: set[str] = set()
@@ -484,29 +488,13 @@ def _valid(value: Any, file: Path) -> bool | None:
 
 def _model(info: Mapping[str, Any]) -> str | None:
     """`provider/name`, or the name alone (already qualified, or no provider recorded)."""
-    name = _text(info.get("name"))
-    provider = _text(info.get("provider"))
+    name = text_or_none(info.get("name"))
+    provider = text_or_none(info.get("provider"))
     if not name:
         return None
     if provider and not name.startswith(f"{provider}/"):
         return f"{provider}/{name}"
     return name
-
-
-def _mapping(
-    document: Mapping[str, Any], key: str, file: Path, *, field: str | None = None
-) -> Mapping[str, Any]:
-    """`document[key]` as an object ({} when absent or null); anything else is an error."""
-    value = document.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImporterError.at(file, f"{field or key} is {value!r}, not an object")
-    return value
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 __all__ = ["EXCEPTION_POLICY", "HarborImporter"]

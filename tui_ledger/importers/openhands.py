@@ -43,8 +43,10 @@ from tui_ledger.importers._base import (
     counted,
     first_line,
     json_lines,
+    json_object,
     peek_text,
     real_number,
+    text_or_none,
     whole_number,
 )
 from tui_ledger.importers.swebench import Verdict, read_reports
@@ -205,14 +207,14 @@ class _Rows:
         instance = line.get("instance_id")
         if not isinstance(instance, str) or not instance:
             raise ImporterError.at(file, f"instance_id is {instance!r}", record=where)
-        metadata = _object(line, "metadata", file, where)
-        agent_class = _text(metadata.get("agent_class"))
+        metadata = json_object(line, "metadata", path=file, record=where)
+        agent_class = text_or_none(metadata.get("agent_class"))
         llm = metadata.get("llm_config") or metadata.get("llm") or {}
-        model = _text(llm.get("model")) if isinstance(llm, dict) else None
-        metrics = _object(line, "metrics", file, where)
+        model = text_or_none(llm.get("model")) if isinstance(llm, dict) else None
+        metrics = json_object(line, "metrics", path=file, record=where)
         usage = _usage(metrics, file, where)
-        model = model or _text(
-            _object(metrics, "accumulated_token_usage", file, where).get("model")
+        model = model or text_or_none(
+            json_object(metrics, "accumulated_token_usage", path=file, record=where).get("model")
         )
         error = line.get("error")
         if error is not None and not isinstance(error, str):
@@ -320,7 +322,7 @@ def _outcome(
 
 
 def _usage(metrics: Mapping[str, Any], file: Path, where: str) -> dict[str, Any]:
-    usage = _object(metrics, "accumulated_token_usage", file, where)
+    usage = json_object(metrics, "accumulated_token_usage", path=file, record=where)
 
     def count(field: str) -> int | None:
         return whole_number(
@@ -355,19 +357,6 @@ def _usage(metrics: Mapping[str, Any], file: Path, where: str) -> dict[str, Any]
         "reasoning_tokens": count("reasoning_tokens"),
         "cost": cost,
     }
-
-
-def _object(document: Mapping[str, Any], key: str, file: Path, where: str) -> Mapping[str, Any]:
-    value = document.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImporterError.at(file, f"{key} is {value!r}, not an object", record=where)
-    return value
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["OpenHandsImporter"]

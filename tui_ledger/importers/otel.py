@@ -48,6 +48,7 @@ from tui_ledger.importers._base import (
     json_lines,
     load_json,
     peek_text,
+    text_or_none,
 )
 from tui_ledger.schema import FALSE_WORDS, STATUS_WORDS, TRUE_WORDS, normalise_word
 
@@ -333,7 +334,7 @@ class _Attempts:
             model = root.attributes.get("gen_ai.request.model")
         agent = root.attributes.get("gen_ai.agent.name") or root.service or "otel"
         passed, evaluation, score = self._verdict(root, spans)
-        error_type = _text(root.attributes.get("error.type"))
+        error_type = text_or_none(root.attributes.get("error.type"))
         errored = root.error or error_type is not None
         status = _status(passed, errored, error_type)
         if status == "unset":
@@ -354,9 +355,9 @@ class _Attempts:
             "stop_reason": (error_type or "error") if errored else None,
             "trace_id": trace_id,
             "span_id": root.span_id,
-            "agent_name": _text(root.attributes.get("gen_ai.agent.name")),
+            "agent_name": text_or_none(root.attributes.get("gen_ai.agent.name")),
             "service": root.service,
-            "conversation_id": _text(
+            "conversation_id": text_or_none(
                 root.attributes.get("gen_ai.conversation.id") or root.attributes.get("session.id")
             ),
             "evaluation": evaluation,
@@ -380,7 +381,7 @@ class _Attempts:
             for name, attributes, moment in span.events:
                 if name != EVALUATION_EVENT:
                     continue
-                evaluation = _text(attributes.get("gen_ai.evaluation.name")) or "evaluation"
+                evaluation = text_or_none(attributes.get("gen_ai.evaluation.name")) or "evaluation"
                 if wanted is not None and evaluation != wanted:
                     continue
                 label = attributes.get("gen_ai.evaluation.score.label")
@@ -430,7 +431,9 @@ def _status(passed: bool | None, errored: bool, error_type: str | None) -> str:
 def _model(span: _Span) -> str | None:
     """The model a span called: the one that answered, else the one asked for."""
     attributes = span.attributes
-    return _text(attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model"))
+    return text_or_none(
+        attributes.get("gen_ai.response.model") or attributes.get("gen_ai.request.model")
+    )
 
 
 def _top_agents(roots: list[_Span]) -> list[_Span]:
@@ -536,10 +539,6 @@ def _moment(nanos: int) -> datetime:
     return datetime.fromtimestamp(nanos // 1_000_000_000, tz=timezone.utc).replace(
         microsecond=(nanos % 1_000_000_000) // 1000
     )
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["OtelImporter"]

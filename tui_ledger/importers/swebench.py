@@ -40,9 +40,11 @@ from tui_ledger.importers._base import (
     ImportOptions,
     build_frame,
     counted,
+    json_object,
     load_json,
     peek_text,
     real_number,
+    text_or_none,
     whole_number,
 )
 
@@ -355,7 +357,7 @@ class _Rows:
             "model": model,
             "run": run.name,
             "stop_reason": exit_status or None,
-            "error_message": _text(info.get("exception_str")),
+            "error_message": text_or_none(info.get("exception_str")),
             "report_verdict": None if verdict is None else verdict.verdict,
             "submitted": None if submission is None else bool(submission),
             "report_file": None if verdict is None else str(verdict.file),
@@ -368,7 +370,7 @@ class _Rows:
         return verdict is not None
 
     def _mini(self, document: Mapping[str, Any], info: Mapping[str, Any], file: Path) -> dict:
-        stats = _object(info, "model_stats", file, "info.model_stats")
+        stats = json_object(info, "model_stats", path=file, field="info.model_stats")
         calls = whole_number(
             stats.get("api_calls"), path=file, record=None, field="info.model_stats.api_calls"
         )
@@ -393,10 +395,10 @@ class _Rows:
         model = model_config.get("model_name") if isinstance(model_config, dict) else None
         return {
             "harness": "mini-swe-agent",
-            "model": _text(model),
+            "model": text_or_none(model),
             "cost": cost,
             "api_calls": calls,
-            "agent_version": _text(info.get("mini_version")),
+            "agent_version": text_or_none(info.get("mini_version")),
             **usage,
         }
 
@@ -463,7 +465,7 @@ def _message_usage(messages: list[Any], file: Path) -> dict[str, Any]:
 
 
 def _swe_agent(document: Mapping[str, Any], info: Mapping[str, Any], file: Path) -> dict:
-    stats = _object(info, "model_stats", file, "info.model_stats")
+    stats = json_object(info, "model_stats", path=file, field="info.model_stats")
 
     def count(field: str) -> int | None:
         return whole_number(
@@ -499,21 +501,8 @@ def _swe_agent_model(replay: Any, file: Path) -> str | None:
     agent = replay.get("agent")
     model = agent.get("model") if isinstance(agent, dict) else replay.get("model")
     if isinstance(model, dict):
-        return _text(model.get("name") or model.get("model_name"))
+        return text_or_none(model.get("name") or model.get("model_name"))
     return None
-
-
-def _object(document: Mapping[str, Any], key: str, file: Path, field: str) -> Mapping[str, Any]:
-    value = document.get(key)
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        raise ImporterError.at(file, f"{field} is {value!r}, not an object")
-    return value
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None or value == "" else str(value)
 
 
 __all__ = ["REPORT_OUTCOMES", "SWEBenchImporter", "Verdict", "read_reports"]
