@@ -127,3 +127,10 @@ def test_text_passed_column_of_a_raw_table_stays_text(tmp_path: Path) -> None:
     joined = join_outcomes(raw, grades)
     assert joined.attempts["passed"].to_list() == ["true", "no"]
     assert joined.key == "task" and joined.without_outcome == 1
+
+
+def test_a_per_input_join_may_match_nothing(tmp_path: Path, sessions: pl.DataFrame) -> None:
+    grades = write(tmp_path / "g.csv", "session_id,passed\nelsewhere,true\n")
+    joined = join_outcomes(sessions, grades, require_match=False)
+    assert (joined.matched, joined.without_outcome, joined.unmatched_outcomes) == (0, 2, 1)
+    assert joined.attempts["passed"].to_list() == [None, None]

@@ -81,14 +81,19 @@ class _Grade:
 
 
 def join_outcomes(
-    attempts: pl.DataFrame, outcomes: Path | str, *, key: str | None = None
+    attempts: pl.DataFrame,
+    outcomes: Path | str,
+    *,
+    key: str | None = None,
+    require_match: bool = True,
 ) -> OutcomesJoin:
     """`attempts` with `passed`, `status` (and `task`, when the file has one) taken from the
     outcomes file for every attempt whose `key` value it lists.
 
     Raises `OutcomesError` (one line: the file, the key, what to do) when the file cannot be
     read, has no usable key or verdict column, repeats a key, holds a value neither vocabulary
-    knows, or when none of its keys matches an attempt.
+    knows, or when none of its keys matches an attempt. A caller joining one file onto several
+    inputs in turn passes `require_match=False` and checks the sum of `matched` itself.
     """
     path = Path(outcomes)
     records = _read_records(path)
@@ -106,7 +111,7 @@ def join_outcomes(
     keys = attempts[attempt_key].cast(pl.String).str.strip_chars()
     present = set(keys.drop_nulls().to_list())
     unmatched = [value for value in grades if value not in present]
-    if len(unmatched) == len(grades):
+    if require_match and len(unmatched) == len(grades):
         example = next(iter(present), None)
         seen = (
             f"; the attempts' {attempt_key} values look like {_shown(example)}" if example else ""
