@@ -77,7 +77,7 @@ def all_fixture_frames() -> list[tuple[str, pl.DataFrame]]:
 
 
 def test_importers_are_named_and_found_by_name_or_alias() -> None:
-    assert set(importer_names()) == {"terminal-bench", "inspect", "promptfoo"}
+    assert {"terminal-bench", "inspect", "promptfoo"} <= set(importer_names())
     assert [importer.name for importer in IMPORTERS] == list(importer_names())
     assert isinstance(get_importer("terminal-bench"), TerminalBenchImporter)
     assert isinstance(get_importer("TB"), TerminalBenchImporter)
@@ -88,8 +88,8 @@ def test_importers_are_named_and_found_by_name_or_alias() -> None:
 
 
 def test_an_unknown_importer_name_is_an_error_listing_the_known_ones() -> None:
-    with pytest.raises(ImporterError, match="unknown importer 'swe-bench'; choose one of: "):
-        get_importer("swe-bench")
+    with pytest.raises(ImporterError, match="unknown importer 'no-such-harness'; choose one of: "):
+        get_importer("no-such-harness")
     assert issubclass(ImporterError, ValueError)
 
 

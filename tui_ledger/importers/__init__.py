@@ -6,6 +6,8 @@ from tui_ledger.importers import find_importer, get_importer
 importer = find_importer(path)            # by path and a peek at the content, or None
 frame = importer.read(path)               # raw frame; raises ImporterError (a ValueError)
 frame = get_importer("inspect").read(path)  # explicit --format / --importer choice
+imported = importer.read_imported(path, ImportOptions(pass_threshold=0.5))
+imported.frame, imported.conventions, imported.warnings  # for the load report
 ```
 
 Every importer returns canonical column names where they map (workflow, task, passed, status,
@@ -20,9 +22,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tui_ledger.importers._base import Importer, ImporterError
+from tui_ledger.importers._base import (
+    DEFAULT_OPTIONS,
+    Imported,
+    Importer,
+    ImporterError,
+    ImportOptions,
+)
+from tui_ledger.importers.aider import AiderImporter
+from tui_ledger.importers.claude_code import ClaudeCodeImporter
+from tui_ledger.importers.codex import CodexImporter
+from tui_ledger.importers.harbor import HarborImporter
 from tui_ledger.importers.inspect_ai import InspectImporter
+from tui_ledger.importers.openhands import OpenHandsImporter
+from tui_ledger.importers.otel import OtelImporter
 from tui_ledger.importers.promptfoo import PromptfooImporter
+from tui_ledger.importers.swebench import SWEBenchImporter
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
 
 # Tried in this order by find_importer, the most distinctive signature first; each `matches`
@@ -31,6 +46,13 @@ IMPORTERS: tuple[Importer, ...] = (
     InspectImporter(),
     PromptfooImporter(),
     TerminalBenchImporter(),
+    HarborImporter(),
+    SWEBenchImporter(),
+    OpenHandsImporter(),
+    AiderImporter(),
+    ClaudeCodeImporter(),
+    CodexImporter(),
+    OtelImporter(),
 )
 
 # Other spellings accepted by get_importer (compared lower-case, `_` and spaces read as `-`).
@@ -39,6 +61,27 @@ _ALIASES: dict[str, str] = {
     "terminalbench": "terminal-bench",
     "inspect-ai": "inspect",
     "inspect-eval": "inspect",
+    "tb2": "harbor",
+    "terminal-bench-2": "harbor",
+    "harbor-job": "harbor",
+    "swebench": "swe-bench",
+    "mini-swe-agent": "swe-bench",
+    "mini": "swe-bench",
+    "swe-agent": "swe-bench",
+    "sweagent": "swe-bench",
+    "open-hands": "openhands",
+    "openhands-eval": "openhands",
+    "aider-benchmark": "aider",
+    "aider-chat": "aider",
+    "claude": "claude-code",
+    "claude-code-sessions": "claude-code",
+    "ccusage": "claude-code",
+    "codex-cli": "codex",
+    "codex-rollout": "codex",
+    "opentelemetry": "otel",
+    "otlp": "otel",
+    "otlp-json": "otel",
+    "gen-ai": "otel",
 }
 
 
@@ -70,12 +113,23 @@ def importer_names() -> tuple[str, ...]:
 # docs/ARCHITECTURE.md calls it `detect`.
 detect = find_importer
 
+
 __all__ = [
+    "DEFAULT_OPTIONS",
     "IMPORTERS",
+    "AiderImporter",
+    "ClaudeCodeImporter",
+    "CodexImporter",
+    "HarborImporter",
+    "ImportOptions",
+    "Imported",
     "Importer",
     "ImporterError",
     "InspectImporter",
+    "OpenHandsImporter",
+    "OtelImporter",
     "PromptfooImporter",
+    "SWEBenchImporter",
     "TerminalBenchImporter",
     "detect",
     "find_importer",

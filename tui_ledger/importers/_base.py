@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -64,6 +65,47 @@ class ImporterError(ValueError):
         return cls(f"{where}: {problem}", path=path, record=record)
 
 
+@dataclass(frozen=True)
+class ImportOptions:
+    """What a user may tell an importer beyond the path; every field has a safe default.
+
+    - `pass_threshold`: a fractional reward or score at or above it is accepted (None: the
+      importer's own default, 1.0 everywhere: only a full reward passes).
+    - `report`: the SWE-bench harness report (a run report `<model>.<run_id>.json`, a
+      per-instance `report.json`, or a folder of them) when it is not beside the run.
+    - `outcome_attribute`: an OpenTelemetry span attribute that holds the verdict (a boolean,
+      a pass/fail word, or a score read against `pass_threshold`).
+    """
+
+    pass_threshold: float | None = None
+    report: Path | None = None
+    outcome_attribute: str | None = None
+
+    def threshold(self) -> float:
+        """The pass threshold in force (1.0 unless the user set one)."""
+        return 1.0 if self.pass_threshold is None else self.pass_threshold
+
+
+DEFAULT_OPTIONS = ImportOptions()
+
+
+@dataclass(frozen=True)
+class Imported:
+    """What an importer read, with what a load report should say about it.
+
+    - `frame`: the raw attempts frame (what `read` returns).
+    - `conventions`: one-line sentences, which token-bucket convention the files use and why the
+      importer read them so ("Harbor n_input_tokens includes cache reads: input_tokens =
+      n_input_tokens - n_cache_tokens"). Always the same for one format and options.
+    - `warnings`: one-line sentences about this read ("3 trajectories have no entry in the
+      SWE-bench report: ungraded"), each counting what it is about.
+    """
+
+    frame: pl.DataFrame
+    conventions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
 @runtime_checkable
 class Importer(Protocol):
     """Reads one harness's files into a raw attempts frame."""
@@ -77,9 +119,26 @@ class Importer(Protocol):
         """True when `path` looks like this harness's output (cheap: a peek, never a full read)."""
         ...
 
-    def read(self, path: Path) -> pl.DataFrame:
+    def read(self, path: Path, options: ImportOptions | None = None) -> pl.DataFrame:
         """The raw attempts frame; raises `ImporterError` for a file this importer cannot read."""
         ...
+
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
+        """The raw attempts frame with the conventions read and the warnings of this read."""
+        ...
+
+
+class ImporterBase:
+    """`read` in terms of `read_imported`, so a new importer writes only the latter."""
+
+    def read(self, path: Path, options: ImportOptions | None = None) -> pl.DataFrame:
+        """The raw attempts frame; raises `ImporterError` for a file this importer cannot read."""
+        return self.read_imported(path, options).frame
+
+    def read_imported(
+        self, path: Path, options: ImportOptions | None = None
+    ) -> Imported:  # pragma: no cover - every importer defines it
+        raise NotImplementedError
 
 
 def peek_text(path: Path, size: int = PEEK_BYTES) -> str:
@@ -110,6 +169,20 @@ def parse_json(data: bytes | str, path: Path | str, *, record: str | None = None
         raise ImporterError.at(path, problem, record=record) from None
     except UnicodeDecodeError:
         raise ImporterError.at(path, "is not UTF-8 text", record=record) from None
+
+
+def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
+    """(line number, parsed JSON) of every non-blank line of a JSONL file, read as it goes.
+
+    A line that is not JSON (a file cut mid-write) is an `ImporterError` naming `line N`.
+    """
+    try:
+        with path.open("rb") as handle:
+            for number, line in enumerate(handle, start=1):
+                if line.strip():
+                    yield number, parse_json(line, path, record=f"line {number}")
+    except OSError as exc:
+        raise ImporterError.at(path, f"cannot be read ({exc.strerror or exc})") from None
 
 
 def whole_number(value: Any, *, path: Path | str, record: str | None, field: str) -> int | None:
@@ -169,6 +242,34 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
     if start is None or end is None:
         return None
     return (end - start) / timedelta(seconds=1)
+
+
+def text_or_none(value: Any) -> str | None:
+    """A value as text; None and "" are both "not recorded" (None)."""
+    return None if value is None or value == "" else str(value)
+
+
+def json_object(
+    document: Mapping[str, Any],
+    key: str,
+    *,
+    path: Path | str,
+    record: str | None = None,
+    field: str | None = None,
+) -> Mapping[str, Any]:
+    """`document[key]` as an object: {} when absent or null, an `ImporterError` naming `field`
+    (default `key`) when it is anything else."""
+    value = document.get(key)
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ImporterError.at(path, f"{field or key} is {value!r}, not an object", record=record)
+    return value
+
+
+def counted(count: int, noun: str, plural: str | None = None) -> str:
+    """`count` and its noun, singular or plural ("1 trial", "3 trials")."""
+    return f"{count} {noun if count == 1 else plural or noun + 's'}"
 
 
 def first_line(text: Any, limit: int = 300) -> str | None:

@@ -28,7 +28,7 @@ import re
 import sys
 import zipfile
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +36,10 @@ import polars as pl
 
 from tui_ledger.importers._base import (
     HARNESS_SCHEMA,
+    Imported,
+    ImporterBase,
     ImporterError,
+    ImportOptions,
     build_frame,
     first_line,
     load_json,
@@ -86,8 +89,15 @@ _SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+CONVENTIONS = (
+    "Inspect ModelUsage.input_tokens excludes cache reads and writes (documented since 0.3.184); "
+    "where a model's total_tokens = input + output shows the older convention (input included "
+    "the cache), the cache counts are subtracted from input_tokens",
+)
+
+
 @dataclass(frozen=True)
-class InspectImporter:
+class InspectImporter(ImporterBase):
     """Inspect AI logs (`.eval` or `.json`), or a folder of them (one level).
 
     `score_threshold`: a numeric score at or above it is accepted (default 1.0, so only a full
@@ -115,8 +125,16 @@ class InspectImporter:
             return False
         return False
 
-    def read(self, path: Path) -> pl.DataFrame:
-        """Every sample of a log (or of every log in a folder) as one attempt per epoch."""
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
+        """Every sample of a log (or of every log in a folder) as one attempt per epoch.
+
+        `options.pass_threshold`, when set, is the score threshold of this read.
+        """
+        if options is not None and options.pass_threshold is not None:
+            return replace(self, score_threshold=options.pass_threshold).read_imported(path)
+        return Imported(self._read_path(path), CONVENTIONS)
+
+    def _read_path(self, path: Path) -> pl.DataFrame:
         if path.is_dir():
             files, _ = _folder_contents(path)
             for file in files:

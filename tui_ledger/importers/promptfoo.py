@@ -36,7 +36,10 @@ import polars as pl
 
 from tui_ledger.importers._base import (
     HARNESS_SCHEMA,
+    Imported,
+    ImporterBase,
     ImporterError,
+    ImportOptions,
     build_frame,
     first_line,
     load_json,
@@ -74,8 +77,15 @@ _SCHEMA: dict[str, pl.DataType] = {
 }
 
 
+CONVENTIONS = (
+    "promptfoo tokenUsage.prompt counts all input (cache reads and writes included): "
+    "input_tokens = prompt - cache reads - cache writes; tokens = tokenUsage.total",
+    "a response replayed from promptfoo's own cache keeps its total with no bucket split",
+)
+
+
 @dataclass(frozen=True)
-class PromptfooImporter:
+class PromptfooImporter(ImporterBase):
     """promptfoo eval results (`-o results.json` / `.jsonl`, or `promptfoo export`)."""
 
     name: str = "promptfoo"
@@ -94,7 +104,7 @@ class PromptfooImporter:
             )
         return head.lstrip().startswith("{") and _HINT.search(head) is not None
 
-    def read(self, path: Path) -> pl.DataFrame:
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """One row per promptfoo result."""
         if not path.is_file():
             raise ImporterError.at(path, "does not exist")
@@ -102,7 +112,7 @@ class PromptfooImporter:
         if not results:
             raise ImporterError.at(path, "holds no promptfoo results")
         unit = "line" if path.suffix == ".jsonl" else "result"
-        return _frame(path, results, meta, unit)
+        return Imported(_frame(path, results, meta, unit), CONVENTIONS)
 
 
 @dataclass(frozen=True)

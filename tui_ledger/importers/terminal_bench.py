@@ -28,7 +28,10 @@ import polars as pl
 
 from tui_ledger.importers._base import (
     TIMESTAMP_DTYPE,
+    Imported,
+    ImporterBase,
     ImporterError,
+    ImportOptions,
     build_frame,
     load_json,
     parse_timestamp,
@@ -93,8 +96,15 @@ _SCHEMA: dict[str, pl.DataType] = {
 _OPTIONAL = ("model", "agent_name")
 
 
+CONVENTIONS = (
+    "Terminal-Bench total_input_tokens is the harness's own sum over the agent's calls and may "
+    "include cached input (it is not split): kept as input_tokens, no cache bucket invented; "
+    "tokens = input + output",
+)
+
+
 @dataclass(frozen=True)
-class TerminalBenchImporter:
+class TerminalBenchImporter(ImporterBase):
     """Terminal-Bench trial results: a run folder tree, or one `results.json`."""
 
     name: str = "terminal-bench"
@@ -110,12 +120,12 @@ class TerminalBenchImporter:
             return False
         return False
 
-    def read(self, path: Path) -> pl.DataFrame:
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trial under a folder (one workflow, named after it), or one results file."""
         if path.is_dir():
-            return _read_folder(path)
+            return Imported(_read_folder(path), CONVENTIONS)
         if path.is_file():
-            return _read_file(path)
+            return Imported(_read_file(path), CONVENTIONS)
         raise ImporterError.at(path, "does not exist")
 
 

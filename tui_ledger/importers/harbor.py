@@ -1,0 +1,500 @@
+"""Harbor job folders (the Terminal-Bench 2.0 harness): one attempt per trial `result.json`.
+
+Layout: `jobs/<job>/<trial>/result.json`, where `<trial>` is `<task[:32]>__<7 random>`; the
+job folder has a `result.json` of its own (a JobResult: `n_total_trials`, `stats`) that is NOT a
+trial and is never read as one. A folder of jobs, one job, one trial folder, or one trial
+`result.json` are read alike; a trial folder's own logs (`agent/`, `verifier/`, `steps/`) are
+not walked.
+
+Decisions (docs/IMPORTERS.md has the full table):
+- workflow = `<agent_info.name>__<provider>/<model>` (Harbor's own grouping key, less the
+  dataset); task = `task_name`; run = the job folder holding the trial folder.
+- usage from `agent_result`, or, for a multi-step trial, summed over `step_results[].agent_result`
+  (Harbor's `compute_token_cost_totals`). `n_input_tokens` includes cache reads, so
+  input_tokens = n_input - n_cache and cached_input_tokens = n_cache; tokens = n_input + n_output.
+  Harbor has no cache-write field: writes stay inside input_tokens where an agent counts them.
+- outcome from `verifier_result.rewards` (the `reward` key, or the only key) and the exception
+  types, classified as Harbor's `error_policy.py` does: see `_outcome`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from tui_ledger.importers._base import (
+    HARNESS_SCHEMA,
+    Imported,
+    ImporterBase,
+    ImporterError,
+    ImportOptions,
+    build_frame,
+    counted,
+    first_line,
+    json_object,
+    load_json,
+    parse_timestamp,
+    peek_text,
+    real_number,
+    seconds_between,
+    text_or_none,
+    whole_number,
+)
+
+RESULT_FILE = "result.json"
+
+# Detection: jobs/<job>/<trial>/result.json is at most 2 levels below a folder of jobs.
+_DETECT_DEPTH = 2
+_DETECT_FANOUT = 3
+_TRIAL_HINT = re.compile(r'"trial_name"\s*:')
+_TASK_HINT = re.compile(r'"task_name"\s*:')
+_JOB_HINT = re.compile(r'"n_total_trials"\s*:')
+
+# Harbor's error_policy.py (0.26): exception type -> (should_grade, has_valid_reward). A type
+# not listed is graded with a valid reward, as Harbor's UNKNOWN_ERROR_POLICY says.
+_INFRASTRUCTURE = (
+    "EnvironmentStartTimeoutError",
+    "SandboxBuildFailedError",
+    "AgentSetupTimeoutError",
+    "HealthcheckError",
+    "SandboxLikelyOutOfMemoryError",
+    "MemoryLimitExceededError",
+    "SSHAccessError",
+    "GKEExecStreamClosedError",
+    "GKEPodNotFoundError",
+    "RuntimeRequestError",
+    "AddTestsDirError",
+    "DownloadVerifierDirError",
+    "AgentAuthenticationError",
+    "ModelNotFoundError",
+    "ApiProviderResourceNotFoundError",
+    "AuthenticationError",
+    "PermissionDeniedError",
+    "NotFoundError",
+    "ServiceOperationsUnsupportedError",
+    "VercelScopeError",
+    "DspyImportError",
+    "MissingExtraError",
+    "RegradeError",
+    "CancelledError",
+)
+_GRADED_INVALID_REWARD = (
+    "ApiError",
+    "ApiRateLimitError",
+    "ApiInternalServerError",
+    "ApiOverloadedError",
+    "ApiConnectionClosedError",
+    "ApiResponseStalledError",
+    "UnknownApiError",
+    "NetworkConnectionError",
+    "ApiConnectionError",
+    "ApiUsageLimitError",
+    "RateLimitError",
+    "InternalServerError",
+    "ServiceUnavailableError",
+    "APIConnectionError",
+    "APIError",
+    "Timeout",
+    "UnsupportedModelParametersError",
+    "BadRequestError",
+    "UnprocessableEntityError",
+    "UnsupportedParamsError",
+    "APIResponseValidationError",
+    "BudgetExceededError",
+    "VerifierTimeoutError",
+    "RewardFileNotFoundError",
+    "RewardFileEmptyError",
+    "VerifierOutputParseError",
+)
+EXCEPTION_POLICY: dict[str, tuple[bool, bool]] = {
+    **dict.fromkeys(_INFRASTRUCTURE, (False, False)),
+    **dict.fromkeys(_GRADED_INVALID_REWARD, (True, False)),
+}
+# Valid-reward exceptions that mean the agent ran out of time (the rest are its own failures:
+# a non-zero exit, a full context window, a refusal).
+TIMEOUT_EXCEPTIONS = frozenset({"AgentTimeoutError"})
+
+CONVENTIONS = (
+    "Harbor n_input_tokens includes cache reads (AgentContext: 'including cache'): "
+    "input_tokens = n_input_tokens - n_cache_tokens, cached_input_tokens = n_cache_tokens, "
+    "tokens = n_input_tokens + n_output_tokens",
+    "Harbor records no cache-write count: writes stay inside input_tokens where an agent counts "
+    "them (Harbor's Claude Code agent does)",
+    "a multi-step trial's usage and cost are summed over its steps (compute_token_cost_totals)",
+)
+
+_SCHEMA: dict[str, pl.DataType] = {
+    **HARNESS_SCHEMA,
+    "reward": pl.Float64(),
+    "reward_valid": pl.Boolean(),
+    "exception_type": pl.String(),
+    "agent_name": pl.String(),
+    "agent_version": pl.String(),
+    "models_used": pl.String(),
+    "dataset": pl.String(),
+    "trial_label": pl.String(),
+    "trial_uuid": pl.String(),
+    "task_checksum": pl.String(),
+    "steps": pl.Int64(),
+    "source": pl.String(),
+    "line": pl.Int64(),
+}
+_OPTIONAL = ("cache_write_tokens", "models_used", "dataset", "steps", "error_message")
+
+
+@dataclass(frozen=True)
+class HarborImporter(ImporterBase):
+    """Harbor trials: a folder of jobs, a job folder, a trial folder or a trial `result.json`."""
+
+    name: str = "harbor"
+
+    def matches(self, path: Path) -> bool:
+        """A trial `result.json`, or a folder with one (or a job's) within two levels."""
+        try:
+            if path.is_file():
+                return path.name == RESULT_FILE and _looks_like_trial(path)
+            if path.is_dir():
+                return _find_result(path, _DETECT_DEPTH)
+        except OSError:
+            return False
+        return False
+
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
+        """Every trial below `path` (or the one trial it is), one row each."""
+        rows = _Rows((options or ImportOptions()).threshold())
+        if path.is_dir():
+            for file, document in _walk_trials(path):
+                rows.add(document, file)
+            if not rows.count:
+                raise ImporterError.at(path, "holds no Harbor trial result.json")
+        elif path.is_file():
+            document = load_json(path)
+            if _is_job(document):
+                raise ImporterError.at(
+                    path, "is a Harbor job result.json, not a trial; open the job folder"
+                )
+            if not _is_trial(document):
+                raise ImporterError.at(path, "is not a Harbor trial result.json (no trial_name)")
+            rows.add(document, path)
+        else:
+            raise ImporterError.at(path, "does not exist")
+        return Imported(
+            build_frame(rows.columns, _SCHEMA, drop_if_all_null=_OPTIONAL),
+            CONVENTIONS,
+            rows.warnings(),
+        )
+
+
+def _looks_like_trial(path: Path) -> bool:
+    head = peek_text(path)
+    return (
+        head.lstrip().startswith("{")
+        and _TRIAL_HINT.search(head) is not None
+        and _TASK_HINT.search(head) is not None
+    )
+
+
+def _looks_like_job(path: Path) -> bool:
+    head = peek_text(path)
+    return head.lstrip().startswith("{") and _JOB_HINT.search(head) is not None
+
+
+def _find_result(folder: Path, depth: int) -> bool:
+    """Whether a trial (or job) result.json sits at most `depth` levels below `folder`."""
+    candidate = folder / RESULT_FILE
+    if candidate.is_file():
+        return _looks_like_trial(candidate) or _looks_like_job(candidate)
+    if depth == 0:
+        return False
+    tried = 0
+    with os.scandir(folder) as entries:
+        for entry in sorted(entries, key=lambda entry: entry.name):
+            if tried == _DETECT_FANOUT:
+                break
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            tried += 1
+            if _find_result(Path(entry.path), depth - 1):
+                return True
+    return False
+
+
+def _is_trial(document: Any) -> bool:
+    return isinstance(document, dict) and "trial_name" in document and "task_name" in document
+
+
+def _is_job(document: Any) -> bool:
+    return isinstance(document, dict) and ("n_total_trials" in document or "stats" in document)
+
+
+def _walk_trials(root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
+    """(file, document) of every trial result.json below `root`, in path order.
+
+    A job's own result.json is skipped; a trial folder's logs are not walked.
+    """
+    for folder, subfolders, files in os.walk(root):
+        subfolders.sort()
+        subfolders[:] = [name for name in subfolders if not name.startswith(".")]
+        if RESULT_FILE not in files:
+            continue
+        file = Path(folder) / RESULT_FILE
+        document = load_json(file)
+        if _is_trial(document):
+            subfolders[:] = []
+            yield file, document
+        elif not _is_job(document):
+            raise ImporterError.at(file, "is not a Harbor trial or job result.json (no trial_name)")
+
+
+class _Rows:
+    """Column lists being filled, one trial at a time, and the counts behind the warnings."""
+
+    def __init__(self, threshold: float) -> None:
+        self.threshold = threshold
+        self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
+        self.count = 0
+        self.fractional = 0
+        self.cache_above_input = 0
+        self.never_graded = 0
+
+    def add(self, trial: Mapping[str, Any], file: Path) -> None:
+        task = trial.get("task_name")
+        if not isinstance(task, str) or not task:
+            raise ImporterError.at(file, f"task_name is {task!r}, not a task name")
+        agent = json_object(trial, "agent_info", path=file)
+        agent_name = text_or_none(agent.get("name")) or "unknown agent"
+        model = _model(json_object(agent, "model_info", path=file, field="agent_info.model_info"))
+        steps = trial.get("step_results")
+        if steps is not None and not isinstance(steps, list):
+            raise ImporterError.at(file, "step_results is not a list")
+        usage = self._usage(trial, steps or [], file)
+        reward = _reward(trial.get("verifier_result"), file)
+        exceptions = _exceptions(trial, steps or [], file)
+        passed, status, graded = _outcome(reward, exceptions, self.threshold)
+        if reward is not None and 0 < reward < 1 and self.threshold >= 1:
+            self.fractional += 1
+        if not graded:
+            self.never_graded += 1
+        started = parse_timestamp(
+            trial.get("started_at"), path=file, record=None, field="started_at"
+        )
+        finished = parse_timestamp(
+            trial.get("finished_at"), path=file, record=None, field="finished_at"
+        )
+        first = exceptions[0] if exceptions else None
+        values: dict[str, Any] = {
+            "workflow": f"{agent_name}__{model}" if model else agent_name,
+            "task": task,
+            "passed": passed,
+            "status": status,
+            **usage,
+            "model": model,
+            "run": file.parent.parent.name or None,
+            "timestamp": started,
+            "duration_s": seconds_between(started, finished),
+            "stop_reason": first["exception_type"] if first else None,
+            "error_message": first_line(first.get("exception_message")) if first else None,
+            "reward": reward,
+            "reward_valid": _valid(trial.get("reward_valid"), file),
+            "exception_type": ", ".join(item["exception_type"] for item in exceptions) or None,
+            "agent_name": agent_name,
+            "agent_version": text_or_none(agent.get("version")),
+            "dataset": text_or_none(trial.get("source")),
+            "trial_label": text_or_none(trial.get("trial_name")),
+            "trial_uuid": text_or_none(trial.get("id")),
+            "task_checksum": text_or_none(trial.get("task_checksum")),
+            "steps": len(steps) if steps else None,
+            "source": str(file),
+            "line": 1,
+        }
+        for name, value in values.items():
+            self.columns[name].append(value)
+        self.count += 1
+
+    def _usage(self, trial: Mapping[str, Any], steps: list[Any], file: Path) -> dict[str, Any]:
+        """Token buckets and cost as `TrialResult.compute_token_cost_totals` sums them."""
+        contexts: list[tuple[Mapping[str, Any], str]] = []
+        if trial.get("agent_result") is not None:
+            contexts.append((json_object(trial, "agent_result", path=file), "agent_result"))
+        else:
+            for index, step in enumerate(steps):
+                where = f"step_results[{index}]"
+                if not isinstance(step, dict):
+                    raise ImporterError.at(file, f"{where} is not an object")
+                if step.get("agent_result") is not None:
+                    where += ".agent_result"
+                    contexts.append(
+                        (json_object(step, "agent_result", path=file, field=where), where)
+                    )
+        totals: dict[str, int | None] = dict.fromkeys(("input", "cache", "output"))
+        cost: float | None = None
+        models: set[str] = set()
+        for context, where in contexts:
+            for key, field in (
+                ("input", "n_input_tokens"),
+                ("cache", "n_cache_tokens"),
+                ("output", "n_output_tokens"),
+            ):
+                count = whole_number(
+                    context.get(field), path=file, record=None, field=f"{where}.{field}"
+                )
+                if count is not None:
+                    totals[key] = (totals[key] or 0) + count
+            spent = real_number(
+                context.get("cost_usd"), path=file, record=None, field=f"{where}.cost_usd"
+            )
+            if spent is not None:
+                cost = (cost or 0.0) + spent
+            if isinstance(context.get("model_usage"), dict):
+                models.update(context["model_usage"])
+        n_input, n_cache, n_output = totals["input"], totals["cache"], totals["output"]
+        uncached = n_input
+        if n_input is not None and n_cache is not None:
+            if n_cache <= n_input:
+                uncached = n_input - n_cache
+            else:
+                # More cache reads than input: this agent left the cache out of its input.
+                self.cache_above_input += 1
+        total = None
+        if uncached is not None and n_output is not None:
+            total = uncached + (n_cache or 0) + n_output
+        return {
+            "input_tokens": uncached,
+            "cached_input_tokens": n_cache,
+            "cache_write_tokens": None,
+            "output_tokens": n_output,
+            "tokens": total,
+            "cost": cost,
+            "models_used": ", ".join(sorted(models)) or None,
+        }
+
+    def warnings(self) -> tuple[str, ...]:
+        found = []
+        if self.fractional:
+            found.append(
+                f"{counted(self.fractional, 'trial')} with a fractional reward (between 0 and "
+                f"1) not accepted: below the pass threshold {self.threshold:g}; set a pass "
+                "threshold to accept partial credit"
+            )
+        if self.cache_above_input:
+            found.append(
+                f"{counted(self.cache_above_input, 'trial')} with more cache tokens than input "
+                "tokens: their input was read as excluding the cache"
+            )
+        if self.never_graded:
+            found.append(
+                f"{counted(self.never_graded, 'trial')} ended on an infrastructure, API or "
+                "verifier error, with no valid reward: outcome error"
+            )
+        return tuple(found)
+
+
+def _outcome(
+    reward: float | None, exceptions: list[dict[str, Any]], threshold: float
+) -> tuple[bool | None, str, bool]:
+    """(passed, status, whether the reward counts) of a trial, as Harbor's error policy reads it.
+
+    - An exception whose policy has no valid reward (API, verifier and infrastructure errors)
+      makes the trial an `error` with no verdict, whatever reward it may hold.
+    - Otherwise the reward decides: >= threshold is passed, even after an AgentTimeoutError (a
+      timed-out agent whose work still passed the tests is accepted); below it, `timeout` after
+      an AgentTimeoutError, else `failed`.
+    - No reward: `timeout` after an AgentTimeoutError, `error` after any other exception,
+      ungraded (`unset`) when nothing went wrong (the verifier gave nothing).
+    """
+    valid = all(exception["has_valid_reward"] for exception in exceptions)
+    if not valid:
+        return None, "error", False
+    timed_out = any(exception["exception_type"] in TIMEOUT_EXCEPTIONS for exception in exceptions)
+    if reward is not None:
+        if reward >= threshold:
+            return True, "passed", True
+        return False, "timeout" if timed_out else "failed", True
+    if timed_out:
+        return None, "timeout", True
+    return None, ("error" if exceptions else "unset"), True
+
+
+def _exceptions(trial: Mapping[str, Any], steps: list[Any], file: Path) -> list[dict[str, Any]]:
+    """The trial's exception, then its steps', each with `has_valid_reward` resolved."""
+    found = []
+    infos = [("exception_info", trial.get("exception_info"))]
+    infos += [
+        (f"step_results[{index}].exception_info", step.get("exception_info"))
+        for index, step in enumerate(steps)
+        if isinstance(step, dict)
+    ]
+    for where, info in infos:
+        if info is None:
+            continue
+        if not isinstance(info, dict):
+            raise ImporterError.at(file, f"{where} is not an object")
+        kind = info.get("exception_type")
+        if not isinstance(kind, str):
+            raise ImporterError.at(file, f"{where}.exception_type is {kind!r}, not a type name")
+        found.append(
+            {
+                "exception_type": kind,
+                "exception_message": info.get("exception_message"),
+                "has_valid_reward": _has_valid_reward(kind, info),
+            }
+        )
+    return found
+
+
+def _has_valid_reward(kind: str, info: Mapping[str, Any]) -> bool:
+    """The policy Harbor wrote beside the exception (newer files), else its table's."""
+    for key in ("policy", "policy_override"):
+        policy = info.get(key)
+        if isinstance(policy, dict) and isinstance(policy.get("has_valid_reward"), bool):
+            return bool(policy["has_valid_reward"])
+    return EXCEPTION_POLICY.get(kind, (True, True))[1]
+
+
+def _reward(verifier: Any, file: Path) -> float | None:
+    """The `reward` of `verifier_result.rewards` (or its only value); None when there is none."""
+    if verifier is None:
+        return None
+    if not isinstance(verifier, dict):
+        raise ImporterError.at(file, "verifier_result is not an object")
+    rewards = verifier.get("rewards")
+    if rewards is None or rewards == {}:
+        return None
+    if not isinstance(rewards, dict):
+        raise ImporterError.at(file, f"verifier_result.rewards is {rewards!r}, not an object")
+    if "reward" in rewards:
+        key = "reward"
+    elif len(rewards) == 1:
+        key = next(iter(rewards))
+    else:
+        names = ", ".join(sorted(map(str, rewards)))
+        raise ImporterError.at(
+            file, f"verifier_result.rewards has {names} but no 'reward'; one verdict is needed"
+        )
+    return real_number(rewards[key], path=file, record=None, field=f"verifier_result.rewards.{key}")
+
+
+def _valid(value: Any, file: Path) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ImporterError.at(file, f"reward_valid is {value!r}, not true or false")
+
+
+def _model(info: Mapping[str, Any]) -> str | None:
+    """`provider/name`, or the name alone (already qualified, or no provider recorded)."""
+    name = text_or_none(info.get("name"))
+    provider = text_or_none(info.get("provider"))
+    if not name:
+        return None
+    if provider and not name.startswith(f"{provider}/"):
+        return f"{provider}/{name}"
+    return name
+
+
+__all__ = ["EXCEPTION_POLICY", "HarborImporter"]
