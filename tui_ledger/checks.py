@@ -23,6 +23,7 @@ from tui_ledger.schema import (
     STATUS_WORDS,
     normalise_name,
 )
+from tui_ledger.wording import listing, plural
 
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[str, ...] = ("warning", "info")
@@ -101,17 +102,8 @@ def _label(keys: Sequence[str]) -> pl.Expr:
     return pl.concat_str(parts, separator=" · ") if len(parts) > 1 else parts[0]
 
 
-def _plural(count: int, noun: str, plural: str | None = None) -> str:
-    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
-
-
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "—"
-
-
-def _listing(items: Sequence[str], limit: int = EXAMPLES) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
 
 
 def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -257,7 +249,7 @@ def _frame_warnings(attempts: pl.DataFrame) -> list[_Warning]:
             continue
         rows = attempts.filter(flag.fill_null(False))
         if rows.height:
-            text = texts[kind].format(n=_plural(rows.height, "attempt"))
+            text = texts[kind].format(n=plural(rows.height, "attempt"))
             found.append(_Warning(kind, text, rows.height, *_examples(rows)))
     if {"passed", "status"} <= set(attempts.columns):
         said = (
@@ -273,7 +265,7 @@ def _frame_warnings(attempts: pl.DataFrame) -> list[_Warning]:
         )
         if rows.height:
             text = (
-                f"{_plural(rows.height, 'attempt')} with a status that contradicts passed; "
+                f"{plural(rows.height, 'attempt')} with a status that contradicts passed; "
                 "passed decided the outcome"
             )
             found.append(_Warning("contradicting_status", text, rows.height, *_examples(rows)))
@@ -335,7 +327,7 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
         .agg(pl.col("task").sort().head(EXAMPLES).alias("examples"), pl.len().alias("skipped"))
     )
     details = [
-        f"{row['group']}: skipped {_plural(row['skipped'], 'task')} of {all_tasks:,} "
+        f"{row['group']}: skipped {plural(row['skipped'], 'task')} of {all_tasks:,} "
         f"(e.g. {', '.join(row['examples'])})"
         for row in skipped.sort("skipped", descending=True, maintain_order=True).iter_rows(
             named=True
@@ -348,8 +340,9 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
         .height
     )
     missing = int(skipped["skipped"].sum())
-    names = _listing(
-        skipped.sort("skipped", descending=True, maintain_order=True)["group"].to_list()
+    names = listing(
+        skipped.sort("skipped", descending=True, maintain_order=True)["group"].to_list(),
+        limit=EXAMPLES,
     )
     return [
         Check(
@@ -391,7 +384,7 @@ def _unequal(per_task: pl.DataFrame) -> list[Check]:
         Check(
             "unequal_attempts",
             "warning",
-            f"Attempts per task differ between groups on {_plural(uneven.height, 'task')} of "
+            f"Attempts per task differ between groups on {plural(uneven.height, 'task')} of "
             f"the {spread.height:,} that several groups attempted: a group that tried a task "
             "more often had more chances to pass it and more spend on it.",
             uneven.height,
@@ -436,7 +429,7 @@ def _mixed_versions(cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str]
             for row in mixed.iter_rows(named=True)
         ]
         affected = int(values["n"].sum())
-        names = _listing(mixed["group"].to_list())
+        names = listing(mixed["group"].to_list(), limit=EXAMPLES)
         found.append(
             Check(
                 "mixed_models" if column.startswith("model") else "mixed_versions",
@@ -464,9 +457,9 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                 Check(
                     "duplicate_ids",
                     "warning",
-                    f"{_plural(len(ids), id_column + ' value')} appear more than once "
-                    f"({_plural(repeated.height, 'attempt')}): the same attempt may be counted "
-                    f"twice. E.g. {_listing([str(i) for i in ids])}.",
+                    f"{plural(len(ids), id_column + ' value')} appear more than once "
+                    f"({plural(repeated.height, 'attempt')}): the same attempt may be counted "
+                    f"twice. E.g. {listing([str(i) for i in ids], limit=EXAMPLES)}.",
                     repeated.height - len(ids),
                     [],
                     *_examples(repeated),
@@ -489,9 +482,9 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                 Check(
                     f"duplicate_{column}",
                     severity,  # type: ignore[arg-type]
-                    f"{_plural(repeated.height, 'attempt')} share their "
+                    f"{plural(repeated.height, 'attempt')} share their "
                     f"{' · '.join(identity)} with another attempt (e.g. "
-                    f"{_listing(sample.to_list(), 3)}): a repeated {column} may be a copy.",
+                    f"{listing(sample.to_list(), limit=3)}): a repeated {column} may be a copy.",
                     repeated.height,
                     [],
                     *_examples(repeated),
@@ -507,7 +500,7 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
             Check(
                 "duplicate_rows",
                 "warning",
-                f"{_plural(extra, 'attempt')} "
+                f"{plural(extra, 'attempt')} "
                 f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
                 "(every column but the file and line alike): was a file loaded twice?",
                 extra,
@@ -529,7 +522,8 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
         Check(
             "no_accepted",
             "warning",
-            f"{_listing(none['group'].to_list())} {'has' if none.height == 1 else 'have'} no "
+            f"{listing(none['group'].to_list(), limit=EXAMPLES)} "
+            f"{'has' if none.height == 1 else 'have'} no "
             "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
             "and dropping failures removes every one of its attempts from the arithmetic.",
             none.height,
@@ -554,8 +548,8 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
             "small_sample",
             "warning",
             f"Small samples (under {SMALL_ATTEMPTS} attempts or under {SMALL_ACCEPTED} "
-            f"accepted): {_listing(small['group'].to_list())}. Their figures can move a lot "
-            "with a few more attempts; read the 95% intervals before ranking them.",
+            f"accepted): {listing(small['group'].to_list(), limit=EXAMPLES)}. Their figures can "
+            "move a lot with a few more attempts; read the 95% intervals before ranking them.",
             small.height,
             details,
         )

@@ -429,6 +429,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
     from tui_ledger.report import ExportError
     from tui_ledger.textsafe import safe_text
     from tui_ledger.watch import Watcher
+    from tui_ledger.wording import plural
 
     _check_paths(args.files)
     on_terminal = sys.stdout.isatty()
@@ -459,7 +460,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
             say("waiting for the files to change")
         else:
             rows = ledger.attempts.height
-            show(ledger, f"{rows:,} attempt{'s' if rows != 1 else ''}", first=True)
+            show(ledger, plural(rows, "attempt"), first=True)
         shown = watcher.ledger is not None
         for change in watcher.follow():
             if change.ledger is not None:

@@ -48,6 +48,7 @@ import polars as pl
 from tui_ledger import schema
 from tui_ledger.load import _WARNING_TEXT as _WARNING_ORDER  # the order the loader lists them
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, LoadWarning, load
+from tui_ledger.wording import plural
 
 __all__ = ["INTERVAL", "Change", "Stamp", "Watcher"]
 
@@ -99,8 +100,8 @@ class Change:
             return f"not updated: {self.error}"
         if self.reloaded and self.ledger is not None:
             rows = self.ledger.attempts.height
-            return f"reloaded: {rows:,} attempt{'s' if rows != 1 else ''}"
-        return f"+{self.added:,} attempt{'s' if self.added != 1 else ''}"
+            return f"reloaded: {plural(rows, 'attempt')}"
+        return f"+{plural(self.added, 'attempt')}"
 
 
 @dataclass

@@ -82,7 +82,7 @@ import re
 import resource
 import stat
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,6 +92,7 @@ import polars as pl
 
 from tui_ledger import schema
 from tui_ledger.textsafe import safe_text
+from tui_ledger.wording import first_line, listing, plural
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
@@ -231,7 +232,7 @@ class LoadReport:
             out.append(f"Read {self.files[0]}.")
         else:
             out.append(f"Read {len(self.files)} files: {', '.join(self.files)}.")
-        out.append(f"{_plural(self.rows, 'attempt')}.")
+        out.append(f"{plural(self.rows, 'attempt')}.")
         if self.mapping:
             pairs = [
                 canonical if canonical == source else f"{canonical} from {source}"
@@ -327,8 +328,8 @@ def _load(
         if len(inputs) == 1:
             raise _read_error(inputs[0], error) from None
         raise LoadError(
-            f"{_listing([item.display for item in inputs], limit=3)}: cannot be read together "
-            f"({_first_line(error)}); load them one at a time to find the file at fault."
+            f"{listing([item.display for item in inputs], limit=3)}: cannot be read together "
+            f"({first_line(error)}); load them one at a time to find the file at fault."
         ) from None
     report = _report(inputs, frames, findings, derived, units, rows)
     return Ledger(attempts=attempts, report=report)
@@ -753,7 +754,7 @@ def _memory_shortfall(inputs: list[_Input], factor: float = 1.0) -> tuple[str, s
     if total <= available:
         return None
     largest = max(needed, key=lambda display: needed[display])
-    where = largest if len(inputs) == 1 else f"{_plural(len(inputs), 'file')} ({largest} and more)"
+    where = largest if len(inputs) == 1 else f"{plural(len(inputs), 'file')} ({largest} and more)"
     what = f"needs {'about' if factor > 1 else 'at least'} {_size(total)} of memory"
     return largest, where, f"{what} and {_size(available)} is free"
 
@@ -1222,7 +1223,7 @@ def _open_imported(item: _Input) -> _Opened:
     except LoadError:
         raise
     except (OSError, ValueError, pl.exceptions.PolarsError) as error:
-        text = _first_line(error)
+        text = first_line(error)
         if item.display not in text and str(item.path) not in text:
             text = (
                 f"{item.display}: the {item.importer.name} importer could not read it "
@@ -1394,7 +1395,7 @@ def _map_columns(opened: _Opened, explicit: Mapping[str, str]) -> dict[str, str]
         if name is None:
             raise LoadError(
                 f"{item.display}: --col {key}={wanted} names no column of this file; "
-                f"its columns are {_listing(header[n] for n in names)}.",
+                f"its columns are {listing(header[n] for n in names)}.",
                 source=item.display,
                 column=wanted,
             )
@@ -1422,7 +1423,7 @@ def _map_columns(opened: _Opened, explicit: Mapping[str, str]) -> dict[str, str]
                 f"the header names {shown[0]!r} twice"
                 if same
                 else (
-                    f"columns {_listing(shown, quote=True, joiner='and')} "
+                    f"columns {listing(shown, quote=True, joiner='and')} "
                     f"{'both' if len(shown) == 2 else 'all'} name {canonical}"
                 )
             )
@@ -1446,7 +1447,7 @@ def _find_column(names: list[str], header: dict[str, str], wanted: str) -> str |
 
 def _require(opened: _Opened, mapping: dict[str, str]) -> None:
     display = opened.item.display
-    has = f"its columns are {_listing(opened.columns)}" if opened.columns else "it has no columns"
+    has = f"its columns are {listing(opened.columns)}" if opened.columns else "it has no columns"
     if "workflow" not in mapping:
         raise LoadError(
             f"{display}: no workflow column ({has}); name it one of "
@@ -2329,11 +2330,6 @@ def _is_utf8_error(error: Exception) -> bool:
     return "utf-8" in text or "utf8" in text
 
 
-def _first_line(error: Exception) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else type(error).__name__
-
-
 def _read_error(item: _Input, error: Exception) -> LoadError:
     if isinstance(error, PermissionError):
         return LoadError(
@@ -2354,7 +2350,7 @@ def _read_error(item: _Input, error: Exception) -> LoadError:
         item.fmt or "", "NDJSON"
     )
     return LoadError(
-        f"{item.display}: cannot be read as {label} ({_first_line(error)}); check the file "
+        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
         "is complete and in that format.",
         source=item.display,
     )
@@ -2406,7 +2402,7 @@ def _json_error(item: _Input, raw: bytes, error: Exception) -> LoadError:
     label = "NDJSON" if item.fmt == "ndjson" else "JSON"
     line: int | None = None
     place = ""
-    detail = _first_line(error)
+    detail = first_line(error)
     if item.fmt == "ndjson":
         for number, row in enumerate(text.split("\n"), start=1):
             if not row.strip():
@@ -2500,21 +2496,6 @@ def _json_without_nan(item: _Input, raw: bytes) -> bytes | None:
     return rewritten.encode("utf-8") if replaced else None
 
 
-def _listing(
-    names: Iterable[str], *, quote: bool = False, joiner: str = "", limit: int = 12
-) -> str:
-    shown = [repr(name) if quote else name for name in names]
-    if len(shown) > limit:
-        shown = [*shown[:limit], f"and {len(shown) - limit} more"]
-    if joiner and len(shown) > 1:
-        return f"{', '.join(shown[:-1])} {joiner} {shown[-1]}"
-    return ", ".join(shown)
-
-
-def _plural(count: int, noun: str) -> str:
-    return f"{count:,} {noun}" + ("" if count == 1 else "s")
-
-
 # --- the report ---------------------------------------------------------------------------
 
 
@@ -2572,7 +2553,7 @@ def _report(
             sentences[sentence].append(display)
     everyone = len(inputs)
     said = [
-        sentence if len(where) == everyone else f"{sentence} (in {_listing(where, limit=3)})"
+        sentence if len(where) == everyone else f"{sentence} (in {listing(where, limit=3)})"
         for sentence, where in sentences.items()
     ]
     merged: dict[str, tuple[int, list[tuple[str, int]]]] = {}
@@ -2586,7 +2567,7 @@ def _report(
         count, examples = merged[kind]
         examples = examples[:_EXAMPLES]
         noun = "row" if kind == "lossy_decode" else "attempt"
-        message = _WARNING_TEXT[kind].format(n=_plural(count, noun)) + "."
+        message = _WARNING_TEXT[kind].format(n=plural(count, noun)) + "."
         warnings.append(
             LoadWarning(
                 kind=kind,

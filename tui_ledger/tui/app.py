@@ -67,6 +67,7 @@ from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import PROCESS_START, commands
 from tui_ledger.tui.attempts_table import AttemptsTable
 from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, Metric, SummaryPane
+from tui_ledger.wording import first_line, plural
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
@@ -909,7 +910,7 @@ class LedgerApp(App[int]):
             )
         except pl.exceptions.PolarsError as error:
             # A filter that parses but cannot run on these columns (e.g. a bad regex).
-            failure = safe_text(str(error).strip().splitlines()[0] if str(error) else "error")
+            failure = safe_text(first_line(error))
         finally:
             del attempts, previous  # let them go before the results are shown
             if not get_current_worker().is_cancelled:
@@ -982,7 +983,7 @@ class LedgerApp(App[int]):
         try:
             found = run_checks(snapshot.matching, list(by), ledger.report, warnings=extra)
         except (pl.exceptions.PolarsError, ValueError) as error:
-            message = str(error).strip().splitlines()[0] if str(error) else type(error).__name__
+            message = first_line(error)
             self.call_from_thread(self._checks_failed, generation, message)
             return
         seconds = time.perf_counter() - started
@@ -1206,11 +1207,11 @@ class LedgerApp(App[int]):
         counts = Text(no_wrap=True, overflow="ellipsis")
         if self._ledger is not None:
             attempts = self._ledger.attempts.height
-            counts.append(f"{format_count(attempts)} attempt{'s' if attempts != 1 else ''}")
+            counts.append(plural(attempts, "attempt"))
             workflows = self._workflow_count
             if workflows is not None:
                 counts.append(" · ", style="#8b949e")
-                counts.append(f"{format_count(workflows)} workflow{'s' if workflows != 1 else ''}")
+                counts.append(plural(workflows, "workflow"))
             if self._by != DEFAULT_BY:
                 counts.append(" · grouped by ", style="#8b949e")
                 counts.append(safe_text(" · ".join(self._by)), style="bold")
@@ -1250,8 +1251,7 @@ class LedgerApp(App[int]):
             title.append("  ")
             hides = (
                 # Failed, timed-out, errored and ungraded: everything not accepted.
-                f"hides {format_count(hidden)} attempt{'s' if hidden != 1 else ''}"
-                f" · {format_tokens(tokens)} tokens"
+                f"hides {plural(hidden, 'attempt')} · {format_tokens(tokens)} tokens"
             )
             if comparison.has_cost:
                 hides += f" · {format_money(comparison.hidden_cost)}"

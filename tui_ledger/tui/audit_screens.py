@@ -44,6 +44,7 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.screens import KEY_STYLE, MUTED, _Dialog
+from tui_ledger.wording import plural
 
 KEEP_COLOUR = "#2ec4b6"
 DROP_COLOUR = "#ff6b57"
@@ -201,7 +202,7 @@ class PerTaskScreen(_Dialog):
         tasks = frame.height
         text = Text()
         total_tokens = frame["total_tokens"].drop_nulls()
-        text.append(f"{format_count(tasks)} task{'s' if tasks != 1 else ''}", style="bold")
+        text.append(plural(tasks, "task"), style="bold")
         text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
         text.append(
             f" · {format_count(int(frame['accepted'].sum()))} accepted"
@@ -217,7 +218,7 @@ class PerTaskScreen(_Dialog):
             text.append("✔ every task passed at least once", style=KEEP_COLOUR)
             return text
         text.append(
-            f"✘ never passed: {format_count(spend.tasks)} task{'s' if spend.tasks != 1 else ''}",
+            f"✘ never passed: {plural(spend.tasks, 'task')}",
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(

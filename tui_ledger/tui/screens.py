@@ -35,6 +35,7 @@ from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands
+from tui_ledger.wording import plural
 
 KEY_STYLE = "bold #e3b341"
 MUTED = "#8b949e"
@@ -448,7 +449,7 @@ def warning_text(warning: Any) -> Text:
     sources = list(getattr(warning, "sources", None) or ())
     where: list[str] = []
     if count:
-        where.append(f"{format_count(count)} row{'s' if count != 1 else ''}")
+        where.append(plural(count, "row"))
     if lines:
         several_files = len(set(sources)) > 1
         shown = [

@@ -35,6 +35,7 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.groups_table import GroupsTable
+from tui_ledger.wording import plural
 
 NO_ACCEPTED = "no accepted attempt"
 UNPRICED = "unpriced"
@@ -476,7 +477,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         else:
             text.append("✓ no warnings", style=LABEL_STYLE)
         if notes:
-            text.append(f" · {format_count(notes)} note{'s' if notes != 1 else ''}", LABEL_STYLE)
+            text.append(f" · {plural(notes, 'note')}", LABEL_STYLE)
         if count or notes:
             text.append(" (w)", style=LABEL_STYLE)
         if hint:
@@ -770,7 +771,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         hidden_attempts = trap["hidden_attempts"]
         if hidden_attempts:
             hidden = (
-                f"{format_count(hidden_attempts)} attempt{'s' if hidden_attempts != 1 else ''}"
+                f"{plural(hidden_attempts, 'attempt')}"
                 f" · {format_tokens(trap['hidden_tokens'])} tokens"
             )
             if comparison.has_cost:
