@@ -15,7 +15,6 @@ import pytest
 
 from tests.corpus.guard import guarded
 from tests.frames import assert_same_attempts
-from tui_ledger import load as load_module
 from tui_ledger import schema
 from tui_ledger.load import (
     SUPPORTED_SUFFIXES,
@@ -26,6 +25,7 @@ from tui_ledger.load import (
     load,
     scan,
 )
+from tui_ledger.load import inputs as load_inputs
 
 
 @pytest.fixture(autouse=True)
@@ -682,7 +682,7 @@ def test_an_importer_is_asked_first_and_its_rows_validated_like_a_file(
     folder = tmp_path / "run"
     folder.mkdir()
     monkeypatch.setattr(
-        load_module, "_find_importer", lambda path: FakeImporter() if path == folder else None
+        load_inputs, "find_importer", lambda path: FakeImporter() if path == folder else None
     )
     ledger = load([folder])
 
@@ -703,7 +703,7 @@ def test_an_importers_bad_value_is_still_a_load_error(
         def read(self, path: Path) -> pl.DataFrame:
             return super().read(path).with_columns(status=pl.lit("exploded"))
 
-    monkeypatch.setattr(load_module, "_find_importer", lambda path: Broken())
+    monkeypatch.setattr(load_inputs, "find_importer", lambda path: Broken())
     with pytest.raises(LoadError, match=r"a/results\.json line 1, column 'status': 'exploded'"):
         load([tmp_path])
 
@@ -822,7 +822,7 @@ def test_a_column_typed_differently_in_two_files_is_kept_as_text(tmp_path: Path)
 
 def test_fmt_can_name_an_importer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        load_module, "_named_importer", lambda name: FakeImporter() if name == "fake" else None
+        load_inputs, "named_importer", lambda name: FakeImporter() if name == "fake" else None
     )
 
     assert column(load([tmp_path], fmt="fake"), "workflow") == ["orchestrator", "orchestrator"]

@@ -116,3 +116,11 @@ def format_interval(low: float | None, high: float | None, kind: str = "count") 
     if kind == "money":
         return f"[{format_money(low)}–{format_money(high)}]"
     return f"[{format_compact(low)}–{format_compact(high)}]"
+
+
+def format_bytes(count: int) -> str:
+    """A size in bytes as people read it: `52.3 MB`, `1.4 GB` (powers of ten), `45,069 bytes`."""
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count:,} bytes"

@@ -46,8 +46,8 @@ from typing import Any
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load import _WARNING_TEXT as _WARNING_ORDER  # the order the loader lists them
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, LoadWarning, load
+from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
 from tui_ledger.wording import plural
 
 __all__ = ["INTERVAL", "Change", "Stamp", "Watcher"]
@@ -64,7 +64,6 @@ _SUFFIX_OF = {"csv": ".csv", "tsv": ".tsv", "ndjson": ".jsonl"}
 _TERMINAL_BENCH_FILES = frozenset({"results.json", "run_metadata.json"})
 # Inside a Terminal-Bench trial folder: logs that change all the time and hold no attempts.
 _TERMINAL_BENCH_LOGS = frozenset({"sessions", "agent-logs", "panes"})
-_COUNT = re.compile(r"^([\d,]+) (attempt|row)s?\b")
 _TOTAL_COLUMNS = frozenset({"tokens", *schema.BUCKETS})
 
 
@@ -683,16 +682,11 @@ def _merge_reports(loaded: LoadReport, appended: LoadReport) -> LoadReport:
         count = known.count + warning.count
         lines = (known.lines + warning.lines)[:5]
         sources = (known.sources + warning.sources)[:5]
-        message = _recount(known.message, count)
+        message = warning_message(warning.kind, count)
         warnings[warning.kind] = LoadWarning(warning.kind, message, count, lines, sources)
-    order = list(_WARNING_ORDER)
+    order = list(WARNING_KINDS)  # the order the loader lists them
     ranked = sorted(
         warnings.values(),
         key=lambda w: order.index(w.kind) if w.kind in order else len(order),
     )
     return replace(loaded, rows=loaded.rows + appended.rows, warnings=ranked)
-
-
-def _recount(message: str, count: int) -> str:
-    """A warning's message with its leading count ("3 attempts ...") set to `count`."""
-    return _COUNT.sub(lambda m: f"{count:,} {m.group(2)}{'' if count == 1 else 's'}", message)

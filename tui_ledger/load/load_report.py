@@ -1,0 +1,194 @@
+"""What a load gives back and says: `LoadError`, `LoadWarning`, `LoadReport`, `Ledger`, and
+the report built from what every file's validation counted."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tui_ledger import schema
+from tui_ledger.load.helper_columns import EXAMPLES
+from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
+from tui_ledger.textsafe import safe_text
+from tui_ledger.wording import listing, plural
+
+if TYPE_CHECKING:
+    from tui_ledger.load.inputs import Input
+    from tui_ledger.load.prepare import Prepared
+
+
+class LoadError(Exception):
+    """A file that cannot be loaded as it is. `str(error)` is one line for people.
+
+    The message says what is wrong, where (file, line or record, column) and what to do.
+    `source`, `line` and `column` repeat the where for programs, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        column: str | None = None,
+    ) -> None:
+        # Always one line, and safe to print: a file's own text (a cell, a column name, a
+        # file name) may hold terminal escapes, and this message reaches terminals.
+        super().__init__(safe_text(message.replace("\r", " ").replace("\n", " ")))
+        self.source = source
+        self.line = line
+        self.column = column
+
+
+@dataclass(frozen=True)
+class LoadWarning:
+    """Something loaded but suspicious, counted: `count` rows, up to 5 example `lines`.
+
+    `sources` names the file of each example line (same length as `lines`).
+    """
+
+    kind: str
+    message: str
+    count: int
+    lines: tuple[int, ...] = ()
+    sources: tuple[str, ...] = ()
+
+
+@dataclass
+class LoadReport:
+    """What a load read, mapped, derived and warned about; `lines()` says it in plain words.
+
+    `units` tells, per source, what its line numbers count: "line", "record" or "row".
+    """
+
+    files: list[str]
+    rows: int
+    mapping: dict[str, str]
+    derived: list[str]
+    warnings: list[LoadWarning]
+    units: dict[str, str] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        """The report `ledger-tui check` prints, one sentence per line."""
+        out: list[str] = []
+        if len(self.files) == 1:
+            out.append(f"Read {self.files[0]}.")
+        else:
+            out.append(f"Read {len(self.files)} files: {', '.join(self.files)}.")
+        out.append(f"{plural(self.rows, 'attempt')}.")
+        if self.mapping:
+            pairs = [
+                canonical if canonical == source else f"{canonical} from {source}"
+                for canonical, source in self.mapping.items()
+            ]
+            out.append(f"Columns: {'; '.join(pairs)}.")
+        out.extend(f"Derived: {sentence}." for sentence in self.derived)
+        if not self.warnings:
+            out.append("No warnings.")
+        for warning in self.warnings:
+            where = self._where(warning)
+            out.append(f"Warning ({warning.kind}, {warning.count}): {warning.message}{where}")
+        # File and column names are the file's own text: shown, never obeyed by a terminal.
+        return [safe_text(line) for line in out]
+
+    def _where(self, warning: LoadWarning) -> str:
+        if not warning.lines:
+            return ""
+        by_source: dict[str, list[int]] = {}
+        sources = warning.sources or ("",) * len(warning.lines)
+        for source, line in zip(sources, warning.lines, strict=True):
+            by_source.setdefault(source, []).append(line)
+        parts = []
+        for source, numbers in by_source.items():
+            unit = self.units.get(source, "line")
+            label = unit if len(numbers) == 1 else f"{unit}s"
+            several = len(self.files) > 1 or len(self.units) > 1
+            prefix = f"{source} " if source and several else ""
+            parts.append(f"{prefix}{label} {', '.join(map(str, numbers))}")
+        more = " and more" if warning.count > len(warning.lines) else ""
+        return f" (e.g. {'; '.join(parts)}{more})"
+
+
+@dataclass
+class Ledger:
+    """The validated attempts (layout in docs/ARCHITECTURE.md) and the report of their load."""
+
+    attempts: pl.DataFrame
+    report: LoadReport
+
+
+@dataclass(frozen=True)
+class Counted:
+    """A warning as one validation pass counted it: how many rows, and (source, line) examples.
+    `build_report` adds up those of every file and words them."""
+
+    kind: str
+    count: int
+    examples: tuple[tuple[str, int], ...]
+
+
+def shown(value: object) -> str:
+    """A cell's value quoted for a message, cut short past 40 characters."""
+    text = str(value)
+    if len(text) > 40:
+        text = text[:37] + "..."
+    return repr(text)
+
+
+def build_report(
+    inputs: list[Input],
+    frames: list[Prepared],
+    findings: list[Counted],
+    derived: list[tuple[str, str]],
+    units: dict[str, str],
+    rows: int,
+) -> LoadReport:
+    """The report of a load: the files, the columns mapped, what was derived, the warnings."""
+    files = [
+        item.display if item.importer is None else f"{item.display} ({item.importer.name})"
+        for item in inputs
+    ]
+    mapping: dict[str, list[str]] = {}
+    for prepared in frames:
+        for canonical, name in prepared.mapping.items():
+            heading = prepared.opened.duplicates.get(name, name)
+            if heading not in mapping.setdefault(canonical, []):
+                mapping[canonical].append(heading)
+    ordered = {
+        canonical: " / ".join(mapping[canonical])
+        for canonical in schema.CANONICAL_ORDER
+        if canonical in mapping
+    }
+    sentences: dict[str, list[str]] = {}
+    for sentence, display in derived:
+        if display not in sentences.setdefault(sentence, []):
+            sentences[sentence].append(display)
+    everyone = len(inputs)
+    said = [
+        sentence if len(where) == everyone else f"{sentence} (in {listing(where, limit=3)})"
+        for sentence, where in sentences.items()
+    ]
+    merged: dict[str, tuple[int, list[tuple[str, int]]]] = {}
+    for finding in findings:
+        count, examples = merged.get(finding.kind, (0, []))
+        merged[finding.kind] = (count + finding.count, examples + list(finding.examples))
+    warnings = []
+    for kind in WARNING_KINDS:
+        if kind not in merged:
+            continue
+        count, examples = merged[kind]
+        examples = examples[:EXAMPLES]
+        warnings.append(
+            LoadWarning(
+                kind=kind,
+                message=warning_message(kind, count),
+                count=count,
+                lines=tuple(line for _, line in examples),
+                sources=tuple(source for source, _ in examples),
+            )
+        )
+    return LoadReport(
+        files=files, rows=rows, mapping=ordered, derived=said, warnings=warnings, units=units
+    )
