@@ -16,11 +16,12 @@ from typing import Any, Literal
 import polars as pl
 
 from tui_ledger.ledger import DEFAULT_BY, group_labels
+from tui_ledger.load.load_report import LoadWarning
+from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
 from tui_ledger.schema import (
     ACCEPTED,
     LINE_COLUMN,
     SOURCE_COLUMN,
-    STATUS_WORDS,
     normalise_name,
 )
 from tui_ledger.wording import listing, plural
@@ -58,11 +59,10 @@ ID_COLUMNS: tuple[str, ...] = (
     "trial_uuid",
     "sample_uuid",
 )
-# Loader warning kinds that get a per-group breakdown, and the row flag behind each.
+# Loader warning kinds that get a per-group breakdown, and the row flag behind each (the
+# loader's own rules, `load.warning_rules`, as read on an attempts frame).
 _LOADER_FLAGS: dict[str, pl.Expr] = {
-    "missing_usage": pl.col("tokens").is_null(),
-    "suspect_zero": pl.col("tokens") == 0,
-    "ungraded": pl.col("outcome") == "ungraded",
+    kind: FRAME_FLAGS[kind] for kind in ("missing_usage", "suspect_zero", "ungraded")
 }
 _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 # Merged notes that say what was done rather than what is wrong.
@@ -225,50 +225,18 @@ def _group_counts(cells: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     )
 
 
-@dataclass(frozen=True)
-class _Warning:
-    kind: str
-    message: str
-    count: int
-    lines: tuple[int, ...] = ()
-    sources: tuple[str, ...] = ()
-
-
-def _frame_warnings(attempts: pl.DataFrame) -> list[_Warning]:
-    """What the loader would have warned about, for a frame that did not come from it."""
-    found: list[_Warning] = []
-    texts = {
-        "missing_usage": "{n} with missing usage (unknown, never counted as 0); tokens per "
-        "accepted result is a lower bound for their groups",
-        "suspect_zero": "{n} reporting exactly 0 tokens, which harnesses often write when "
-        "usage was not recorded",
-        "ungraded": "{n} with no verdict, counted as ungraded (not accepted)",
-    }
-    for kind, flag in _LOADER_FLAGS.items():
+def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
+    """What the loader would have warned about, for a frame that did not come from it: the
+    loader's rules and sentences (`load.warning_rules`), read on the frame."""
+    found: list[LoadWarning] = []
+    for kind in (*_LOADER_FLAGS, "contradicting_status"):
+        flag = FRAME_FLAGS[kind]
         if not all(name in attempts.columns for name in flag.meta.root_names()):
             continue
         rows = attempts.filter(flag.fill_null(False))
         if rows.height:
-            text = texts[kind].format(n=plural(rows.height, "attempt"))
-            found.append(_Warning(kind, text, rows.height, *_examples(rows)))
-    if {"passed", "status"} <= set(attempts.columns):
-        said = (
-            pl.col("status")
-            .cast(pl.String)
-            .str.strip_chars()
-            .str.to_lowercase()
-            .str.replace_all(r"[\s.\-]+", "_")
-            .replace_strict(STATUS_WORDS, default=None)
-        )
-        rows = attempts.filter(
-            pl.col("passed").fill_null(False) & said.is_in(["failed", "timeout", "error"])
-        )
-        if rows.height:
-            text = (
-                f"{plural(rows.height, 'attempt')} with a status that contradicts passed; "
-                "passed decided the outcome"
-            )
-            found.append(_Warning("contradicting_status", text, rows.height, *_examples(rows)))
+            message = warning_message(kind, rows.height)
+            found.append(LoadWarning(kind, message, rows.height, *_examples(rows)))
     return found
 
 
