@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.findings import Finding, Notice
 from tui_ledger.ledger import DEFAULT_BY, group_labels
 from tui_ledger.load.load_report import LoadWarning
 from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
@@ -147,6 +148,23 @@ def restrict_to_matched_tasks(
     return _matched(attempts.lazy(), keys).collect()
 
 
+def matched_tasks_only(
+    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
+) -> tuple[pl.DataFrame, Notice]:
+    """The attempts at tasks every group attempted, and a note of what was left out (the
+    `--matched-tasks` of `summary` and `check`, the app's `m`)."""
+    matched = restrict_to_matched_tasks(attempts, by)
+    dropped = attempts.height - matched.height
+    tasks = matched["task"].n_unique() if matched.height else 0
+    notice = Notice(
+        "matched_tasks",
+        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        dropped,
+    )
+    return matched, notice
+
+
 # --------------------------------------------------------------------------- the checks
 
 
@@ -155,7 +173,7 @@ def run_checks(
     by: Sequence[str] = DEFAULT_BY,
     report: Any = None,
     *,
-    warnings: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
 ) -> list[Check]:
     """Every check that applies to these attempts grouped by `by`, warnings first.
 
@@ -240,9 +258,9 @@ def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
     return found
 
 
-def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
+def _from_warning(warning: Finding, groups: pl.DataFrame) -> Check:
     """A loader- or price-shaped warning as a check, with its per-group counts as details."""
-    kind = str(getattr(warning, "kind", "warning"))
+    kind = warning.kind
     details: list[str] = []
     if kind in groups.columns and groups.height > 1:
         hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True, maintain_order=True)
@@ -258,9 +276,10 @@ def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
     return Check(
         kind=kind,
         severity=severity,
-        message=str(getattr(warning, "message", warning)),
-        count=int(getattr(warning, "count", 0) or 0),
+        message=warning.message,
+        count=int(warning.count or 0),
         details=details,
+        # Warnings made elsewhere (a script's own) may come without example places.
         lines=tuple(getattr(warning, "lines", ()) or ()),
         sources=tuple(getattr(warning, "sources", ()) or ()),
     )
@@ -564,6 +583,7 @@ __all__ = [
     "check_lines",
     "group_labels",
     "matched_tasks",
+    "matched_tasks_only",
     "restrict_to_matched_tasks",
     "run_checks",
 ]

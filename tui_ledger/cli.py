@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from tui_ledger import __version__
+from tui_ledger.findings import Finding, Notice
 
 COMMANDS = ("summary", "check", "convert", "serve")
 EXIT_BAD_INPUT = 2
@@ -259,21 +260,12 @@ def price_table(prices: str | None, flat_price: float | None) -> Any:
 
 
 @dataclass
-class _Notice:
-    """A note for the warnings list that is not the loader's (e.g. matched tasks only)."""
-
-    kind: str
-    message: str
-    count: int
-
-
-@dataclass
 class _Prepared:
     report: Any  # the loader's LoadReport
     attempts: Any  # a DataFrame; a LazyFrame when `streamed`
     by: list[str]
     table: Any
-    warnings: list[Any]
+    warnings: list[Finding]
     streamed: bool = False  # too large for memory: summarised in bounded memory
 
 
@@ -288,7 +280,7 @@ def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     by = _group_columns(args.by, ledger.attempts.columns)
     attempts, price_warnings = apply_prices(ledger.attempts, table)
     attempts = _filtered(attempts, args.where)
-    warnings: list[Any] = [*ledger.report.warnings, *price_warnings]
+    warnings: list[Finding] = [*ledger.report.warnings, *price_warnings]
     if args.matched_tasks:
         attempts, notice = _matched_only(attempts, by)
         warnings.append(notice)
@@ -336,7 +328,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
         )
     by = _group_columns(args.by, attempts.collect_schema().names())
     attempts = _filtered(attempts, args.where)
-    notice = _Notice(
+    notice = Notice(
         "streamed",
         f"{why}: read in bounded memory instead (the same figures); the fair-comparison "
         "checks were not run, since they need every attempt in memory.",
@@ -345,23 +337,14 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
     return _Prepared(report, attempts, by, None, [*report.warnings, notice], streamed=True)
 
 
-def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, _Notice]:
-    from tui_ledger.checks import restrict_to_matched_tasks
+def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
+    from tui_ledger.checks import matched_tasks_only
 
     if "task" not in attempts.columns:
         raise UsageError("--matched-tasks needs a task column; the input has none")
     if "task" in by:
         raise UsageError("--matched-tasks cannot be used when grouping by task")
-    matched = restrict_to_matched_tasks(attempts, by)
-    dropped = attempts.height - matched.height
-    tasks = matched["task"].n_unique()
-    notice = _Notice(
-        "matched_tasks",
-        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
-        f"attempted; {dropped:,} attempts at other tasks are left out.",
-        dropped,
-    )
-    return matched, notice
+    return matched_tasks_only(attempts, by)
 
 
 def run_summary(argv: Sequence[str]) -> int:

@@ -37,10 +37,11 @@ from collections.abc import Iterable, Sequence
 from decimal import ROUND_HALF_EVEN, Decimal, localcontext
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import polars as pl
 
+from tui_ledger.findings import Finding
 from tui_ledger.ledger import (
     VIEW_GLOSSES,
     VIEW_TITLES,
@@ -62,6 +63,9 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+
+if TYPE_CHECKING:
+    from tui_ledger.checks import Check
 
 SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
@@ -191,8 +195,8 @@ def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
 def summary_json(
     comparison: Comparison,
     view: View | None = None,
-    warnings: Iterable[Any] = (),
-    checks: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
+    checks: Iterable[Check] = (),
 ) -> dict[str, Any]:
     """The JSON document of `summary`: one view keyed by group, or everything.
 
@@ -202,6 +206,8 @@ def summary_json(
     """
     if view is not None:
         return view_json(comparison, view)
+    from tui_ledger.checks import check_json  # the checks' own JSON (imported when needed)
+
     trap = {
         label: {
             name: json_number(value) for name, value in row.items() if name not in comparison.by
@@ -233,24 +239,20 @@ def summary_json(
                 "bootstrap_below_attempts": comparison.intervals.bootstrap_below,
             },
             "warnings": [_warning_json(w) for w in warnings],
-            "checks": [_check_json(c) for c in checks],
+            "checks": [check_json(c) for c in checks],
         }
     )
     return document
 
 
-def _warning_json(warning: Any) -> dict[str, Any]:
-    fields = ("kind", "message", "count", "lines", "sources")
-    return {name: _jsonable(getattr(warning, name)) for name in fields if hasattr(warning, name)}
-
-
-def _check_json(check: Any) -> dict[str, Any]:
-    fields = ("kind", "severity", "message", "count", "details", "lines", "sources")
-    return {name: _jsonable(getattr(check, name)) for name in fields if hasattr(check, name)}
-
-
-def _jsonable(value: Any) -> Any:
-    return list(value) if isinstance(value, (tuple, list)) else value
+def _warning_json(warning: Finding) -> dict[str, Any]:
+    return {
+        "kind": warning.kind,
+        "message": warning.message,
+        "count": warning.count,
+        "lines": list(warning.lines),
+        "sources": list(warning.sources),
+    }
 
 
 # --------------------------------------------------------------------------- tables
@@ -346,7 +348,7 @@ def _group_title(comparison: Comparison) -> str:
     return safe_text(" · ".join(comparison.by))  # column names are the file's own text
 
 
-def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
+def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
@@ -407,7 +409,7 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[An
         console.print()
         console.print(Text(f"⚠ {len(warnings)} warning(s) (ledger-tui check explains them):"))
         for warning in warnings:
-            say(f"- {safe_text(getattr(warning, 'message', warning))}", indent="  ")
+            say(f"- {safe_text(warning.message)}", indent="  ")
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -420,7 +422,7 @@ def _markdown_cell(text: str) -> str:
     return safe_text(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
+def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
     columns = _columns(comparison)
     headings = [_group_title(comparison), *(heading for _, heading in columns)]
     lines: list[str] = []
@@ -442,7 +444,7 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
     if warnings:
         lines.append(f"**{len(warnings)} warning(s):**")
         lines.append("")
-        lines.extend(f"- {_markdown_cell(getattr(w, 'message', str(w)))}" for w in warnings)
+        lines.extend(f"- {_markdown_cell(w.message)}" for w in warnings)
         lines.append("")
     return "\n".join(lines)
 
@@ -530,8 +532,8 @@ def render_summary(
     comparison: Comparison,
     fmt: str = "table",
     view: View | None = None,
-    warnings: Iterable[Any] = (),
-    checks: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
+    checks: Iterable[Check] = (),
     *,
     spreadsheet_safe: bool = False,
 ) -> str:

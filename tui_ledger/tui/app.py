@@ -47,6 +47,7 @@ from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from tui_ledger import query
+from tui_ledger.findings import Finding, Notice
 from tui_ledger.ledger import (
     DEFAULT_BY,
     VIEW_GLOSSES,
@@ -121,15 +122,6 @@ LEDGER_THEME = Theme(
 
 
 @dataclass(frozen=True)
-class MatchedNotice:
-    """What "matched tasks only" left out: a note for the warnings panel (kind matched_tasks)."""
-
-    kind: str
-    message: str
-    count: int
-
-
-@dataclass(frozen=True)
 class Snapshot:
     """One recompute's result: the filtered attempts (sorted), both views, the comparison.
 
@@ -142,7 +134,7 @@ class Snapshot:
     keep_frame: pl.DataFrame  # the same, sorted as asked
     comparison: Comparison
     seconds: float = 0.0
-    notice: MatchedNotice | None = None  # set when matched tasks only is on
+    notice: Notice | None = None  # set when matched tasks only is on
 
     @functools.cached_property
     def drop_frame(self) -> pl.DataFrame:
@@ -382,7 +374,7 @@ class LedgerApp(App[int]):
         self._started = time.perf_counter()
         self._switch_interval = sys.getswitchinterval()
         self._ledger: Ledger | None = None  # its `attempts` carry the costs, once priced
-        self._price_warnings: list[Any] = []
+        self._price_warnings: list[Finding] = []
         self._checks: list[Check] | None = None  # for the snapshot on screen, once computed
         self._checks_generation = -1
         self._metric: Metric = "tokens"
@@ -587,7 +579,7 @@ class LedgerApp(App[int]):
         column = self.table.cursor_column
         return names[column] if 0 <= column < len(names) else None
 
-    def collect_warnings(self) -> list[Any]:
+    def collect_warnings(self) -> list[Finding]:
         """Every warning the warnings panel lists.
 
         Once computed, the fair-comparison checks, which hold the load report's and the price
@@ -597,7 +589,7 @@ class LedgerApp(App[int]):
             return []
         if self._checks is not None:
             return list(self._checks)
-        found: list[Any] = [*self._ledger.report.warnings, *self._price_warnings]
+        found: list[Finding] = [*self._ledger.report.warnings, *self._price_warnings]
         if self._snapshot is not None and self._snapshot.notice is not None:
             found.append(self._snapshot.notice)
         return found
@@ -699,7 +691,7 @@ class LedgerApp(App[int]):
         if not get_current_worker().is_cancelled:
             self.call_from_thread(self._loaded, ledger, price_warnings, workflows, seconds, first)
 
-    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
+    def _prepared(self, ledger: Ledger) -> tuple[Ledger, list[Finding]]:
         """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
         column), and the price warnings. Runs in a worker thread (the load's, or the watch's).
         """
@@ -710,7 +702,7 @@ class LedgerApp(App[int]):
             price_warnings
         )
 
-    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any]]]) -> None:
+    def _watched(self, update: WatchUpdate[tuple[Ledger, list[Finding]]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
         cursor stay, as with `r`."""
         ledger, price_warnings = update.prepared
@@ -738,7 +730,7 @@ class LedgerApp(App[int]):
     def _loaded(
         self,
         ledger: Ledger,
-        price_warnings: list[Any],
+        price_warnings: list[Finding],
         workflows: int | None,
         seconds: float,
         first: bool,
@@ -932,7 +924,9 @@ class LedgerApp(App[int]):
         comparison = previous.comparison if previous is not None else None
         matching = attempts.filter(expression) if expression is not None else attempts
         if matched_only:
-            matching, notice = _matched_tasks_only(matching, by)
+            from tui_ledger.checks import matched_tasks_only
+
+            matching, notice = matched_tasks_only(matching, by)
         if generation != self._generation:
             return None
         if comparison is None:
@@ -977,7 +971,7 @@ class LedgerApp(App[int]):
         started = time.perf_counter()
         from tui_ledger.checks import run_checks
 
-        extra: list[Any] = list(self._price_warnings)
+        extra: list[Finding] = list(self._price_warnings)
         if snapshot.notice is not None:
             extra.append(snapshot.notice)
         try:
@@ -1778,24 +1772,6 @@ def _cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
         if name == "tokens":
             order.extend(moved)
     return attempts.select(order)
-
-
-def _matched_tasks_only(
-    attempts: pl.DataFrame, by: Sequence[str]
-) -> tuple[pl.DataFrame, MatchedNotice]:
-    """The attempts at tasks every group attempted, and a note of what was left out."""
-    from tui_ledger.checks import restrict_to_matched_tasks
-
-    matched = restrict_to_matched_tasks(attempts, list(by))
-    dropped = attempts.height - matched.height
-    tasks = matched["task"].n_unique() if matched.height else 0
-    notice = MatchedNotice(
-        "matched_tasks",
-        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
-        f"attempted; {dropped:,} attempts at other tasks are left out.",
-        dropped,
-    )
-    return matched, notice
 
 
 def _export_problem(request: ExportRequest) -> str | None:

@@ -29,6 +29,7 @@ from textual.widgets import Button, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from tui_ledger.checks import is_warning
+from tui_ledger.findings import Finding
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
 from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
@@ -426,13 +427,15 @@ def _dtype_name(dtype: pl.DataType) -> str:
 # --------------------------------------------------------------------------- warnings
 
 
-def warning_text(warning: Any) -> Text:
-    """One warning as a block: kind, message, details, how many rows, which lines (and files)."""
+def warning_text(warning: Finding) -> Text:
+    """One warning as a block: kind, message, details, how many rows, which lines (and files).
+
+    A check (`checks.Check`) also has a severity and per-group details."""
     text = Text()
     serious = is_warning(warning)
     colour = "#e3b341" if serious else MUTED
-    kind = getattr(warning, "kind", None)
-    message = getattr(warning, "message", None)
+    kind = warning.kind
+    message = warning.message
     text.append("⚠ " if serious else "ℹ ", style=f"bold {colour}")
     severity = getattr(warning, "severity", None)
     if severity:
@@ -440,13 +443,13 @@ def warning_text(warning: Any) -> Text:
     if kind:
         text.append(safe_text(str(kind).replace("_", " ")), style=f"bold {colour}")
         text.append("  ")
-    text.append(safe_text(message if message is not None else warning))
+    text.append(safe_text(message))
     for detail in list(getattr(warning, "details", None) or ())[:20]:
         text.append("\n   · ", style=MUTED)
         text.append(safe_text(detail))
-    count = getattr(warning, "count", None)
-    lines = list(getattr(warning, "lines", None) or ())
-    sources = list(getattr(warning, "sources", None) or ())
+    count = warning.count
+    lines = list(warning.lines)
+    sources = list(warning.sources)
     where: list[str] = []
     if count:
         where.append(plural(count, "row"))
@@ -474,7 +477,7 @@ class WarningsScreen(_Dialog):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "close", "close", show=False)]
 
-    def __init__(self, warnings: Sequence[Any]) -> None:
+    def __init__(self, warnings: Sequence[Finding]) -> None:
         super().__init__()
         self._warnings = list(warnings)
 
@@ -499,7 +502,7 @@ class WarningsScreen(_Dialog):
             title += f" · {notes} note{'s' if notes != 1 else ''}"
         return title + " · load, prices and fair-comparison checks"
 
-    def update_warnings(self, warnings: Sequence[Any]) -> None:
+    def update_warnings(self, warnings: Sequence[Finding]) -> None:
         """Show a newer list (the checks finished while the panel was open)."""
         self._warnings = list(warnings)
         self.query_one("#warnings-text", Static).update(self._body())
