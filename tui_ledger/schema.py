@@ -1,4 +1,4 @@
-"""The canonical attempt schema: column names, their aliases, and the outcome vocabulary.
+"""The canonical attempt schema: column names, their aliases, the outcome vocabulary, the views.
 
 Everything here is data, so the loader, the filter language, the CLI and the app read the
 same words. See docs/ACCOUNTING.md for the decisions behind them.
@@ -7,8 +7,14 @@ same words. See docs/ACCOUNTING.md for the decisions behind them.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import polars as pl
+
+# The two views of the same attempts: every attempt counts (keep failures), or only the accepted
+# ones (drop failures, the trap). `ledger` computes both.
+View = Literal["keep", "drop"]
+VIEWS: tuple[View, ...] = ("keep", "drop")
 
 # Every attempt has exactly one of these outcomes. "Accepted" means `passed` and nothing else.
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "ungraded")
