@@ -675,9 +675,10 @@ def child_core(path: str, reps: int, repeat: int) -> None:
     """The core alone: load, and filter parse + filter + compare; raw polars beside it."""
     import polars as pl
 
+    from tui_ledger.compact import compact_text
     from tui_ledger.ledger import compare
     from tui_ledger.load import load
-    from tui_ledger.query import compact_text, parse_filter
+    from tui_ledger.query import parse_filter
 
     result: dict[str, Any] = {
         "load": [],

@@ -302,10 +302,10 @@ async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
 async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Large files get Categorical text and filter through distinct values (query.compact_text);
+    """Large files get Categorical text and filter through distinct values (compact.compact_text);
     the demo is small, so compaction is forced here and every screen compared with the plain
     frame's, step by step: filters (word, column, regex, negated), toggle, sort, filter to cell."""
-    from tui_ledger import query
+    from tui_ledger import compact
 
     steps = [
         ("slash", *"lean", "enter"),
@@ -317,9 +317,9 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
         ("slash", "ctrl+u", "enter"),
     ]
     plain = await _screens_after_each_step(steps)
-    monkeypatch.setattr(query, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr(compact, "COMPACT_MIN_ROWS", 0)
     seen: list[object] = []
-    original = query.compact_text
+    original = compact.compact_text
 
     def spy(frame: object, **options: object) -> object:
         compact, values = original(frame, **options)  # type: ignore[arg-type]

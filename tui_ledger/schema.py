@@ -20,6 +20,7 @@ VIEWS: tuple[View, ...] = ("keep", "drop")
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "ungraded")
 ACCEPTED = "passed"
 OUTCOME_DTYPE = pl.Enum(list(OUTCOMES))
+OUTCOME_COLUMN = "outcome"  # the loader derives it from `passed` and `status`
 OUTCOME_SYMBOLS: dict[str, str] = {
     "passed": "✔",
     "failed": "✘",

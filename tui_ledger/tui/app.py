@@ -46,7 +46,8 @@ from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from tui_ledger import query
+from tui_ledger import compact
+from tui_ledger.compact import TextValues, compact_text
 from tui_ledger.findings import Finding, Notice
 from tui_ledger.ledger import (
     DEFAULT_BY,
@@ -62,7 +63,7 @@ from tui_ledger.ledger import (
     with_intervals,
 )
 from tui_ledger.numbers import format_count, format_money, format_tokens
-from tui_ledger.query import FilterError, TextValues, compact_text, filter_term, parse_filter
+from tui_ledger.query import FilterError, filter_term, parse_filter
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import PROCESS_START, commands
@@ -396,7 +397,7 @@ class LedgerApp(App[int]):
         self._error_span = ErrorSpan()
         self._availability: tuple[bool, ...] = ()
         # The distinct values of the loaded attempts' repetitive text columns, for fast text
-        # filters (`query.compact_text`); they belong to `_ledger.attempts`, and only to it.
+        # filters (`compact.compact_text`); they belong to `_ledger.attempts`, and only to it.
         # `_compacting`: the frame being compacted in a worker, once its figures are drawn.
         self._text_values: TextValues | None = None
         self._compacting: pl.DataFrame | None = None
@@ -1064,14 +1065,14 @@ class LedgerApp(App[int]):
 
     def _start_compacting(self) -> None:
         """Once a ledger's figures are on screen, compact its frame in a worker (large ones
-        only, `query.COMPACT_MIN_ROWS`): off the first screen's path, where it cost 0.7 s at
-        10M rows; every recompute after it is faster (see `query.compact_text`)."""
+        only, `compact.COMPACT_MIN_ROWS`): off the first screen's path, where it cost 0.7 s at
+        10M rows; every recompute after it is faster (see `compact.compact_text`)."""
         ledger = self._ledger
         if (
             ledger is None
             or self._compacted
             or self._compacting is not None
-            or ledger.attempts.height < query.COMPACT_MIN_ROWS
+            or ledger.attempts.height < compact.COMPACT_MIN_ROWS
         ):
             return
         self._compacting = ledger.attempts
