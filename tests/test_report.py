@@ -14,18 +14,12 @@ import polars as pl
 import pytest
 
 from tests.corpus.guard import unchanged
-from tui_ledger import report as report_module
+from tui_ledger import export_files
+from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
 from tui_ledger.ledger import compare, never_passed_spend, pareto_points, per_task
-from tui_ledger.numbers import format_compact, format_interval, format_money
-from tui_ledger.report import (
-    ExportError,
-    exact_per_accepted,
-    pareto_svg,
-    render_summary,
-    summary_json,
-    write_attempts,
-    write_text_atomic,
-)
+from tui_ledger.numbers import exact_per_accepted, format_compact, format_interval, format_money
+from tui_ledger.pareto_svg import pareto_svg
+from tui_ledger.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 
@@ -348,7 +342,7 @@ def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path: Path) 
         raise RuntimeError("disk on fire")
 
     with pytest.raises(RuntimeError):
-        report_module._write_atomic(target, explode, overwrite=True)
+        export_files.write_atomic(target, explode, overwrite=True)
     assert target.read_text() == "the old summary"
     assert [path.name for path in tmp_path.iterdir()] == ["summary.md"]
 
@@ -363,7 +357,7 @@ def test_a_file_that_appears_while_writing_is_not_replaced(
         target.write_text("someone else's")  # appears meanwhile
 
     with pytest.raises(ExportError, match="appeared while writing"):
-        report_module._write_atomic(target, write_and_race, overwrite=False)
+        export_files.write_atomic(target, write_and_race, overwrite=False)
     assert target.read_text() == "someone else's"
     assert [path.name for path in tmp_path.iterdir()] == ["out.md"]
 

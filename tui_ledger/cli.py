@@ -392,7 +392,8 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         comparison, args.out_format, view, warnings=prepared.warnings, checks=checks
     )
     if args.pareto_svg:
-        from tui_ledger.report import pareto_svg, write_text_atomic
+        from tui_ledger.export_files import write_text_atomic
+        from tui_ledger.pareto_svg import pareto_svg
 
         target = write_text_atomic(
             args.pareto_svg, pareto_svg(comparison, metric), overwrite=overwrite_chart
@@ -407,9 +408,9 @@ def _watch_summary(args: argparse.Namespace) -> int:
     On a terminal each summary replaces the last one; piped, they follow one another. A change
     that cannot be read is said on stderr and the watching goes on. Ctrl+C ends it (exit 0).
     """
+    from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
     from tui_ledger.query import FilterError
-    from tui_ledger.report import ExportError
     from tui_ledger.textsafe import safe_text
     from tui_ledger.watch import Watcher
     from tui_ledger.wording import plural
@@ -491,7 +492,7 @@ def run_check(argv: Sequence[str]) -> int:
 
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
-    from tui_ledger.report import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
 
     args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
@@ -554,10 +555,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ledger-tui` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
+    from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
     from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
-    from tui_ledger.report import ExportError
 
     try:
         if arguments and arguments[0] == "serve":

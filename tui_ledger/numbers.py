@@ -1,4 +1,5 @@
-"""How figures read: thousands separators, `—` for unknown, `≥` for a lower bound.
+"""How figures read: thousands separators, `—` for unknown, `≥` for a lower bound, the exact
+tokens per accepted result past 2**53 (`exact_per_accepted`), sizes in bytes.
 
 One place, so the app, the CLI tables and the markdown export print a figure the same way.
 """
@@ -6,7 +7,9 @@ One place, so the app, the CLI tables and the markdown export print a figure the
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from fractions import Fraction
+from typing import Any
 
 MISSING = "—"
 
@@ -124,3 +127,36 @@ def format_bytes(count: int) -> str:
         if count >= scale:
             return f"{count / scale:.1f} {unit}"
     return f"{count:,} bytes"
+
+
+NOTE_MARK = "†"
+"""Marks a figure whose 95% interval says little (a small sample); a note says why."""
+
+FLOAT_EXACT = 2**53
+"""Every integer below this is exactly a float64."""
+
+
+_DECIMALS = Decimal("0.000001")
+
+
+def exact_per_accepted(row: dict[str, Any], name: str = "tokens_per_accepted_result") -> Any:
+    """`total_tokens / accepted` exactly, where the Float64 figure cannot be trusted.
+
+    The accounting divides an exact Int128 total as a float; past 2**53 that rounds the last
+    digits (9,007,199,254,740,993 tokens for one accepted result read 9,007,199,254,740,992).
+    Here the division is redone on Python integers: a whole quotient is an `int`; a fraction
+    past 2**53 a `Decimal` to six places. Anything else is the row's own figure.
+    """
+    value = row.get(name)
+    total, accepted = row.get("total_tokens"), row.get("accepted")
+    if value is None or total is None or not accepted:
+        return value
+    ratio = Fraction(int(total), int(accepted))
+    if ratio.denominator == 1:
+        return int(ratio)
+    if abs(ratio) < FLOAT_EXACT:
+        return value
+    with localcontext() as context:
+        context.prec = 60
+        quotient = Decimal(ratio.numerator) / Decimal(ratio.denominator)
+        return quotient.quantize(_DECIMALS, rounding=ROUND_HALF_EVEN).normalize()

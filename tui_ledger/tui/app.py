@@ -1514,7 +1514,8 @@ class LedgerApp(App[int]):
     def _svg_worker(
         self, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
     ) -> None:
-        from tui_ledger.report import ExportError, pareto_svg, write_text_atomic
+        from tui_ledger.export_files import ExportError, write_text_atomic
+        from tui_ledger.pareto_svg import pareto_svg
 
         try:
             write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
@@ -1721,14 +1722,13 @@ class LedgerApp(App[int]):
         snapshot = self._snapshot
         if snapshot is None:
             return
-        from tui_ledger.report import (
-            SUMMARY_FORMATS,
+        from tui_ledger.export_files import (
             ExportError,
             format_for_path,
-            render_summary,
             write_attempts,
             write_text_atomic,
         )
+        from tui_ledger.report import SUMMARY_FORMATS, render_summary
 
         written: list[str] = []
         try:
@@ -1777,7 +1777,8 @@ def _cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
 
 def _export_problem(request: ExportRequest) -> str | None:
     """Why the file names cannot be used (their extensions), or None."""
-    from tui_ledger.report import ATTEMPT_FORMATS, SUMMARY_FORMATS, ExportError, format_for_path
+    from tui_ledger.export_files import ATTEMPT_FORMATS, ExportError, format_for_path
+    from tui_ledger.report import SUMMARY_FORMATS
 
     try:
         if request.summary_path:

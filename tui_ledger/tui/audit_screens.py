@@ -42,6 +42,7 @@ from tui_ledger.numbers import (
     format_rate,
     format_tokens,
 )
+from tui_ledger.pareto_svg import log_axis_bounds, nice_step
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.screens import KEY_STYLE, MUTED, _Dialog
 from tui_ledger.wording import plural
@@ -379,8 +380,6 @@ class XAxis:
     span more than 20x (as the SVG chart does)."""
 
     def __init__(self, values: Sequence[float]) -> None:
-        from tui_ledger.report import log_axis_bounds
-
         bounds = log_axis_bounds(values)
         self.log = bounds is not None
         if bounds is not None:
@@ -408,18 +407,8 @@ class XAxis:
                 ticks.append(power)
                 power *= 10
             return ticks
-        step = _nice_step(self.high - self.low, count)
+        step = nice_step(self.high - self.low, count)
         return [self.low + i * step for i in range(math.floor((self.high - self.low) / step) + 1)]
-
-
-def _nice_step(span: float, target: int) -> float:
-    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about `target` intervals."""
-    raw = span / max(target, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * power:
-            return factor * power
-    return 10 * power
 
 
 class ParetoChart(Widget):

@@ -25,6 +25,8 @@ from textual.widgets import Static
 from tui_ledger.ledger import VIEW_TITLES, Comparison, View
 from tui_ledger.numbers import (
     MISSING,
+    NOTE_MARK,
+    exact_per_accepted,
     format_compact,
     format_count,
     format_factor,
@@ -160,8 +162,6 @@ def _exact(metric: MetricColumns, row: dict[str, Any]) -> Any:
     the Float64 ratio rounds its last digits."""
     if metric is not TOKENS or row[metric.value] is None:
         return row[metric.value]
-    from tui_ledger.report import exact_per_accepted
-
     return exact_per_accepted(row)
 
 
@@ -510,8 +510,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
             self._fill_table(self._comparison, self._view, label)
 
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
-        from tui_ledger.report import NOTE_MARK  # imported on first use
-
         if self._table_width() == 0:
             # Not laid out yet (the app shows a small file before its first frame): with every
             # column, the table would scroll sideways and keep that scrollbar's line once fitted.
@@ -650,8 +648,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self, comparison: Comparison, keep: dict[str, Any], drop: dict[str, Any]
     ) -> list[tuple[str, str, str, str]]:
         """(name, keep figure, drop figure, trailing note) per line of the focused block."""
-        from tui_ledger.report import NOTE_MARK  # imported on first use
-
         metric = self._metric
         lines: list[tuple[str, str, str, str]] = [
             ("attempts", format_count(keep["attempts"]), format_count(drop["attempts"]), ""),
@@ -714,8 +710,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return lines
 
     def _focus_text(self, comparison: Comparison, index: int) -> Text:
-        from tui_ledger.report import NOTE_MARK  # imported on first use
-
         keep = comparison.keep.row(index, named=True)
         drop = comparison.drop.row(index, named=True)
         trap = comparison.trap.row(index, named=True)
