@@ -67,14 +67,13 @@ def focus_text(app: LedgerApp) -> str:
 
 def demo_app() -> LedgerApp:
     """The bundled demo, priced by the bundled example table."""
-    return LedgerApp([str(DEMO)], load_options={"prices": load_prices(PRICES)})
+    return LedgerApp([str(DEMO)], prices=load_prices(PRICES))
 
 
 def uneven_app(tmp_path: Path, prices: PriceTable | None = None) -> LedgerApp:
     path = tmp_path / "uneven.csv"
     path.write_text(UNEVEN_CSV)
-    options = {"prices": prices} if prices is not None else {}
-    return LedgerApp([str(path)], load_options=options)
+    return LedgerApp([str(path)], prices=prices)
 
 
 def model_a_prices(tmp_path: Path) -> PriceTable:

@@ -1,129 +1,37 @@
 """The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`.
 
 The headless commands never import textual (the app is imported only when it is opened), so
-`ledger-tui summary` starts fast and runs where no terminal UI could.
+`ledger-tui summary` starts fast and runs where no terminal UI could. The options the commands
+share (and `serve` too) are in `cli_options`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from tui_ledger import __version__
+from tui_ledger.cli_options import (
+    UsageError,
+    add_load_options,
+    add_price_options,
+    add_query_options,
+    add_watch_option,
+    check_paths,
+    demo_path,
+    load_options,
+    price_table,
+)
 from tui_ledger.findings import Finding, Notice
 
 COMMANDS = ("summary", "check", "convert", "serve")
 EXIT_BAD_INPUT = 2
-
-
-class UsageError(Exception):
-    """A command line that cannot be acted on; the message is one line for people."""
-
-
-def sample_path(name: str) -> Path:
-    """A bundled sample file, in an installed copy as in a source checkout."""
-    try:
-        bundled = Path(str(resources.files("tui_ledger.sample_data").joinpath(name)))
-    except ModuleNotFoundError:  # a checkout on sys.path: sample_data/ sits beside the package
-        bundled = Path(__file__).resolve().parent.parent / "sample_data" / name
-    return bundled
-
-
-def demo_path() -> Path:
-    """The bundled synthetic demo ledger opened by `ledger-tui` with no file."""
-    return sample_path("demo.csv")
-
-
-def _column_mapping(values: Sequence[str]) -> dict[str, str]:
-    from tui_ledger.schema import ALIASES
-
-    mapping: dict[str, str] = {}
-    for value in values:
-        for item in value.split(","):
-            canonical, sep, source = item.partition("=")
-            canonical = canonical.strip()
-            if not sep or not canonical or not source.strip():
-                raise UsageError(f"--col {item!r}: expected CANONICAL=SOURCE, e.g. tokens=usage")
-            if canonical not in ALIASES:
-                raise UsageError(
-                    f"--col {item!r}: {canonical!r} is not a canonical column; "
-                    f"use one of: {', '.join(ALIASES)}"
-                )
-            mapping[canonical] = source.strip()
-    return mapping
-
-
-def _add_load_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--col",
-        action="append",
-        default=[],
-        metavar="CANONICAL=SOURCE",
-        help="map a file column to a canonical one (beats the aliases); repeatable",
-    )
-    parser.add_argument(
-        "--zero-usage-is-missing",
-        action="store_true",
-        help="read an attempt that reports exactly 0 tokens as missing usage",
-    )
-    parser.add_argument(
-        "--input-format",
-        dest="fmt",
-        metavar="FORMAT",
-        help="force the input format (csv, tsv, parquet, json, jsonl, terminal-bench, "
-        "inspect, promptfoo) instead of detecting it",
-    )
-
-
-def _add_watch_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--watch",
-        action="store_true",
-        help="follow the files: show attempts appended to them (and folders' new trials) "
-        "within a second; a rewritten file is read again",
-    )
-
-
-def _add_price_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="TOML price table (USD per million tokens per model and bucket) for cost figures",
-    )
-    parser.add_argument(
-        "--flat-price",
-        type=float,
-        metavar="USD_PER_MTOK",
-        help="one price per million tokens for attempts the table does not price by bucket",
-    )
-
-
-def _add_query_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--by",
-        default="workflow",
-        metavar="COL[,COL]",
-        help="group by these columns (default: workflow)",
-    )
-    parser.add_argument(
-        "--where",
-        default="",
-        metavar="EXPR",
-        help='keep attempts matching the filter language, e.g. "model:a -task:smoke tokens>0"',
-    )
-    parser.add_argument(
-        "--matched-tasks",
-        action="store_true",
-        help="count only tasks that every group attempted (a fair comparison of task sets)",
-    )
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -138,9 +46,9 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
     parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
-    _add_watch_option(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_watch_option(parser)
+    add_load_options(parser)
+    add_price_options(parser)
     return parser
 
 
@@ -175,10 +83,10 @@ def _summary_parser() -> argparse.ArgumentParser:
         help="what the chart's x axis shows (default: cost when prices are known, else tokens)",
     )
     parser.add_argument("--force", action="store_true", help="replace OUT.svg if it exists")
-    _add_watch_option(parser)
-    _add_query_options(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_watch_option(parser)
+    add_query_options(parser)
+    add_load_options(parser)
+    add_price_options(parser)
     return parser
 
 
@@ -189,9 +97,9 @@ def _check_parser() -> argparse.ArgumentParser:
         "Exit 0 when the input loads, 2 when it cannot.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
-    _add_query_options(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_query_options(parser)
+    add_load_options(parser)
+    add_price_options(parser)
     return parser
 
 
@@ -210,23 +118,14 @@ def _convert_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="prefix text cells starting with = + - @ with an apostrophe (CSV for spreadsheets)",
     )
-    _add_load_options(parser)
+    add_load_options(parser)
     return parser
-
-
-def _load_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The `load.load` keyword arguments the command line asks for."""
-    return {
-        "columns": _column_mapping(args.col),
-        "zero_usage_is_missing": args.zero_usage_is_missing,
-        "fmt": args.fmt,
-    }
 
 
 def _load(args: argparse.Namespace) -> Any:
     from tui_ledger.load import load
 
-    return load(args.files, **_load_options(args))
+    return load(args.files, **load_options(args))
 
 
 def _group_columns(text: str, available: Sequence[str]) -> list[str]:
@@ -244,19 +143,6 @@ def _filtered(attempts: Any, where: str) -> Any:
 
     expression = parse_filter(where, attempts.collect_schema())
     return attempts if expression is None else attempts.filter(expression)
-
-
-def price_table(prices: str | None, flat_price: float | None) -> Any:
-    """The price table `--prices` and `--flat-price` ask for, or None for neither.
-
-    Raises `prices.PriceError` (one line for people) for a file that cannot be used.
-    """
-    from tui_ledger.prices import PriceTable, load_prices
-
-    if prices is None and flat_price is None:
-        return None
-    table = load_prices(prices) if prices is not None else PriceTable()
-    return table.with_flat(flat_price)
 
 
 @dataclass
@@ -320,7 +206,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
             "leave it out (--intervals auto bootstraps small groups even when streaming), "
             "or filter the file first."
         )
-    attempts, report = scan(args.files, **_load_options(args))
+    attempts, report = scan(args.files, **load_options(args))
     if has_cost(attempts):
         raise UsageError(
             f"{why}, so it is streamed, and its cost column can only be read with every "
@@ -415,9 +301,9 @@ def _watch_summary(args: argparse.Namespace) -> int:
     from tui_ledger.watch import Watcher
     from tui_ledger.wording import plural
 
-    _check_paths(args.files)
+    check_paths(args.files)
     on_terminal = sys.stdout.isatty()
-    watcher = Watcher(args.files, **_load_options(args))
+    watcher = Watcher(args.files, **load_options(args))
     names = ", ".join(safe_text(Path(path).name or path) for path in args.files)
 
     def show(ledger: Any, what: str, *, first: bool) -> None:
@@ -513,35 +399,19 @@ def run_convert(argv: Sequence[str]) -> int:
     return 0
 
 
-def _check_paths(paths: Sequence[str]) -> None:
-    """Refuse, before any screen is drawn, a path that is not there, a link that leads nowhere,
-    a pipe or a device, in the loader's own words."""
-    from tui_ledger.load import check_path_kind
-
-    for path in paths:
-        if not os.path.lexists(path):
-            raise UsageError(f"{path}: no such file or folder")
-        check_path_kind(path)
-
-
 def run_app(argv: Sequence[str]) -> int:
     """`ledger-tui [FILE...]`: the interactive ledger (the demo when no file is given)."""
     args = _app_parser().parse_args(argv)
     demo = not args.files
     paths = [str(demo_path())] if demo else list(args.files)
-    _check_paths(paths)
-    load_options = _load_options(args)
-    table = price_table(args.prices, args.flat_price)
-    if table is not None:
-        # Not a `load()` argument: the app applies it with `prices.apply_prices` after loading.
-        load_options["prices"] = table
+    check_paths(paths)
+    # The price table is not a `load()` argument: the app applies it after loading.
+    prices = price_table(args.prices, args.flat_price)
     from tui_ledger.tui.app import run_app as run_interactive
 
-    if args.watch:
-        # `watch_files` is new in tui/app.py's run_app (tui/watching.py holds the watching).
-        launch: Callable[..., int] = run_interactive
-        return launch(paths, demo=demo, load_options=load_options, watch_files=True)
-    return run_interactive(paths, demo=demo, load_options=load_options)
+    return run_interactive(
+        paths, demo=demo, load_options=load_options(args), prices=prices, watch_files=args.watch
+    )
 
 
 def _fail(message: str) -> NoReturn:

@@ -358,6 +358,7 @@ class LedgerApp(App[int]):
         *,
         demo: bool = False,
         load_options: dict[str, Any] | None = None,
+        prices: PriceTable | None = None,
         watch_files: bool = False,
     ) -> None:
         super().__init__()
@@ -365,10 +366,9 @@ class LedgerApp(App[int]):
         self.demo = demo
         self.watch_files = watch_files
         """`--watch`: follow the files and show attempts as they are appended (tui/watching.py)."""
-        options = {k: v for k, v in (load_options or {}).items() if v is not None}
-        # Not a `load()` option: the load worker prices the attempts once they are read.
-        self.prices: PriceTable | None = options.pop("prices", None)
-        self.load_options = options
+        self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
+        self.prices = prices
+        """`--prices`, `--flat-price`: the load worker prices the attempts once they are read."""
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()
@@ -1811,13 +1811,18 @@ def run_app(
     *,
     demo: bool = False,
     load_options: dict[str, Any] | None = None,
+    prices: PriceTable | None = None,
     watch_files: bool = False,
 ) -> int:
     """Open the interactive ledger; returns the exit code (2 when the file could not be read).
 
-    `watch_files` follows the files and shows appended attempts as they arrive (`--watch`).
+    `load_options` are `load.load`'s keyword arguments; `prices` prices every attempt once
+    loaded; `watch_files` follows the files and shows appended attempts as they arrive
+    (`--watch`).
     """
-    app = LedgerApp(paths, demo=demo, load_options=load_options, watch_files=watch_files)
+    app = LedgerApp(
+        paths, demo=demo, load_options=load_options, prices=prices, watch_files=watch_files
+    )
     app.run()
     if app.error_message:
         print(app.error_message, file=sys.stderr)

@@ -12,16 +12,17 @@ import argparse
 import shlex
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from textual_serve.server import Server
 
-from tui_ledger.cli import (
+from tui_ledger.cli_options import (
     UsageError,
-    _add_load_options,
-    _add_price_options,
-    _add_watch_option,
-    _column_mapping,
+    add_load_options,
+    add_price_options,
+    add_watch_option,
+    app_argv,
+    check_paths,
+    column_mapping,
     price_table,
 )
 
@@ -51,9 +52,9 @@ def _serve_parser() -> argparse.ArgumentParser:
         metavar="URL",
         help="the address browsers use, when it is not http://HOST:PORT (e.g. behind a proxy)",
     )
-    _add_watch_option(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_watch_option(parser)
+    add_load_options(parser)
+    add_price_options(parser)
     return parser
 
 
@@ -63,20 +64,7 @@ def app_command(args: argparse.Namespace) -> str:
     Every argument is quoted with `shlex`, so file names with spaces or shell characters
     reach the app as they are.
     """
-    argv = [sys.executable, "-m", "tui_ledger.cli", *args.files]
-    for mapping in args.col:
-        argv += ["--col", mapping]
-    if args.zero_usage_is_missing:
-        argv.append("--zero-usage-is-missing")
-    if args.fmt:
-        argv += ["--input-format", args.fmt]
-    if args.prices:
-        argv += ["--prices", args.prices]
-    if args.flat_price is not None:
-        argv += ["--flat-price", repr(args.flat_price)]
-    if args.watch:
-        argv.append("--watch")
-    return shlex.join(argv)
+    return shlex.join([sys.executable, "-m", "tui_ledger.cli", *app_argv(args)])
 
 
 class _LedgerServer(Server):
@@ -91,10 +79,8 @@ def run_serve(argv: Sequence[str]) -> int:
     """`ledger-tui serve [FILE...] [--host H] [--port P]`: serve until Ctrl+C."""
     args = _serve_parser().parse_args(argv)
     # Say what is wrong here, once, rather than in every browser tab.
-    for path in args.files:
-        if not Path(path).exists():
-            raise UsageError(f"{path}: no such file or folder")
-    _column_mapping(args.col)
+    check_paths(args.files)
+    column_mapping(args.col)
     price_table(args.prices, args.flat_price)
     if not 0 < args.port < 65536:
         raise UsageError(f"--port {args.port}: use a port between 1 and 65535")

@@ -1,0 +1,195 @@
+"""The command-line options the `ledger-tui` commands share, and their inverse.
+
+Both front ends read them: `cli` (the app and the headless commands) and `tui.serve` (the
+app in a browser, whose every tab runs the app's own command line again). Neither imports
+the other; each option group sits beside the function that turns parsed options back into
+arguments (`load_argv`, `price_argv`, `watch_argv`, all of them: `app_argv`), so an option
+and its serialisation change together. Importing this module imports no textual and no
+polars.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tui_ledger.prices import PriceTable
+
+
+class UsageError(Exception):
+    """A command line that cannot be acted on; the message is one line for people."""
+
+
+def sample_path(name: str) -> Path:
+    """A bundled sample file, in an installed copy as in a source checkout."""
+    try:
+        bundled = Path(str(resources.files("tui_ledger.sample_data").joinpath(name)))
+    except ModuleNotFoundError:  # a checkout on sys.path: sample_data/ sits beside the package
+        bundled = Path(__file__).resolve().parent.parent / "sample_data" / name
+    return bundled
+
+
+def demo_path() -> Path:
+    """The bundled synthetic demo ledger opened by `ledger-tui` with no file."""
+    return sample_path("demo.csv")
+
+
+def column_mapping(values: Sequence[str]) -> dict[str, str]:
+    """`--col CANONICAL=SOURCE` values (each may hold several, comma-separated) as a mapping."""
+    from tui_ledger.schema import ALIASES
+
+    mapping: dict[str, str] = {}
+    for value in values:
+        for item in value.split(","):
+            canonical, sep, source = item.partition("=")
+            canonical = canonical.strip()
+            if not sep or not canonical or not source.strip():
+                raise UsageError(f"--col {item!r}: expected CANONICAL=SOURCE, e.g. tokens=usage")
+            if canonical not in ALIASES:
+                raise UsageError(
+                    f"--col {item!r}: {canonical!r} is not a canonical column; "
+                    f"use one of: {', '.join(ALIASES)}"
+                )
+            mapping[canonical] = source.strip()
+    return mapping
+
+
+def add_load_options(parser: argparse.ArgumentParser) -> None:
+    """`--col`, `--zero-usage-is-missing`, `--input-format`: how the files are read."""
+    parser.add_argument(
+        "--col",
+        action="append",
+        default=[],
+        metavar="CANONICAL=SOURCE",
+        help="map a file column to a canonical one (beats the aliases); repeatable",
+    )
+    parser.add_argument(
+        "--zero-usage-is-missing",
+        action="store_true",
+        help="read an attempt that reports exactly 0 tokens as missing usage",
+    )
+    parser.add_argument(
+        "--input-format",
+        dest="fmt",
+        metavar="FORMAT",
+        help="force the input format (csv, tsv, parquet, json, jsonl, terminal-bench, "
+        "inspect, promptfoo) instead of detecting it",
+    )
+
+
+def load_argv(args: argparse.Namespace) -> list[str]:
+    """The inverse of `add_load_options`: the parsed options as command-line arguments."""
+    argv: list[str] = []
+    for mapping in args.col:
+        argv += ["--col", mapping]
+    if args.zero_usage_is_missing:
+        argv.append("--zero-usage-is-missing")
+    if args.fmt:
+        argv += ["--input-format", args.fmt]
+    return argv
+
+
+def add_watch_option(parser: argparse.ArgumentParser) -> None:
+    """`--watch`: follow the files."""
+    parser.add_argument(
+        "--watch",
+        action="store_true",
+        help="follow the files: show attempts appended to them (and folders' new trials) "
+        "within a second; a rewritten file is read again",
+    )
+
+
+def watch_argv(args: argparse.Namespace) -> list[str]:
+    """The inverse of `add_watch_option`."""
+    return ["--watch"] if args.watch else []
+
+
+def add_price_options(parser: argparse.ArgumentParser) -> None:
+    """`--prices`, `--flat-price`: the price table behind the cost figures."""
+    parser.add_argument(
+        "--prices",
+        metavar="FILE",
+        help="TOML price table (USD per million tokens per model and bucket) for cost figures",
+    )
+    parser.add_argument(
+        "--flat-price",
+        type=float,
+        metavar="USD_PER_MTOK",
+        help="one price per million tokens for attempts the table does not price by bucket",
+    )
+
+
+def price_argv(args: argparse.Namespace) -> list[str]:
+    """The inverse of `add_price_options`."""
+    argv: list[str] = []
+    if args.prices:
+        argv += ["--prices", args.prices]
+    if args.flat_price is not None:
+        argv += ["--flat-price", repr(args.flat_price)]
+    return argv
+
+
+def add_query_options(parser: argparse.ArgumentParser) -> None:
+    """`--by`, `--where`, `--matched-tasks`: what `summary` and `check` compare."""
+    parser.add_argument(
+        "--by",
+        default="workflow",
+        metavar="COL[,COL]",
+        help="group by these columns (default: workflow)",
+    )
+    parser.add_argument(
+        "--where",
+        default="",
+        metavar="EXPR",
+        help='keep attempts matching the filter language, e.g. "model:a -task:smoke tokens>0"',
+    )
+    parser.add_argument(
+        "--matched-tasks",
+        action="store_true",
+        help="count only tasks that every group attempted (a fair comparison of task sets)",
+    )
+
+
+def load_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The `load.load` keyword arguments the command line asks for."""
+    return {
+        "columns": column_mapping(args.col),
+        "zero_usage_is_missing": args.zero_usage_is_missing,
+        "fmt": args.fmt,
+    }
+
+
+def price_table(prices: str | None, flat_price: float | None) -> PriceTable | None:
+    """The price table `--prices` and `--flat-price` ask for, or None for neither.
+
+    Raises `prices.PriceError` (one line for people) for a file that cannot be used.
+    """
+    from tui_ledger.prices import PriceTable, load_prices
+
+    if prices is None and flat_price is None:
+        return None
+    table = load_prices(prices) if prices is not None else PriceTable()
+    return table.with_flat(flat_price)
+
+
+def check_paths(paths: Sequence[str]) -> None:
+    """Refuse, before any screen is drawn, a path that is not there, a link that leads nowhere,
+    a pipe or a device, in the loader's own words."""
+    from tui_ledger.load import check_path_kind
+
+    for path in paths:
+        if not os.path.lexists(path):
+            raise UsageError(f"{path}: no such file or folder")
+        check_path_kind(path)
+
+
+def app_argv(args: argparse.Namespace) -> list[str]:
+    """The interactive app's command line for parsed options: its files, then every load,
+    price and watch option as `add_load_options`, `add_price_options` and `add_watch_option`
+    read them (what each browser tab of `ledger-tui serve` runs)."""
+    return [*args.files, *load_argv(args), *price_argv(args), *watch_argv(args)]
