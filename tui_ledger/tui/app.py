@@ -41,7 +41,6 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal, Vertical
 from textual.message import Message
 from textual.notifications import SeverityLevel
-from textual.theme import Theme
 from textual.widget import Widget
 from textual.widgets import Footer, Input, Label, Static
 from textual.worker import Worker, WorkerState, get_current_worker
@@ -68,7 +67,20 @@ from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import PROCESS_START, commands
 from tui_ledger.tui.attempts_table import AttemptsTable
-from tui_ledger.tui.summary_pane import DROP_STYLE, KEEP_STYLE, Metric, SummaryPane
+from tui_ledger.tui.summary_pane import Metric, SummaryPane
+from tui_ledger.tui.theme import (
+    ACCENT,
+    ATTENTION_STYLE,
+    DROP,
+    DROP_STYLE,
+    ERROR_STYLE,
+    KEEP_STYLE,
+    KEY_STYLE,
+    LABEL_STYLE,
+    LEDGER_THEME,
+    MISSING_STYLE,
+    TITLE_STYLE,
+)
 from tui_ledger.wording import first_line, plural
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
@@ -81,8 +93,6 @@ if TYPE_CHECKING:
     from tui_ledger.tui.screens import ExportRequest
     from tui_ledger.tui.watching import WatchUpdate
 
-KEEP_COLOUR = "#2ec4b6"
-DROP_COLOUR = "#ff6b57"
 GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this long
 # Files this small (in all) load and compare in a few ms (20-30 ms at 16k rows, most of it fixed
 # cost): the first load runs on the screen's thread before the first frame, which then shows the
@@ -93,31 +103,6 @@ SMALL_LOAD_BYTES = 256 * 1024
 # pause this short is less than the GIL contention a worker would meet; see action_group_by).
 INLINE_RECOMPUTE_SECONDS = 0.1
 SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
-
-LEDGER_THEME = Theme(
-    name="ledger",
-    primary="#58a6ff",
-    secondary="#bc8cff",
-    accent="#e3b341",
-    warning="#e3b341",
-    error=DROP_COLOUR,
-    success=KEEP_COLOUR,
-    foreground="#d7dde4",
-    background="#0d1117",
-    surface="#111821",
-    panel="#1b2430",
-    dark=True,
-    variables={
-        "keep": KEEP_COLOUR,
-        "drop": DROP_COLOUR,
-        "footer-key-foreground": "#e3b341",
-        "block-cursor-background": "#2f4a6d",
-        "block-cursor-foreground": "#ffffff",
-        "block-cursor-text-style": "bold",
-        "input-selection-background": "#2f4a6d",
-    },
-)
-
 
 # --------------------------------------------------------------------------- state
 
@@ -292,7 +277,7 @@ class ErrorSpan(Highlighter):
             end = max(end, start + 1)
             if start >= len(text.plain):
                 text.append(" ")  # point past the end (e.g. a missing value)
-            text.stylize("bold underline #ff6b57", start, end)
+            text.stylize(f"bold underline {DROP}", start, end)
 
 
 class FilterInput(Input):
@@ -1191,9 +1176,9 @@ class LedgerApp(App[int]):
 
     def _show_title(self) -> None:
         title = Text(no_wrap=True, overflow="ellipsis")
-        title.append("ledger-tui  ", style="bold #58a6ff")
+        title.append("ledger-tui  ", style=TITLE_STYLE)
         if self.demo:
-            title.append("demo ledger (synthetic): ", style="italic #8b949e")
+            title.append("demo ledger (synthetic): ", style=MISSING_STYLE)
             title.append(f"sample_data/{Path(self.paths[0]).name}", style="bold")
         else:
             names = [safe_text(Path(path).name) for path in self.paths]
@@ -1205,28 +1190,28 @@ class LedgerApp(App[int]):
             counts.append(plural(attempts, "attempt"))
             workflows = self._workflow_count
             if workflows is not None:
-                counts.append(" · ", style="#8b949e")
+                counts.append(" · ", style=LABEL_STYLE)
                 counts.append(plural(workflows, "workflow"))
             if self._by != DEFAULT_BY:
-                counts.append(" · grouped by ", style="#8b949e")
+                counts.append(" · grouped by ", style=LABEL_STYLE)
                 counts.append(safe_text(" · ".join(self._by)), style="bold")
             if self.prices is not None:
-                counts.append(" · priced", style="#8b949e")
+                counts.append(" · priced", style=LABEL_STYLE)
             if self.watch_files:
-                counts.append(" · watching", style="italic #8b949e")
+                counts.append(" · watching", style=MISSING_STYLE)
             if self._matched_only:
-                counts.append(" · ", style="#8b949e")
-                counts.append("matched tasks only", style="bold #e3b341")
+                counts.append(" · ", style=LABEL_STYLE)
+                counts.append("matched tasks only", style=KEY_STYLE)
         if self._loading_since is not None:
             elapsed = time.perf_counter() - self._loading_since
             size = sum(_file_size(path) for path in self.paths)
             if counts.plain:
                 counts.append("   ")
             counts.append(
-                f"⟳ loading {_human_bytes(size)}… {elapsed:.1f} s", style="italic #e3b341"
+                f"⟳ loading {_human_bytes(size)}… {elapsed:.1f} s", style=f"italic {ACCENT}"
             )
         if self._reload_error is not None:
-            counts.append("   ✘ reload failed (r retries)", style="#ff6b57")
+            counts.append("   ✘ reload failed (r retries)", style=ERROR_STYLE)
         self._title.update(title)
         self._counts.update(counts)
         self._badge.show(self._view)
@@ -1257,7 +1242,7 @@ class LedgerApp(App[int]):
             column, descending = self._sort
             subtitle.append(
                 f" · sorted by {safe_text(column)} {'▼' if descending else '▲'}",
-                style="#8b949e",
+                style=LABEL_STYLE,
             )
         self.table.border_subtitle = subtitle
 
@@ -1267,9 +1252,9 @@ class LedgerApp(App[int]):
         if error is not None:
             status.update(
                 Text.assemble(
-                    ("✘ ", "bold #ff6b57"),
-                    (safe_text(error.message), "#ff6b57"),
-                    (f"  (at {error.position + 1}; table unchanged)", "#8b949e"),
+                    ("✘ ", DROP_STYLE),
+                    (safe_text(error.message), ERROR_STYLE),
+                    (f"  (at {error.position + 1}; table unchanged)", LABEL_STYLE),
                 )
             )
             self._asked_to_draw()
@@ -1283,9 +1268,9 @@ class LedgerApp(App[int]):
         shown = snapshot.frame(self._view).height
         total = self._ledger.attempts.height
         noun = "attempt" if total == 1 else "attempts"
-        text = Text(f"{format_count(shown)} of {format_count(total)} {noun}", style="#8b949e")
+        text = Text(f"{format_count(shown)} of {format_count(total)} {noun}", style=LABEL_STYLE)
         if self._view == "drop" and matching != shown:
-            text.append(" · ", style="#8b949e")
+            text.append(" · ", style=LABEL_STYLE)
             text.append(
                 f"{format_count(matching - shown)} hidden by DROP FAILURES", style=DROP_STYLE
             )
@@ -1293,10 +1278,10 @@ class LedgerApp(App[int]):
         if notice is not None:
             tasks = snapshot.matching["task"].n_unique() if snapshot.matching.height else 0
             text = Text.assemble(
-                ("matched tasks only ", "bold #e3b341"),
+                ("matched tasks only ", KEY_STYLE),
                 (
                     f"({format_count(tasks)} tasks, {format_count(notice.count)} left out) ",
-                    "#e3b341",
+                    ATTENTION_STYLE,
                 ),
                 text,
             )

@@ -44,12 +44,11 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.pareto_svg import log_axis_bounds, nice_step
 from tui_ledger.textsafe import safe_cell, safe_text
-from tui_ledger.tui.screens import KEY_STYLE, MUTED, _Dialog
+from tui_ledger.tui.screens import _Dialog
+from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, SERIES
 from tui_ledger.wording import plural
 
-KEEP_COLOUR = "#2ec4b6"
-DROP_COLOUR = "#ff6b57"
-NEVER_PASSED_STYLE = "#ff6b57"
+NEVER_PASSED_STYLE = DROP
 
 # --------------------------------------------------------------------------- per task
 
@@ -191,7 +190,7 @@ class PerTaskScreen(_Dialog):
         dialog.border_title = Text.assemble(
             ("per task · ", "bold"),
             (safe_text(self._label), "bold"),
-            (f"  {VIEW_TITLES['keep']} (every attempt counts)", KEEP_COLOUR),
+            (f"  {VIEW_TITLES['keep']} (every attempt counts)", KEEP),
         )
         self._fill()
         self.table.focus()
@@ -216,7 +215,7 @@ class PerTaskScreen(_Dialog):
             text.append(f" · {total}")
         text.append("\n")
         if spend.tasks == 0:
-            text.append("✔ every task passed at least once", style=KEEP_COLOUR)
+            text.append("✔ every task passed at least once", style=KEEP)
             return text
         text.append(
             f"✘ never passed: {plural(spend.tasks, 'task')}",
@@ -297,18 +296,6 @@ class PerTaskScreen(_Dialog):
 # --------------------------------------------------------------------------- the chart
 
 _BRAILLE_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][column]
-PALETTE: tuple[str, ...] = (
-    "#58a6ff",
-    "#f0883e",
-    "#bc8cff",
-    "#3fb950",
-    "#e3b341",
-    "#ff7b72",
-    "#39c5cf",
-    "#db61a2",
-    "#a5d6ff",
-    "#d2a8ff",
-)
 
 
 @dataclass
@@ -426,7 +413,7 @@ class ParetoChart(Widget):
         self.points = points
         self.labels = labels
         self.metric = metric
-        self.colours = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+        self.colours = {label: SERIES[i % len(SERIES)] for i, label in enumerate(labels)}
 
     def fmt(self, value: float | None) -> str:
         """An x value as it reads on the axis."""
@@ -464,7 +451,7 @@ class ParetoChart(Widget):
             key=lambda row: row["per_accepted"],
         )
         for first, second in itertools.pairwise(frontier):
-            canvas.line(at(first), at(second), "bold #d7dde4")
+            canvas.line(at(first), at(second), FRONTIER_STYLE)
         # Markers: ghosts first, real points on top, then labels where they fit.
         for view, marker in (("drop", "○"), ("keep", "●")):
             for label, row in by_view[view].items():
@@ -582,9 +569,9 @@ class ParetoScreen(_Dialog):
     def _legend_heading(self) -> Text:
         text = Text()
         text.append("● ", style="bold")
-        text.append(f"{VIEW_TITLES['keep']} (honest)", style=f"bold {KEEP_COLOUR}")
+        text.append(f"{VIEW_TITLES['keep']} (honest)", style=f"bold {KEEP}")
         text.append("   ○ ", style="bold")
-        text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP_COLOUR}")
+        text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP}")
         text.append("   ⠒⠒ ghost → real   ", style=MUTED)
         text.append("⠤⠔⠊ frontier ★", style="bold")
         text.append("   up and left is better", style=MUTED)
@@ -596,10 +583,10 @@ class ParetoScreen(_Dialog):
             table.add_column(justify=justify, no_wrap=True)
         table.add_row(
             Text("group", style="bold"),
-            Text("keep pass", style=f"bold {KEEP_COLOUR}"),
-            Text("keep /acc", style=f"bold {KEEP_COLOUR}"),
-            Text("drop pass", style=f"bold {DROP_COLOUR}"),
-            Text("drop /acc", style=f"bold {DROP_COLOUR}"),
+            Text("keep pass", style=f"bold {KEEP}"),
+            Text("keep /acc", style=f"bold {KEEP}"),
+            Text("drop pass", style=f"bold {DROP}"),
+            Text("drop /acc", style=f"bold {DROP}"),
             Text(""),
         )
         rows = {(row["group"], row["view"]): row for row in points.iter_rows(named=True)}

@@ -36,10 +36,18 @@ from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands
+from tui_ledger.tui.theme import (
+    ACCENT,
+    BACKGROUND,
+    DROP,
+    DROP_STYLE,
+    ERROR_STYLE,
+    KEEP,
+    KEEP_STYLE,
+    KEY_STYLE,
+    MUTED,
+)
 from tui_ledger.wording import plural
-
-KEY_STYLE = "bold #e3b341"
-MUTED = "#8b949e"
 
 VIEW_EXPLANATION = (
     "KEEP FAILURES (honest) counts every attempt: the tokens a workflow burned on failed, "
@@ -93,11 +101,11 @@ class HelpScreen(_Dialog):
     def views_text() -> Text:
         """What the two views mean, in the views' own colours."""
         text = Text()
-        text.append(f" {VIEW_TITLES['keep']} ", style="bold #0d1117 on #2ec4b6")
-        text.append(f"  {VIEW_GLOSSES['keep']}\n", style="bold #2ec4b6")
+        text.append(f" {VIEW_TITLES['keep']} ", style=f"bold {BACKGROUND} on {KEEP}")
+        text.append(f"  {VIEW_GLOSSES['keep']}\n", style=KEEP_STYLE)
         text.append(VIEW_EXPLANATION[0] + "\n\n")
-        text.append(f" {VIEW_TITLES['drop']} ", style="bold #0d1117 on #ff6b57")
-        text.append(f"  {VIEW_GLOSSES['drop']}\n", style="bold #ff6b57")
+        text.append(f" {VIEW_TITLES['drop']} ", style=f"bold {BACKGROUND} on {DROP}")
+        text.append(f"  {VIEW_GLOSSES['drop']}\n", style=DROP_STYLE)
         text.append(VIEW_EXPLANATION[1] + "\n\n")
         text.append("t", style=KEY_STYLE)
         text.append(" switches between them; the summary always shows the focused group in both.")
@@ -233,7 +241,7 @@ class _FileDialog(_Dialog):
 
     def show_error(self, message: str) -> None:
         """Say why the names cannot be used, and stay open."""
-        self.query_one("#export-error", Static).update(Text(safe_text(message), style="#ff6b57"))
+        self.query_one("#export-error", Static).update(Text(safe_text(message), style=ERROR_STYLE))
 
     @on(Button.Pressed, "#export-cancel")
     def _cancel(self) -> None:
@@ -410,7 +418,7 @@ class GroupByScreen(_Dialog):
         chosen = list(self.query_one(SelectionList).selected)
         if not chosen:
             self.query_one("#groupby-error", Static).update(
-                Text("Tick at least one column.", style="#ff6b57")
+                Text("Tick at least one column.", style=ERROR_STYLE)
             )
             return
         ordered = [name for name in self._current if name in chosen]
@@ -433,7 +441,7 @@ def warning_text(warning: Finding) -> Text:
     A check (`checks.Check`) also has a severity and per-group details."""
     text = Text()
     serious = is_warning(warning)
-    colour = "#e3b341" if serious else MUTED
+    colour = ACCENT if serious else MUTED
     kind = warning.kind
     message = warning.message
     text.append("⚠ " if serious else "ℹ ", style=f"bold {colour}")

@@ -37,19 +37,22 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.groups_table import GroupsTable
+from tui_ledger.tui.theme import (
+    ATTENTION_STYLE,
+    CALLOUT_STYLE,
+    DROP_STYLE,
+    KEEP_STYLE,
+    KEY_STYLE,
+    LABEL_STYLE,
+    MISSING_STYLE,
+    VIEW_STYLES,
+)
 from tui_ledger.wording import plural
 
 NO_ACCEPTED = "no accepted attempt"
 UNPRICED = "unpriced"
 MAX_TABLE_GROUPS = 300  # a table, not a database: keeps a toggle instant when grouping by an id
 MAX_BAR_GROUPS = 12
-
-# Styles shared with the stylesheet's palette (see ledger.tcss): keep is teal, drop is coral.
-KEEP_STYLE = "bold #2ec4b6"
-DROP_STYLE = "bold #ff6b57"
-VIEW_STYLES: dict[str, str] = {"keep": KEEP_STYLE, "drop": DROP_STYLE}
-LABEL_STYLE = "#8b949e"
-MISSING_STYLE = "italic #8b949e"
 
 
 Metric = Literal["tokens", "cost"]
@@ -473,7 +476,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         text = Text()
         if count:
             noun = "warning" if count == 1 else "warnings"
-            text.append(f"⚠ {format_count(count)} {noun}", style="bold #e3b341")
+            text.append(f"⚠ {format_count(count)} {noun}", style=KEY_STYLE)
         else:
             text.append("✓ no warnings", style=LABEL_STYLE)
         if notes:
@@ -582,10 +585,10 @@ class SummaryPane(VerticalScroll, can_focus=False):
             ]
             if show_missing:
                 missing = row["missing_usage"]
-                cells.append(_cell(format_count(missing), style="#e3b341" if missing else ""))
+                cells.append(_cell(format_count(missing), style=ATTENTION_STYLE if missing else ""))
             if show_missing_cost:
                 missing = row["missing_cost"]
-                cells.append(_cell(format_count(missing), style="#e3b341" if missing else ""))
+                cells.append(_cell(format_count(missing), style=ATTENTION_STYLE if missing else ""))
             if other is not None:
                 other_value = row[other.value]
                 if other_value is None and other is COST and other.missing_reason(row) == UNPRICED:
@@ -797,8 +800,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         else:
             sentence = safe_text(callout(comparison))
             flips = comparison.flips
-        style = "bold #ff9e64" if flips else ""
-        return Text.assemble(("» ", "bold #ff9e64"), (sentence, style))
+        style = CALLOUT_STYLE if flips else ""
+        return Text.assemble(("» ", CALLOUT_STYLE), (sentence, style))
 
     # ------------------------------------------------------------------ events
 
