@@ -378,7 +378,7 @@ async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
 def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
     from rich.text import Text
 
-    from tui_ledger.tui.summary_pane import fit_columns
+    from tui_ledger.tui.summary_text import fit_columns
 
     headings = ["workflow", "per accepted", "att", "acc", "median", "total"]
     rows = [[Text(text) for text in ("lean", "3,000", "3", "1/3", "1,000", "3,000")]]

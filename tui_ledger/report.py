@@ -95,6 +95,52 @@ def callout(comparison: Comparison) -> str:
     return f"{hides} and reorders the ranking ({moved})."
 
 
+def cost_callout(comparison: Comparison) -> str:
+    """The callout in money: what dropping failures hides in USD, and the cost ranking's moves."""
+    hidden_attempts = comparison.hidden_attempts
+    if hidden_attempts == 0:
+        return "Every attempt here was accepted, so dropping failures changes nothing."
+    hidden = comparison.hidden_cost
+    hides = (
+        f"Dropping failures hides {format_money(hidden)} of spend"
+        if hidden is not None
+        else "Dropping failures hides an unknown amount of spend"
+    )
+    hides += f" in {format_count(hidden_attempts)} attempts"
+    if comparison.keep["cost_per_accepted_result"].null_count() == comparison.keep.height:
+        return f"{hides}; no group has a known cost to rank (unpriced: see w)."
+    labels = comparison.labels
+    trap = comparison.trap
+    keep, drop = comparison.keep, comparison.drop
+    moves = [
+        (label, int(k), int(d))
+        for label, k, d in zip(labels, trap["keep_cost_rank"], trap["drop_cost_rank"], strict=True)
+        if k != d
+    ]
+    if not moves:
+        return f"{hides}; the cost ranking does not change."
+
+    def best(frame: Any) -> int | None:
+        for index, (rank, value) in enumerate(
+            zip(frame["cost_rank"], frame["cost_per_accepted_result"], strict=True)
+        ):
+            if rank == 1 and value is not None:
+                return index
+        return None
+
+    keep_best, drop_best = best(keep), best(drop)
+    if keep_best is not None and drop_best is not None and keep_best != drop_best:
+        return (
+            f"{hides} and flips the cost ranking: {labels[drop_best]} looks cheapest "
+            f"({format_money(drop['cost_per_accepted_result'][drop_best])} per accepted result) "
+            f"but {labels[keep_best]} is cheaper "
+            f"({format_money(keep['cost_per_accepted_result'][keep_best])} vs "
+            f"{format_money(keep['cost_per_accepted_result'][drop_best])} when failures are kept)."
+        )
+    moved = ", ".join(f"{label} #{k}→#{d}" for label, k, d in moves)
+    return f"{hides} and reorders the cost ranking ({moved})."
+
+
 # --------------------------------------------------------------------------- JSON
 
 
