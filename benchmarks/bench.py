@@ -554,13 +554,13 @@ async def _interact(path: str, reps: int, pages: int) -> dict[str, Any]:
     # The loaded frame's size, as the app first gets it: the memory target's yardstick (the app
     # later swaps in a compact copy of large frames, whose size is reported beside it).
     loaded_sizes: list[int] = []
-    adopt = app._loaded
+    adopt = app.pipeline.loaded
 
     def loaded(ledger: Any, *rest: Any, **options: Any) -> None:
         loaded_sizes.append(ledger.attempts.estimated_size())
         adopt(ledger, *rest, **options)
 
-    app._loaded = loaded  # type: ignore[method-assign]
+    app.pipeline.loaded = loaded  # type: ignore[method-assign]
     started = time.perf_counter()
     async with app.run_test(size=SCREEN) as pilot:
         probe = PaintProbe(app)

@@ -15,7 +15,9 @@ from textual.binding import Binding
 
 from tests.pilot_helpers import screen_text, settle, wait_until
 from tui_ledger.tui import commands
-from tui_ledger.tui.app import LedgerApp, Snapshot, ViewBadge, run_app
+from tui_ledger.tui.app import LedgerApp, run_app
+from tui_ledger.tui.header import ViewBadge
+from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
@@ -326,7 +328,7 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
         seen.append(compact.schema["workflow"])
         return compact, values
 
-    monkeypatch.setattr("tui_ledger.tui.app.compact_text", spy)
+    monkeypatch.setattr("tui_ledger.tui.pipeline.compact_text", spy)
     compact = await _screens_after_each_step(steps)
     assert seen and all(dtype == pl.Categorical for dtype in seen)
     assert len(set(plain)) == len(steps)  # every step changed the screen

@@ -223,8 +223,7 @@ async def test_checks_follow_the_group_by(tmp_path: Path) -> None:
         await settle(pilot)
         assert app.checks is not None
         assert "unmatched_tasks" in {check.kind for check in app.checks}
-        app._by = ("task",)
-        app._recompute()
+        app.group_by(["task"])
         await settle(pilot)
         assert app.checks is not None
         # Grouped by task there is no task set to match.

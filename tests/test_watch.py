@@ -7,7 +7,6 @@ exactly as the loader reads them, line numbers included.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
@@ -316,49 +315,10 @@ def test_summary_watch_reprints_on_change_says_errors_and_stops_quietly_on_ctrl_
 
 
 def watching_app(paths: list[str]) -> Any:
-    """The app with --watch: LedgerApp itself once it takes `watch_files`, else the lines
-    proposed for tui/app.py, applied in a subclass."""
-    from tui_ledger.tui import app as interactive
+    """The app with --watch."""
     from tui_ledger.tui.app import LedgerApp
 
-    if "watch_files" in inspect.signature(LedgerApp).parameters:
-        return LedgerApp(paths, watch_files=True)
-    import dataclasses
-
-    from tui_ledger.prices import apply_prices
-    from tui_ledger.tui.watching import WatchUpdate, start_watching
-
-    class ProposedLedgerApp(LedgerApp):
-        CSS_PATH = str(Path(inspect.getfile(LedgerApp)).with_name("ledger.tcss"))
-        watch_files = True
-
-        def on_mount(self) -> None:  # runs before LedgerApp.on_mount, which starts the load
-            if self.watch_files:
-                start_watching(
-                    self,
-                    self.paths,
-                    self.load_options,
-                    prepare=self._priced,
-                    on_change=self._watched,
-                    on_error=self._watch_failed,
-                )
-
-        def _priced(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
-            priced, price_warnings = apply_prices(ledger.attempts, self.prices)
-            attempts = interactive._cost_beside_tokens(priced)
-            return dataclasses.replace(ledger, attempts=attempts), list(price_warnings)
-
-        def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any]]]) -> None:
-            ledger, price_warnings = update.prepared
-            self._loaded(ledger, price_warnings, update.workflows, update.seconds, first=True)
-
-        def _watch_failed(self, message: str) -> None:
-            self._load_failed(LoadError(message), first=False)
-
-        def _load_failed(self, error: Exception, first: bool) -> None:
-            super()._load_failed(error, first and not self.watch_files)
-
-    return ProposedLedgerApp(paths)
+    return LedgerApp(paths, watch_files=True)
 
 
 async def wait_for(pilot: Any, condition: Any, seconds: float = 5.0) -> float:

@@ -1,0 +1,197 @@
+"""The app's two ways of writing files: `e` exports the summary and the filtered attempts, `s`
+in the Pareto chart saves it as SVG.
+
+Each asks for file names in a dialog, refuses names whose extension says no format, asks
+before replacing a file (`write_asking_first`), then writes in a thread worker (atomically,
+`export_files`) on what it was given when the user confirmed, and says what it wrote.
+Imported when the user first exports, not with the app.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tui_ledger.findings import Finding
+from tui_ledger.ledger import Comparison, ParetoMetric
+from tui_ledger.numbers import format_count
+from tui_ledger.tui.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from tui_ledger.checks import Check
+    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.tui.screens import ExportRequest
+
+
+def export(app: LedgerApp) -> None:
+    """`e`: ask for file names, then write (asking before replacing anything)."""
+    snapshot = app.pipeline.snapshot
+    if snapshot is None:
+        return
+    from tui_ledger.tui.screens import ExportScreen
+
+    screen = ExportScreen(
+        "ledger-summary.md",
+        "ledger-attempts.csv",
+        rows=snapshot.keep_frame.height,
+        filtered=app.filtered,
+    )
+
+    def answered(request: ExportRequest | None) -> None:
+        if request is None:
+            return
+        problem = export_problem(request)
+        if problem is not None:
+            app.say(problem, title="export", severity="error")
+            return
+
+        def write(overwrite: bool) -> None:
+            pipeline = app.pipeline
+            shown = pipeline.snapshot
+            if shown is None:
+                return
+            ledger = pipeline.ledger
+            warnings = [*ledger.report.warnings, *pipeline.price_warnings] if ledger else []
+            app.run_worker(
+                partial(
+                    _write_exports,
+                    app,
+                    request,
+                    overwrite,
+                    shown,
+                    warnings,
+                    list(pipeline.checks or ()),
+                ),
+                name="_export_worker",
+                group="export",
+                exclusive=True,
+                thread=True,
+                exit_on_error=False,
+            )
+
+        write_asking_first(app, [request.summary_path, request.attempts_path], write)
+
+    app.push_screen(screen, answered)
+
+
+def _write_exports(
+    app: LedgerApp,
+    request: ExportRequest,
+    overwrite: bool,
+    snapshot: Snapshot,
+    warnings: list[Finding],
+    checks: Iterable[Check],
+) -> None:
+    """Write the summary and the attempts (in a worker thread)."""
+    from tui_ledger.export_files import (
+        ExportError,
+        format_for_path,
+        write_attempts,
+        write_text_atomic,
+    )
+    from tui_ledger.report import SUMMARY_FORMATS, render_summary
+
+    written: list[str] = []
+    try:
+        if request.summary_path:
+            fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
+            text = render_summary(
+                snapshot.comparison, fmt, view=None, warnings=warnings, checks=checks
+            )
+            write_text_atomic(request.summary_path, text, overwrite=overwrite)
+            written.append(request.summary_path)
+        if request.attempts_path:
+            write_attempts(snapshot.keep_frame, request.attempts_path, overwrite=overwrite)
+            written.append(
+                f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
+            )
+    except (ExportError, OSError) as error:
+        app.call_from_thread(app.say, str(error), title="export", severity="error")
+        return
+    app.call_from_thread(app.say, "wrote " + ", ".join(written), title="export")
+
+
+def export_problem(request: ExportRequest) -> str | None:
+    """Why the file names cannot be used (their extensions), or None."""
+    from tui_ledger.export_files import ATTEMPT_FORMATS, ExportError, format_for_path
+    from tui_ledger.report import SUMMARY_FORMATS
+
+    try:
+        if request.summary_path:
+            format_for_path(request.summary_path, SUMMARY_FORMATS)
+        if request.attempts_path:
+            format_for_path(request.attempts_path, ATTEMPT_FORMATS)
+    except ExportError as error:
+        return str(error)
+    return None
+
+
+def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> None:
+    """`s` in the chart: ask for a file name, then write the SVG (asking before replacing)."""
+    from tui_ledger.tui.screens import SaveScreen
+
+    def answered(path: str | None) -> None:
+        if not path:
+            return
+        if Path(path).suffix.lower() != ".svg":
+            app.say(f"{path}: the chart is an SVG; name it .svg", title="chart", severity="error")
+            return
+
+        def write(overwrite: bool) -> None:
+            app.run_worker(
+                partial(_write_svg, app, path, comparison, metric, overwrite),
+                name="_svg_worker",
+                group="export",
+                exclusive=True,
+                thread=True,
+                exit_on_error=False,
+            )
+
+        write_asking_first(app, [path], write)
+
+    app.push_screen(
+        SaveScreen(
+            "ledger-pareto.svg",
+            title="save the chart",
+            what=f"Pass rate against {metric} per accepted result, both views · .svg",
+        ),
+        answered,
+    )
+
+
+def _write_svg(
+    app: LedgerApp, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
+) -> None:
+    """Write the chart (in a worker thread)."""
+    from tui_ledger.export_files import ExportError, write_text_atomic
+    from tui_ledger.pareto_svg import pareto_svg
+
+    try:
+        write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
+    except (ExportError, OSError) as error:
+        app.call_from_thread(app.say, str(error), title="chart", severity="error")
+        return
+    app.call_from_thread(app.say, f"wrote {path}", title="chart")
+
+
+def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool], None]) -> None:
+    """Call `write(overwrite)`: at once when no file is in the way, else after a yes."""
+    existing = [path for path in paths if path and Path(path).exists()]
+    if not existing:
+        write(False)
+        return
+    question = (
+        f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. Replace?"
+    )
+
+    from tui_ledger.tui.screens import ConfirmScreen
+
+    def confirmed(yes: bool | None) -> None:
+        if yes:
+            write(True)
+        else:
+            app.say("Nothing was written.", title="export", timeout=3)
+
+    app.push_screen(ConfirmScreen(question), confirmed)
