@@ -583,6 +583,20 @@ def summarize(
     return frames[view]
 
 
+Metric = Literal["tokens", "cost"]
+"""What "per accepted result" counts: tokens, or cost (USD, with a cost column)."""
+ParetoMetric = Metric
+# Per metric: its figure and rank in a view's frame, and its ranks in the trap frame.
+_RANKED: dict[str, tuple[str, str]] = {
+    "tokens": ("tokens_per_accepted_result", "rank"),
+    "cost": ("cost_per_accepted_result", "cost_rank"),
+}
+_TRAP_RANKS: dict[str, tuple[str, str]] = {
+    "tokens": ("keep_rank", "drop_rank"),
+    "cost": ("keep_cost_rank", "drop_cost_rank"),
+}
+
+
 @dataclass(frozen=True)
 class Move:
     """A group whose rank differs between the views."""
@@ -626,21 +640,21 @@ class Comparison:
         """Each group's name as people read it (several keys joined with ` · `)."""
         return group_labels(self.keep, self.by)
 
-    @property
-    def moves(self) -> list[Move]:
-        """Groups whose rank changes when failures are dropped."""
+    def moves(self, metric: Metric = "tokens") -> list[Move]:
+        """Groups whose rank by `metric` (per accepted result) changes when failures are
+        dropped."""
+        keep_rank, drop_rank = _TRAP_RANKS[metric]
         return [
-            Move(label, int(keep_rank), int(drop_rank))
-            for label, keep_rank, drop_rank in zip(
-                self.labels, self.trap["keep_rank"], self.trap["drop_rank"], strict=True
+            Move(label, int(keep), int(drop))
+            for label, keep, drop in zip(
+                self.labels, self.trap[keep_rank], self.trap[drop_rank], strict=True
             )
-            if keep_rank != drop_rank
+            if keep != drop
         ]
 
-    @property
-    def flips(self) -> bool:
-        """Whether the ranking differs between the views."""
-        return bool(self.moves)
+    def flips(self, metric: Metric = "tokens") -> bool:
+        """Whether the ranking by `metric` differs between the views."""
+        return bool(self.moves(metric))
 
     @property
     def hidden_tokens(self) -> int | None:
@@ -653,19 +667,21 @@ class Comparison:
         """Attempts that dropping failures removes from the arithmetic."""
         return int(self.trap["hidden_attempts"].sum())
 
-    def best(self, view: View) -> str | None:
-        """The group ranked first (fewest tokens per accepted result) in a view, if any."""
+    def best(self, view: View, metric: Metric = "tokens") -> str | None:
+        """The group ranked first (fewest tokens, or least cost, per accepted result) in a
+        view, if any."""
+        value_column, rank_column = _RANKED[metric]
         frame = self.view(view)
         for label, rank, value in zip(
-            self.labels, frame["rank"], frame["tokens_per_accepted_result"], strict=True
+            self.labels, frame[rank_column], frame[value_column], strict=True
         ):
             if rank == 1 and value is not None:
                 return label
         return None
 
-    def per_accepted(self, label: str, view: View) -> float | None:
-        """A group's tokens per accepted result in a view."""
-        return self.view(view)["tokens_per_accepted_result"][self.labels.index(label)]
+    def per_accepted(self, label: str, view: View, metric: Metric = "tokens") -> float | None:
+        """A group's tokens (or cost) per accepted result in a view."""
+        return self.view(view)[_RANKED[metric][0]][self.labels.index(label)]
 
 
 def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
@@ -861,8 +877,6 @@ def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
 
 
 # --------------------------------------------------------------------------- Pareto
-
-ParetoMetric = Literal["tokens", "cost"]
 
 
 def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl.DataFrame:

@@ -40,6 +40,7 @@ from tui_ledger.ledger import (
     VIEW_TITLES,
     VIEWS,
     Comparison,
+    Metric,
     View,
 )
 from tui_ledger.numbers import (
@@ -64,81 +65,49 @@ SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
 
-def callout(comparison: Comparison) -> str:
-    """One computed sentence: what dropping failures hides, and whether the ranking flips."""
-    hidden = comparison.hidden_tokens
+def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
+    """One computed sentence: what dropping failures hides (tokens, or spend for `metric`
+    "cost"), and whether the ranking by that metric per accepted result flips."""
     hidden_attempts = comparison.hidden_attempts
     if hidden_attempts == 0:
         return "Every attempt here was accepted, so dropping failures changes nothing."
-    hides = (
-        f"Dropping failures hides {format_tokens(hidden)} tokens"
-        if hidden is not None
-        else "Dropping failures hides an unknown number of tokens"
-    )
+    cost = metric == "cost"
+    figure = format_money if cost else format_tokens
+    ranking = "cost ranking" if cost else "ranking"
+    if cost:
+        hidden_cost = comparison.hidden_cost
+        hides = (
+            f"Dropping failures hides {format_money(hidden_cost)} of spend"
+            if hidden_cost is not None
+            else "Dropping failures hides an unknown amount of spend"
+        )
+    else:
+        hidden_tokens = comparison.hidden_tokens
+        hides = (
+            f"Dropping failures hides {format_tokens(hidden_tokens)} tokens"
+            if hidden_tokens is not None
+            else "Dropping failures hides an unknown number of tokens"
+        )
     hides += f" in {format_count(hidden_attempts)} attempts"
-    keep_best, drop_best = comparison.best("keep"), comparison.best("drop")
-    if not comparison.flips:
-        return f"{hides}; the ranking does not change."
-    if keep_best and drop_best and keep_best != drop_best:
-        drop_value = comparison.per_accepted(drop_best, "drop")
-        keep_value = comparison.per_accepted(keep_best, "keep")
-        true_value = comparison.per_accepted(drop_best, "keep")
+    keep = comparison.keep
+    if cost and keep["cost_per_accepted_result"].null_count() == keep.height:
+        return f"{hides}; no group has a known cost to rank (unpriced: see w)."
+    if not comparison.flips(metric):
+        return f"{hides}; the {ranking} does not change."
+    keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
+    if keep_best is not None and drop_best is not None and keep_best != drop_best:
+        drop_value = comparison.per_accepted(drop_best, "drop", metric)
+        keep_value = comparison.per_accepted(keep_best, "keep", metric)
+        true_value = comparison.per_accepted(drop_best, "keep", metric)
         return (
-            f"{hides} and flips the ranking: {drop_best} looks cheapest "
-            f"({format_tokens(drop_value)} per accepted result) but {keep_best} is cheaper "
-            f"({format_tokens(keep_value)} vs {format_tokens(true_value)} "
-            f"when failures are kept)."
+            f"{hides} and flips the {ranking}: {drop_best} looks cheapest "
+            f"({figure(drop_value)} per accepted result) but {keep_best} is cheaper "
+            f"({figure(keep_value)} vs {figure(true_value)} when failures are kept)."
         )
     moved = ", ".join(
-        f"{move.group} #{move.keep_rank}→#{move.drop_rank}" for move in comparison.moves
+        f"{move.group} #{move.keep_rank}→#{move.drop_rank}" for move in comparison.moves(metric)
     )
-    return f"{hides} and reorders the ranking ({moved})."
-
-
-def cost_callout(comparison: Comparison) -> str:
-    """The callout in money: what dropping failures hides in USD, and the cost ranking's moves."""
-    hidden_attempts = comparison.hidden_attempts
-    if hidden_attempts == 0:
-        return "Every attempt here was accepted, so dropping failures changes nothing."
-    hidden = comparison.hidden_cost
-    hides = (
-        f"Dropping failures hides {format_money(hidden)} of spend"
-        if hidden is not None
-        else "Dropping failures hides an unknown amount of spend"
-    )
-    hides += f" in {format_count(hidden_attempts)} attempts"
-    if comparison.keep["cost_per_accepted_result"].null_count() == comparison.keep.height:
-        return f"{hides}; no group has a known cost to rank (unpriced: see w)."
-    labels = comparison.labels
-    trap = comparison.trap
-    keep, drop = comparison.keep, comparison.drop
-    moves = [
-        (label, int(k), int(d))
-        for label, k, d in zip(labels, trap["keep_cost_rank"], trap["drop_cost_rank"], strict=True)
-        if k != d
-    ]
-    if not moves:
-        return f"{hides}; the cost ranking does not change."
-
-    def best(frame: Any) -> int | None:
-        for index, (rank, value) in enumerate(
-            zip(frame["cost_rank"], frame["cost_per_accepted_result"], strict=True)
-        ):
-            if rank == 1 and value is not None:
-                return index
-        return None
-
-    keep_best, drop_best = best(keep), best(drop)
-    if keep_best is not None and drop_best is not None and keep_best != drop_best:
-        return (
-            f"{hides} and flips the cost ranking: {labels[drop_best]} looks cheapest "
-            f"({format_money(drop['cost_per_accepted_result'][drop_best])} per accepted result) "
-            f"but {labels[keep_best]} is cheaper "
-            f"({format_money(keep['cost_per_accepted_result'][keep_best])} vs "
-            f"{format_money(keep['cost_per_accepted_result'][drop_best])} when failures are kept)."
-        )
-    moved = ", ".join(f"{label} #{k}→#{d}" for label, k, d in moves)
-    return f"{hides} and reorders the cost ranking ({moved})."
+    return f"{hides} and reorders the {ranking} ({moved})."
 
 
 # --------------------------------------------------------------------------- JSON
@@ -229,10 +198,10 @@ def summary_json(
         document["hidden_cost"] = plain_number(comparison.hidden_cost)
     document.update(
         {
-            "ranking_flips": comparison.flips,
+            "ranking_flips": comparison.flips(),
             "moves": [
                 {"group": m.group, "keep_rank": m.keep_rank, "drop_rank": m.drop_rank}
-                for m in comparison.moves
+                for m in comparison.moves()
             ],
             "callout": callout(comparison),
             "intervals": {

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import polars as pl
 from rich.cells import cell_len
 from rich.text import Text
 
-from tui_ledger.ledger import VIEW_TITLES, Comparison, View
+from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.numbers import (
     MISSING,
     NOTE_MARK,
@@ -45,9 +45,6 @@ from tui_ledger.wording import plural
 NO_ACCEPTED = "no accepted attempt"
 UNPRICED = "unpriced"
 MAX_TABLE_GROUPS = 300  # a table, not a database: keeps a toggle instant when grouping by an id
-
-
-Metric = Literal["tokens", "cost"]
 
 
 def per_accepted_text(value: float | None, lower_bound: bool) -> str:
@@ -516,24 +513,12 @@ def focus_block(
 def callout_text(comparison: Comparison, metric: MetricColumns) -> Text:
     """The callout under the focused group: what dropping failures hides, in the headline
     metric, in colour when the ranking flips."""
-    from tui_ledger.report import callout, cost_callout  # imported on first use
+    from tui_ledger.report import callout  # imported on first use
 
     if comparison.keep.height == 0:
         return Text("No attempts match the filter.", style=MISSING_STYLE)
-    if metric is COST:
-        sentence = safe_text(cost_callout(comparison))
-        flips = any(
-            k != d
-            for k, d in zip(
-                comparison.trap["keep_cost_rank"],
-                comparison.trap["drop_cost_rank"],
-                strict=True,
-            )
-        )
-    else:
-        sentence = safe_text(callout(comparison))
-        flips = comparison.flips
-    style = CALLOUT_STYLE if flips else ""
+    sentence = safe_text(callout(comparison, metric.name))
+    style = CALLOUT_STYLE if comparison.flips(metric.name) else ""
     return Text.assemble(("» ", CALLOUT_STYLE), (sentence, style))
 
 
