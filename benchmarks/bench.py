@@ -556,9 +556,9 @@ async def _interact(path: str, reps: int, pages: int) -> dict[str, Any]:
     loaded_sizes: list[int] = []
     adopt = app.pipeline.loaded
 
-    def loaded(ledger: Any, *rest: Any, **options: Any) -> None:
-        loaded_sizes.append(ledger.attempts.estimated_size())
-        adopt(ledger, *rest, **options)
+    def loaded(message: Any, **options: Any) -> None:
+        loaded_sizes.append(message.ledger.attempts.estimated_size())
+        adopt(message, **options)
 
     app.pipeline.loaded = loaded  # type: ignore[method-assign]
     started = time.perf_counter()

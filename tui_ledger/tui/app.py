@@ -23,17 +23,14 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-import polars as pl
-from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
+from textual.reactive import var
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
@@ -41,23 +38,22 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import (
     DEFAULT_BY,
     Comparison,
+    Metric,
     ParetoMetric,
     View,
     group_labels,
 )
-from tui_ledger.numbers import format_count, format_money, format_tokens
-from tui_ledger.query import FilterError, filter_term, parse_filter
-from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
+from tui_ledger.query import filter_term
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui import commands
+from tui_ledger.tui import commands, messages
 from tui_ledger.tui.attempts_table import AttemptsTable
-from tui_ledger.tui.filter_bar import FilterBar, FilterInput, filter_status_text
+from tui_ledger.tui.attempts_titles import attempts_titles
+from tui_ledger.tui.filter_bar import FilterBar, FilterInput
 from tui_ledger.tui.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Timings
-from tui_ledger.tui.summary_pane import Metric, SummaryPane
-from tui_ledger.tui.theme import DROP_STYLE, LABEL_STYLE, LEDGER_THEME
-from tui_ledger.wording import plural
+from tui_ledger.tui.summary_pane import SummaryPane
+from tui_ledger.tui.theme import LEDGER_THEME
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
@@ -71,6 +67,17 @@ GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this lon
 # pause this short is less than the GIL contention a worker would meet; see action_group_by).
 INLINE_RECOMPUTE_SECONDS = 0.1
 SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
+# `move` directions -> the action of the table (or the summary's groups table) that moves so.
+_MOVES = {
+    "down": "cursor_down",
+    "up": "cursor_up",
+    "left": "cursor_left",
+    "right": "cursor_right",
+    "page_up": "page_up",
+    "page_down": "page_down",
+    "top": "scroll_home",
+    "bottom": "scroll_end",
+}
 
 
 def _nothing() -> None:
@@ -85,6 +92,15 @@ class LedgerApp(App[int]):
     BINDINGS: ClassVar = commands.bindings()
     COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS
     COMMAND_PALETTE_BINDING = "ctrl+p"
+
+    view: var[View] = var("keep", init=False)
+    """KEEP FAILURES (every attempt counts) or DROP FAILURES (only accepted ones); bound down
+    to the header's badge, the table and the summary. No recompute: the comparison holds both."""
+    metric: var[Metric] = var("tokens", init=False)
+    """The summary's headline metric asked for (per accepted result), bound down to the
+    summary; `headline` is the one shown (tokens when there are no cost figures)."""
+    matched_only: var[bool] = var(False, init=False)
+    """Whether only the tasks every group attempted are compared (the header says so)."""
 
     def __init__(
         self,
@@ -109,18 +125,13 @@ class LedgerApp(App[int]):
         self.pipeline = Pipeline(self)
         """The data on screen and the work that produces it."""
         self._switch_interval = sys.getswitchinterval()
-        # The user's settings.
-        self._view: View = "keep"
-        self._metric: Metric = "tokens"
+        # The user's settings, besides the reactive ones above.
         self._by: tuple[str, ...] = DEFAULT_BY
         self._sort: tuple[str, bool] | None = None
-        self._matched_only = False
-        self._filter_text = ""
-        self._filter_expr: pl.Expr | None = None
-        self._filter_error: FilterError | None = None
         self._focus_label: str | None = None
         self._last_g = 0.0
         self._availability: tuple[bool, ...] = ()
+        self._per_task_waiting = False  # `p` was pressed; its figures are being computed
         # Draws asked for and painted (`unsettled`): equal once the screen shows the latest.
         self._draws_asked = self._draws_done = 0
         self.error_message: str | None = None
@@ -137,9 +148,11 @@ class LedgerApp(App[int]):
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
-        """Header, filter line, the two panes, footer."""
-        yield self._header
+        """Header, filter line, the two panes, footer; the view and the metric bound down."""
+        yield self._header.data_bind(LedgerApp.view)
         yield self._filter_bar
+        self._table.data_bind(LedgerApp.view)
+        self._summary.data_bind(LedgerApp.view, LedgerApp.metric)
         yield self._body
         yield Footer(compact=True)
 
@@ -158,17 +171,7 @@ class LedgerApp(App[int]):
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         self.pipeline.start_load(first=True)
         if self.watch_files:
-            from tui_ledger.tui.pipeline import price
-            from tui_ledger.tui.watching import start_watching
-
-            start_watching(
-                self,
-                self.paths,
-                self.load_options,
-                prepare=partial(price, prices=self.prices),
-                on_change=self.pipeline.watched,
-                on_error=self.pipeline.watch_failed,
-            )
+            self.pipeline.start_watching()
 
     def on_unmount(self) -> None:
         sys.setswitchinterval(self._switch_interval)
@@ -203,11 +206,6 @@ class LedgerApp(App[int]):
         return all(isinstance(screen, CommandPalette) for screen in self.screen_stack[1:])
 
     @property
-    def view(self) -> View:
-        """The current view."""
-        return self._view
-
-    @property
     def by(self) -> tuple[str, ...]:
         """The summary's group-by columns."""
         return self._by
@@ -215,12 +213,12 @@ class LedgerApp(App[int]):
     @property
     def filter_text(self) -> str:
         """The filter as typed."""
-        return self._filter_text
+        return self._filter_bar.text
 
     @property
     def filtered(self) -> bool:
         """Whether a filter narrows the attempts."""
-        return self._filter_expr is not None
+        return self._filter_bar.expression is not None
 
     @property
     def filter_focused(self) -> bool:
@@ -245,14 +243,9 @@ class LedgerApp(App[int]):
         return comparison is not None and comparison.has_cost
 
     @property
-    def metric(self) -> Metric:
-        """The summary's headline metric (per accepted result)."""
-        return self._metric if self.has_cost else "tokens"
-
-    @property
-    def matched_only(self) -> bool:
-        """Whether only the tasks every group attempted are compared."""
-        return self._matched_only
+    def headline(self) -> Metric:
+        """The summary's headline metric as shown (tokens when there are no cost figures)."""
+        return self.metric if self.has_cost else "tokens"
 
     @property
     def has_task_column(self) -> bool:
@@ -285,20 +278,8 @@ class LedgerApp(App[int]):
         return names[column] if 0 <= column < len(names) else None
 
     def collect_warnings(self) -> list[Finding]:
-        """Every warning the warnings panel lists.
-
-        Once computed, the fair-comparison checks, which hold the load report's and the price
-        table's warnings too (with a per-group breakdown); until then, those warnings as read.
-        """
-        pipeline = self.pipeline
-        if pipeline.ledger is None:
-            return []
-        if pipeline.checks is not None:
-            return list(pipeline.checks)
-        found: list[Finding] = [*pipeline.ledger.report.warnings, *pipeline.price_warnings]
-        if pipeline.snapshot is not None and pipeline.snapshot.notice is not None:
-            found.append(pipeline.snapshot.notice)
-        return found
+        """Every warning the warnings panel lists (`Pipeline.warnings`)."""
+        return self.pipeline.warnings()
 
     def warning_count(self) -> int:
         """How many warnings there are (informational notes not counted)."""
@@ -319,7 +300,7 @@ class LedgerApp(App[int]):
             parts.append("p per task")
         parts.append("c chart")
         if self.has_task_column and not self.grouped_by_task:
-            parts.append("m matched tasks" + (" (on)" if self._matched_only else ""))
+            parts.append("m matched tasks" + (" (on)" if self.matched_only else ""))
         if self.has_cost:
             parts.append("$ tokens ⇄ cost")
         return " · ".join(parts)
@@ -339,6 +320,8 @@ class LedgerApp(App[int]):
         if self.return_code is not None:
             return ()  # leaving: nothing more will be drawn
         waiting = self.pipeline.waiting()
+        if self._per_task_waiting:
+            waiting.append("per task")
         if self._draws_done < self._draws_asked:
             waiting.append("a repaint")
         return tuple(waiting)
@@ -368,11 +351,53 @@ class LedgerApp(App[int]):
             if hasattr(finished, "_work"):
                 finished._work = _nothing
 
+    # ------------------------------------------------------------------ what the workers report
+
+    @on(messages.Loaded)
+    def _got_loaded(self, message: messages.Loaded) -> None:
+        self.pipeline.loaded(message)
+
+    @on(messages.LoadFailed)
+    def _got_load_failed(self, message: messages.LoadFailed) -> None:
+        self.pipeline.load_failed(message)
+
+    @on(messages.Recomputed)
+    def _got_recomputed(self, message: messages.Recomputed) -> None:
+        self.pipeline.recomputed(message)
+
+    @on(messages.IntervalsReady)
+    def _got_intervals(self, message: messages.IntervalsReady) -> None:
+        self.pipeline.intervals_ready(message)
+
+    @on(messages.ChecksReady)
+    def _got_checks(self, message: messages.ChecksReady) -> None:
+        self.pipeline.checks_ready(message)
+
+    @on(messages.ChecksFailed)
+    def _got_checks_failed(self, message: messages.ChecksFailed) -> None:
+        self.pipeline.checks_failed(message)
+
+    @on(messages.Compacted)
+    def _got_compacted(self, message: messages.Compacted) -> None:
+        self.pipeline.compacted(message)
+
+    @on(messages.PerTaskReady)
+    def _got_per_task(self, message: messages.PerTaskReady) -> None:
+        self._per_task_waiting = False
+        from tui_ledger.tui.audits import show_per_task
+
+        show_per_task(self, message)
+
+    @on(messages.Said)
+    def _got_said(self, message: messages.Said) -> None:
+        self.say(message.text, title=message.title, severity=message.severity)
+
     # ------------------------------------------------------------------ the pipeline's hooks
 
     def request(self) -> Request:
         """The settings a recompute computes with, as they are now."""
-        return Request(self._filter_expr, self._by, self._sort, self._matched_only, self._view)
+        expression = self._filter_bar.expression
+        return Request(expression, self._by, self._sort, self.matched_only, self.view)
 
     def ledger_changed(self) -> None:
         """A ledger was loaded: settings its columns no longer allow are reset, the filter is
@@ -383,21 +408,21 @@ class LedgerApp(App[int]):
         columns = set(ledger.attempts.columns)
         if not set(self._by) <= columns:
             self._by = DEFAULT_BY
-        if self._matched_only and ("task" not in columns or "task" in self._by):
-            self._matched_only = False
+        if self.matched_only and ("task" not in columns or "task" in self._by):
+            self.matched_only = False
         if self._sort is not None and self._sort[0] not in columns:
             self._sort = None
-        self._parse_filter(self._filter_text)
+        self._parse_filter()
         self.show_title()
 
     def refilter(self) -> None:
         """The ledger's frame was compacted: parse the filter again for its text values."""
-        if self._filter_error is None:
-            self._parse_filter(self._filter_text)
+        if self._filter_bar.error is None:
+            self._parse_filter()
 
     def filter_failed(self, message: str) -> None:
         """The filter parsed but could not run on these columns (e.g. a bad regex)."""
-        self._filter_error = FilterError(message, 0, len(self._filter_text))
+        self._filter_bar.failed(message)
         self._show_filter_status()
 
     def give_up(self, message: str) -> None:
@@ -425,24 +450,35 @@ class LedgerApp(App[int]):
         if isinstance(self.screen, WarningsScreen):
             self.screen.update_warnings(self.collect_warnings())
 
+    # ------------------------------------------------------------------ the reactive settings
+
+    def watch_view(self) -> None:
+        """The table shows the view's rows; the header's badge, the panes' colours and the
+        summary follow through their bindings (after this)."""
+        self._show(summary=False)
+
+    def watch_matched_only(self) -> None:
+        """The header says whether only matched tasks are compared."""
+        self.show_title()
+
     # ------------------------------------------------------------------ drawing
 
-    def _show(self) -> None:
-        """Draw the snapshot in the current view: table, counts, summary, header."""
+    def _show(self, *, summary: bool = True) -> None:
+        """Draw the snapshot in the current view: table, counts, summary, header. `summary`
+        False: the summary redraws itself (its view changed), under the focus given here."""
         snapshot = self.pipeline.snapshot
         if snapshot is None:
             return
-        # Only the widgets the view colours change class: restyling the whole app costs ~20 ms.
-        dropping = self._view == "drop"
-        for widget in (self.table, self.summary):
-            widget.set_class(dropping, "-drop")
         table = self.table
         table.sort_column = self._sort[0] if self._sort else None
         table.sort_descending = bool(self._sort and self._sort[1])
-        table.set_frame(snapshot.frame(self._view), keep_cursor=True)
+        table.set_frame(snapshot.frame(self.view), keep_cursor=True)
         self._focus_label = self._label_at_cursor() or self._focus_label
         self._show_table_titles()
-        self.show_summary()
+        if summary:
+            self.show_summary()
+        else:
+            self.summary.focus_label = self._focus_label
         self.show_title()
         self._show_filter_status()
         self._refresh_bindings_if_changed()
@@ -455,11 +491,9 @@ class LedgerApp(App[int]):
             return
         self.summary.show(
             snapshot.comparison,
-            self._view,
             self._focus_label,
             self.warning_count(),
             self.note_count(),
-            metric=self.metric,
             hint=self._keys_hint(),
         )
         self._asked_to_draw()
@@ -484,11 +518,11 @@ class LedgerApp(App[int]):
             by=self._by,
             priced=self.prices is not None,
             watching=self.watch_files,
-            matched_only=self._matched_only,
+            matched_only=self.matched_only,
             loading=loading,
             reload_failed=pipeline.reload_error is not None,
         )
-        self._header.show(title_text(self.paths, self.demo), counts, self._view)
+        self._header.show(title_text(self.paths, self.demo), counts)
         self._asked_to_draw()
 
     def _show_table_titles(self) -> None:
@@ -496,44 +530,16 @@ class LedgerApp(App[int]):
         ledger = self.pipeline.ledger
         if snapshot is None or ledger is None:
             return
-        shown = snapshot.frame(self._view).height
         total = ledger.attempts.height
-        title = Text("Attempts", style="bold")
-        comparison = snapshot.comparison
-        if self._view == "drop":
-            hidden = comparison.hidden_attempts
-            tokens = comparison.hidden_tokens
-            title.append("  ")
-            hides = (
-                # Failed, timed-out, errored and ungraded: everything not accepted.
-                f"hides {plural(hidden, 'attempt')} · {format_tokens(tokens)} tokens"
-            )
-            if comparison.has_cost:
-                hides += f" · {format_money(comparison.hidden_cost)}"
-            title.append(hides, style=DROP_STYLE)
+        title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
         self.table.border_title = title
-        subtitle = Text(f"{format_count(shown)} of {format_count(total)} attempts")
-        if self._sort is not None:
-            column, descending = self._sort
-            subtitle.append(
-                f" · sorted by {safe_text(column)} {'▼' if descending else '▲'}",
-                style=LABEL_STYLE,
-            )
         self.table.border_subtitle = subtitle
 
     def _show_filter_status(self) -> None:
         ledger = self.pipeline.ledger
-        text = filter_status_text(
-            self._filter_error,
-            self.pipeline.snapshot,
-            ledger.attempts.height if ledger is not None else None,
-            self._view,
-        )
-        if text is None:
-            self._filter_bar.show_status("")
-            return
-        self._filter_bar.show_status(text)
-        self._asked_to_draw()
+        total = ledger.attempts.height if ledger is not None else None
+        if self._filter_bar.show_status(self.pipeline.snapshot, total, self.view):
+            self._asked_to_draw()
 
     def _refresh_bindings_if_changed(self) -> None:
         """Ask the footer to redraw only when what can run has changed (it re-mounts its keys)."""
@@ -572,10 +578,11 @@ class LedgerApp(App[int]):
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
-        if event.value == self._filter_text:
+        bar = self._filter_bar
+        if event.value == bar.text:
             return
-        self._filter_text = event.value
-        if self._parse_filter(event.value):
+        bar.text = event.value
+        if self._parse_filter():
             self.pipeline.recompute()
         self._show_filter_status()
 
@@ -584,21 +591,12 @@ class LedgerApp(App[int]):
     def _filter_done(self) -> None:
         self.table.focus()
 
-    def _parse_filter(self, text: str) -> bool:
-        """Parse the filter; on an error keep the previous expression and say why."""
+    def _parse_filter(self) -> bool:
+        """Parse the filter as typed for the loaded attempts; False when it does not parse."""
         ledger = self.pipeline.ledger
         if ledger is None:
             return False
-        try:
-            expression = parse_filter(text, ledger.attempts.schema, self.pipeline.text_values)
-        except FilterError as error:
-            self._filter_error = error
-            self._filter_bar.mark_error((error.position, error.end))
-            return False
-        self._filter_error = None
-        self._filter_bar.mark_error(None)
-        self._filter_expr = expression
-        return True
+        return self._filter_bar.parse(ledger.attempts.schema, self.pipeline.text_values)
 
     def on_resize(self) -> None:
         """The badge picks big or plain letters by width."""
@@ -630,8 +628,7 @@ class LedgerApp(App[int]):
     def action_toggle_view(self) -> None:
         """t: KEEP FAILURES <-> DROP FAILURES, in one step (no recompute needed)."""
         started = time.perf_counter()
-        self._view = "drop" if self._view == "keep" else "keep"
-        self._show()
+        self.view = "drop" if self.view == "keep" else "keep"
         self.timings.record("toggle", time.perf_counter() - started)
 
     def action_toggle_metric(self) -> None:
@@ -644,16 +641,15 @@ class LedgerApp(App[int]):
             )
             return
         started = time.perf_counter()
-        self._metric = "cost" if self._metric == "tokens" else "tokens"
-        self._show()
+        self.metric = "cost" if self.metric == "tokens" else "tokens"
+        self._asked_to_draw()  # the summary redraws itself (its binding)
         self.timings.record("toggle", time.perf_counter() - started)
 
     def action_toggle_matched(self) -> None:
         """m: compare only the tasks every group attempted, or every task again."""
         if not self.has_task_column or self.grouped_by_task:
             return
-        self._matched_only = not self._matched_only
-        self.show_title()
+        self.matched_only = not self.matched_only
         self.pipeline.recompute()
 
     def action_per_task(self) -> None:
@@ -661,23 +657,16 @@ class LedgerApp(App[int]):
         snapshot = self.pipeline.snapshot
         if snapshot is None or not self.has_task_column:
             return
-        label = self._focus_label or self.summary.selected_label
-        labels = snapshot.comparison.labels
-        if label not in labels:
-            label = labels[0] if labels else None
-        if label is None:
-            self.say("No group to show.", title="per task", timeout=3)
-            return
         from tui_ledger.tui.audits import open_per_task
 
-        open_per_task(self, snapshot, label)
+        self._per_task_waiting = open_per_task(self, snapshot, self._focus_label)
 
     def action_pareto(self) -> None:
         """c: pass rate against spend per accepted result, both views, with the frontier."""
         comparison = self.comparison
         if comparison is None:
             return
-        metric: ParetoMetric = "cost" if self.metric == "cost" else "tokens"
+        metric: ParetoMetric = self.headline
         from tui_ledger.tui.audits import open_pareto
 
         open_pareto(self, comparison, metric)
@@ -696,12 +685,8 @@ class LedgerApp(App[int]):
 
     def _add_term(self, negate: bool) -> None:
         cell = self.cell_under_cursor()
-        if cell is None:
-            return
-        column, value = cell
-        term = filter_term(column, value, exclude=negate)
-        text = self.filter_input.value.rstrip()
-        self.filter_input.value = f"{text} {term}".strip()
+        if cell is not None:
+            self._filter_bar.add_term(filter_term(*cell, exclude=negate))
 
     def action_filter_cell(self) -> None:
         """f: keep only attempts with the value under the cursor."""
@@ -730,8 +715,8 @@ class LedgerApp(App[int]):
             return
         self._by = tuple(columns)
         self._focus_label = None
-        if self._matched_only and "task" in self._by:
-            self._matched_only = False
+        if self.matched_only and "task" in self._by:
+            self.matched_only = False
             self.say("Grouping by task: matched tasks only is off.", timeout=4)
         self.show_title()
         # Closing the dialog repaints the whole screen; a recompute in a worker at the same
@@ -757,33 +742,16 @@ class LedgerApp(App[int]):
 
     def action_move(self, where: str) -> None:
         """Arrows, h j k l, PgUp/PgDn, gg/Home, G/End: move in the focused pane."""
+        action = f"action_{_MOVES[where]}"
         groups = self.summary.groups_table
         if groups.has_focus:
-            moves = {
-                "down": groups.action_cursor_down,
-                "up": groups.action_cursor_up,
-                "left": lambda: None,  # every column the pane shows fits its width
-                "right": lambda: None,
-                "page_up": groups.action_page_up,
-                "page_down": groups.action_page_down,
-                "top": groups.action_scroll_home,
-                "bottom": groups.action_scroll_end,
-            }
-        else:
-            table = self.table
-            moves = {
-                "down": table.action_cursor_down,
-                "up": table.action_cursor_up,
-                "left": table.action_cursor_left,
-                "right": table.action_cursor_right,
-                "page_up": table.action_page_up,
-                "page_down": table.action_page_down,
-                "top": table.action_scroll_home,
-                "bottom": table.action_scroll_end,
-            }
-            if not table.has_focus and not self.filter_input.has_focus:
-                table.focus()
-        moves[where]()
+            if where not in ("left", "right"):  # every column the pane shows fits its width
+                getattr(groups, action)()
+            return
+        table = self.table
+        if not table.has_focus and not self.filter_input.has_focus:
+            table.focus()
+        getattr(table, action)()
 
     def action_g_prefix(self) -> None:
         """g: the first half of gg."""
@@ -796,19 +764,11 @@ class LedgerApp(App[int]):
 
     def action_details(self) -> None:
         """Enter: the attempt's every field."""
-        if not self.loaded:
-            return
-        row = self.table.current_row()
-        if row is None:
-            return
-        source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
-        if source is not None and line is not None:
-            title = f"{Path(str(source)).name}, line {line}"
-        else:
-            title = f"row {self.table.cursor_row + 1}"
-        from tui_ledger.tui.screens import DetailScreen
+        row = self.table.current_row() if self.loaded else None
+        if row is not None:
+            from tui_ledger.tui.screens import DetailScreen
 
-        self.push_screen(DetailScreen(row, title))
+            self.push_screen(DetailScreen.of_attempt(row, self.table.cursor_row))
 
     def action_warnings(self) -> None:
         """w: the warnings panel."""

@@ -25,7 +25,7 @@ from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size, clamp
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -300,6 +300,9 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     """The column the app sorted by; its header shows ▲ or ▼."""
     sort_descending: reactive[bool] = reactive(False)
     """Whether `sort_column` is sorted descending."""
+    view: var[str] = var("keep")
+    """The ledger's view ("keep" or "drop"), bound to the app's: the frame's colour follows it
+    (`-drop`); the rows are the app's to give (`set_frame`)."""
 
     class CursorMoved(Message):
         """The cursor moved (or the attempt under it changed after `set_frame`)."""
@@ -682,6 +685,10 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     def validate_cursor_column(self, value: int) -> int:
         """Keep the cursor on a column that exists."""
         return clamp(value, 0, max(len(self._columns) - 1, 0))
+
+    def watch_view(self, view: str) -> None:
+        """Take the view's colour."""
+        self.set_class(view == "drop", "-drop")
 
     def watch_cursor_row(self, old_row: int, new_row: int) -> None:
         """Repaint the two rows, follow the cursor, tell the app."""

@@ -18,15 +18,24 @@ from tui_ledger.ledger import Comparison, ParetoMetric, per_task
 from tui_ledger.query import filter_term
 from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.exporting import save_chart
+from tui_ledger.tui.messages import PerTaskReady
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from tui_ledger.tui.app import LedgerApp
 
 
-def open_per_task(app: LedgerApp, snapshot: Snapshot, label: str) -> None:
-    """Show group `label` of the snapshot task by task, once its figures are computed."""
+def open_per_task(app: LedgerApp, snapshot: Snapshot, label: str | None) -> bool:
+    """Show the snapshot's group `label` (else the one the summary's cursor is on, else the
+    first) task by task, once its figures are computed: the worker posts `PerTaskReady`, which
+    the app hands to `show_per_task`. False when there is no group to show."""
+    label = label or app.summary.selected_label
     labels = snapshot.comparison.labels
+    if label not in labels:
+        label = labels[0] if labels else None
+    if label is None:
+        app.say("No group to show.", title="per task", timeout=3)
+        return False
     keys = snapshot.comparison.keep.select(snapshot.comparison.by).row(labels.index(label))
     app.run_worker(
         partial(_per_task_worker, app, snapshot, label, tuple(keys)),
@@ -36,22 +45,27 @@ def open_per_task(app: LedgerApp, snapshot: Snapshot, label: str) -> None:
         thread=True,
         exit_on_error=False,
     )
+    return True
 
 
 def _per_task_worker(app: LedgerApp, snapshot: Snapshot, label: str, keys: tuple[Any, ...]) -> None:
     by = snapshot.comparison.by
+    named = dict(zip(by, keys, strict=True))
     try:
         tasks = per_task(snapshot.matching, list(keys), by)
     except (pl.exceptions.PolarsError, ValueError) as error:
-        app.call_from_thread(app.say, str(error), title="per task", severity="error")
+        app.post_message(PerTaskReady(label, named, None, str(error)))
         return
     if not get_current_worker().is_cancelled:
-        app.call_from_thread(show_per_task, app, label, dict(zip(by, keys, strict=True)), tasks)
+        app.post_message(PerTaskReady(label, named, tasks))
 
 
-def show_per_task(app: LedgerApp, label: str, keys: dict[str, Any], tasks: pl.DataFrame) -> None:
+def show_per_task(app: LedgerApp, ready: PerTaskReady) -> None:
     """Open the per-task screen (unless a dialog opened meanwhile); a task chosen there is
     added to the filter, with the group's own keys."""
+    if ready.error is not None or ready.tasks is None:
+        app.say(ready.error or "", title="per task", severity="error")
+        return
     if not app.on_main_screen:
         return
 
@@ -66,7 +80,8 @@ def show_per_task(app: LedgerApp, label: str, keys: dict[str, Any], tasks: pl.Da
         box.value = " ".join([box.value.strip(), *added]).strip()
         app.table.focus()
 
-    app.push_screen(PerTaskScreen(label, keys, tasks, metric=app.metric), chosen)
+    screen = PerTaskScreen(ready.label, ready.keys, ready.tasks, metric=app.headline)
+    app.push_screen(screen, chosen)
 
 
 def open_pareto(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> None:

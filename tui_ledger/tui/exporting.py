@@ -3,7 +3,8 @@ in the Pareto chart saves it as SVG.
 
 Each asks for file names in a dialog, refuses names whose extension says no format, asks
 before replacing a file (`write_asking_first`), then writes in a thread worker (atomically,
-`export_files`) on what it was given when the user confirmed, and says what it wrote.
+`export_files`) on what it was given when the user confirmed, which says what it wrote
+(`messages.Said`).
 Imported when the user first exports, not with the app.
 """
 
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.numbers import format_count
+from tui_ledger.tui.messages import Said
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
@@ -108,9 +110,9 @@ def _write_exports(
                 f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
             )
     except (ExportError, OSError) as error:
-        app.call_from_thread(app.say, str(error), title="export", severity="error")
+        app.post_message(Said(str(error), "export", "error"))
         return
-    app.call_from_thread(app.say, "wrote " + ", ".join(written), title="export")
+    app.post_message(Said("wrote " + ", ".join(written), "export"))
 
 
 def export_problem(request: ExportRequest) -> str | None:
@@ -171,9 +173,9 @@ def _write_svg(
     try:
         write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
     except (ExportError, OSError) as error:
-        app.call_from_thread(app.say, str(error), title="chart", severity="error")
+        app.post_message(Said(str(error), "chart", "error"))
         return
-    app.call_from_thread(app.say, f"wrote {path}", title="chart")
+    app.post_message(Said(f"wrote {path}", "chart"))
 
 
 def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool], None]) -> None:

@@ -1,13 +1,17 @@
 """The filter line: the box the filter is typed in, its parse errors underlined, and the count
 of attempts it keeps.
 
-`FilterBar` is the component (`input`, `mark_error`, `show_status`); `filter_status_text` says
-what the status reads. The filter itself is parsed by the app (`query.parse_filter`), which
-knows the attempts' columns.
+`FilterBar` is the component: it holds the filter as typed, the expression it parsed to
+(`query.parse_filter`, given the attempts' columns by the app) or the error, and says what the
+filter keeps (`filter_status_text`). The app recomputes when a new expression parses.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
 from rich.highlighter import Highlighter
 from rich.text import Text
 from textual import events
@@ -17,9 +21,10 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
+from tui_ledger.compact import TextValues
 from tui_ledger.ledger import View
 from tui_ledger.numbers import format_count
-from tui_ledger.query import FilterError
+from tui_ledger.query import FilterError, parse_filter
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.theme import (
@@ -96,6 +101,12 @@ class FilterBar(Horizontal):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
+        self.text = ""
+        """The filter as typed (what the box last said it holds)."""
+        self.expression: pl.Expr | None = None
+        """The last filter that parsed; None for no filter."""
+        self.error: FilterError | None = None
+        """Why the filter as typed does not filter (it did not parse, or could not run)."""
         self._error_span = ErrorSpan()
         # Kept by reference: work finishing behind a dialog still updates them.
         self.input = FilterInput(
@@ -113,14 +124,38 @@ class FilterBar(Horizontal):
         yield self.input
         yield self._status
 
-    def mark_error(self, span: tuple[int, int] | None) -> None:
-        """Underline the part of the filter a parse error points at (None: nothing)."""
+    def parse(self, schema: Mapping[str, Any], values: TextValues | None) -> bool:
+        """Parse the filter as typed for a frame of this `schema` (and the distinct `values`
+        of its text columns); on an error keep the previous expression, and underline where."""
+        try:
+            expression = parse_filter(self.text, schema, values)
+        except FilterError as error:
+            self.error = error
+            self._mark_error((error.position, error.end))
+            return False
+        self.error = None
+        self._mark_error(None)
+        self.expression = expression
+        return True
+
+    def failed(self, message: str) -> None:
+        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
+        self.error = FilterError(message, 0, len(self.text))
+
+    def add_term(self, term: str) -> None:
+        """Append a term to the box (which then filters, as if typed)."""
+        self.input.value = f"{self.input.value.rstrip()} {term}".strip()
+
+    def _mark_error(self, span: tuple[int, int] | None) -> None:
         self._error_span.span = span
         self.input.refresh()
 
-    def show_status(self, text: Text | str) -> None:
-        """Say what the filter keeps (or why it cannot)."""
-        self._status.update(text)
+    def show_status(self, snapshot: Snapshot | None, total: int | None, view: View) -> bool:
+        """Say what the filter keeps of the `total` attempts (or why it cannot); False when
+        there is nothing to say yet."""
+        text = filter_status_text(self.error, snapshot, total, view)
+        self._status.update(text if text is not None else "")
+        return text is not None
 
 
 def filter_status_text(

@@ -1,7 +1,8 @@
 """The header: the app and file names, the counts line, and the view in large words.
 
-`LedgerHeader.show(title, counts, view)` is its one verb; `title_text` and `counts_text` say
-what the lines hold, from what the app passes them (the header reads no app state).
+`LedgerHeader.show(title, counts)` draws the lines, and its `view` (bound to the app's) the
+badge; `title_text` and `counts_text` say what the lines hold, from what the app passes them
+(the header reads no app state).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -70,39 +72,31 @@ class ViewBadge(Widget):
     ViewBadge { width: auto; height: 2; }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
-        self._view: View = "keep"
+    view: reactive[View] = reactive("keep", layout=True)
+    """The view shown (bound to the header's, and so to the app's)."""
 
-    @property
-    def view(self) -> View:
-        """The view shown."""
-        return self._view
-
-    def show(self, view: View) -> None:
-        """Switch the badge to a view."""
-        self._view = view
+    def watch_view(self, view: View) -> None:
+        """Take the view's colour."""
         self.set_class(view == "drop", "-drop")
-        self.refresh(layout=True)
 
     def _big(self) -> bool:
         return self.app.size.width >= 140
 
     def get_content_width(self, container: Any, viewport: Any) -> int:
         """Wide enough for the big letters and the gloss, or for the words alone."""
-        words = VIEW_TITLES[self._view]
-        gloss = max(cell_len(VIEW_TITLES[self._view]), cell_len(self._gloss()))
+        words = VIEW_TITLES[self.view]
+        gloss = max(cell_len(VIEW_TITLES[self.view]), cell_len(self._gloss()))
         if self._big():
             return cell_len(big_words(words)[0]) + 3 + gloss + 2
         return gloss + 4
 
     def _gloss(self) -> str:
-        return f"{VIEW_GLOSSES[self._view]}: {VIEW_SENTENCES[self._view]}"
+        return f"{VIEW_GLOSSES[self.view]}: {VIEW_SENTENCES[self.view]}"
 
     def render(self) -> Text:
         """Big letters, then the name in words and what it means."""
-        style = KEEP_STYLE if self._view == "keep" else DROP_STYLE
-        words = VIEW_TITLES[self._view]
+        style = KEEP_STYLE if self.view == "keep" else DROP_STYLE
+        words = VIEW_TITLES[self.view]
         text = Text(no_wrap=True)
         if self._big():
             top, bottom = big_words(words)
@@ -121,6 +115,9 @@ class ViewBadge(Widget):
 class LedgerHeader(Horizontal):
     """The title and counts lines on the left, the view's badge on the right."""
 
+    view: var[View] = var("keep")
+    """The view (bound to the app's), passed on to the badge."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         # Kept by reference: work finishing behind a dialog still updates them.
@@ -133,13 +130,12 @@ class LedgerHeader(Horizontal):
         with Vertical(id="title-block"):
             yield self._title
             yield self._counts
-        yield self.badge
+        yield self.badge.data_bind(LedgerHeader.view)
 
-    def show(self, title: Text, counts: Text, view: View) -> None:
-        """Draw the two lines and the view."""
+    def show(self, title: Text, counts: Text) -> None:
+        """Draw the two lines."""
         self._title.update(title)
         self._counts.update(counts)
-        self.badge.show(view)
 
 
 def title_text(paths: Sequence[str], demo: bool) -> Text:

@@ -3,27 +3,32 @@
 `Pipeline` owns the data the screen shows (the ledger, the snapshot on screen, its checks) and
 the state of the work that produces it; `LedgerApp` owns the user's settings and the widgets.
 Each stage runs in a thread worker on the arguments it is given (never reading the app from
-its thread) and hands its result back to the app's thread:
+its thread) and ends by posting a message (`messages`), which the app's one handler for it
+hands to the method of the same stage here, on the screen's thread:
 
-- **load** (`start_load`): `load.load` and the pricing (`price`), then `loaded`, which adopts
-  the ledger and asks for a recompute. Small files (`SMALL_LOAD_BYTES`) load on the screen's
-  thread before the first frame instead, with their first recompute, so it shows the figures.
+- **load** (`start_load`): `load.load` and the pricing (`price`) -> `Loaded` -> `loaded`, which
+  adopts the ledger and asks for a recompute (or `LoadFailed` -> `load_failed`). Small files
+  (`SMALL_LOAD_BYTES`) load on the screen's thread before the first frame instead, with their
+  first recompute, so it shows the figures.
 - **recompute** (`recompute`): filter, matched tasks only, `ledger.compare` with delta-method
-  intervals, and the sort (`snapshot.compute_snapshot`), then `recomputed`. At most one runs
-  at a time (a thread cannot be stopped, and each holds its frames): a request made meanwhile
-  waits, the latest only, and the running one is told it is superseded, so it stops early and
-  its result is not shown. So a key typed in the filter starts at once, and a fast typist
-  costs at most one recompute whose result is dropped, never a queue of them.
+  intervals, and the sort (`snapshot.compute_snapshot`) -> `Recomputed` -> `recomputed`. At
+  most one runs at a time (a thread cannot be stopped, and each holds its frames): a request
+  made meanwhile waits, the latest only, and the running one is told it is superseded, so it
+  stops early and its result is not shown. So a key typed in the filter starts at once, and a
+  fast typist costs at most one recompute whose result is dropped, never a queue of them.
 - **intervals**, once the figures are drawn: the small groups' bootstrap intervals
-  (`ledger.with_intervals`); then **checks** (`checks.run_checks`), so neither delays the
-  figures nor competes with their drawing for the cores.
-- **compaction**, once a large ledger's first figures are drawn: `compact.compact_text`, whose
-  frame a recompute that reuses the comparison then adopts.
+  (`ledger.with_intervals`) -> `IntervalsReady` -> `intervals_ready`; then **checks**
+  (`checks.run_checks`) -> `ChecksReady` / `ChecksFailed`, so neither delays the figures nor
+  competes with their drawing for the cores.
+- **compaction**, once a large ledger's first figures are drawn: `compact.compact_text` ->
+  `Compacted` -> `compacted`, whose frame a recompute that reuses the comparison adopts.
 
-The pipeline calls back into the app only through its public hooks: `request` (the settings
-a recompute reads when it starts), `ledger_changed`, `show_title`, `set_loading`,
-`show_snapshot`, `show_summary`, `show_checks`, `filter_failed`, `refilter`, `give_up` and
-`say`. `waiting()` names what the screen still waits for (`LedgerApp.unsettled`).
+Posting does not wait for the handler (as `call_from_thread` did), so what is under way is
+tracked here until its message is handled, not by the workers' lives: `waiting()` names it
+(`LedgerApp.unsettled`). The pipeline calls back into the app only through its public hooks:
+`request` (the settings a recompute reads when it starts), `ledger_changed`, `show_title`,
+`set_loading`, `show_snapshot`, `show_summary`, `show_checks`, `filter_failed`, `refilter`,
+`give_up` and `say`.
 """
 
 from __future__ import annotations
@@ -44,6 +49,15 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, with_intervals
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.header import files_size
+from tui_ledger.tui.messages import (
+    ChecksFailed,
+    ChecksReady,
+    Compacted,
+    IntervalsReady,
+    Loaded,
+    LoadFailed,
+    Recomputed,
+)
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 from tui_ledger.wording import first_line
 
@@ -128,6 +142,19 @@ class Pipeline:
             waiting.append("checks")
         return waiting
 
+    def warnings(self) -> list[Finding]:
+        """Every warning about the figures on screen: once computed, the fair-comparison
+        checks, which hold the load report's and the price table's warnings too (with a
+        per-group breakdown); until then, those warnings as read."""
+        if self.ledger is None:
+            return []
+        if self.checks is not None:
+            return list(self.checks)
+        found: list[Finding] = [*self.ledger.report.warnings, *self.price_warnings]
+        if self.snapshot is not None and self.snapshot.notice is not None:
+            found.append(self.snapshot.notice)
+        return found
+
     # ------------------------------------------------------------------ loading
 
     def start_load(self, *, first: bool) -> None:
@@ -169,10 +196,10 @@ class Pipeline:
             ledger, price_warnings = price(load(app.paths, **app.load_options), app.prices)
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
-            self.load_failed(error, True)
+            self.load_failed(LoadFailed(error, True))
             return
         seconds = time.perf_counter() - started
-        self.loaded(ledger, price_warnings, workflows, seconds, True, inline=True)
+        self.loaded(Loaded(ledger, price_warnings, workflows, seconds, True), inline=True)
 
     def _tick_loading(self) -> None:
         if self.loading_since is None:
@@ -200,60 +227,64 @@ class Pipeline:
             # the workflows (0.12 s saved at 10M rows); a reload counts them here.
             workflows = None if first else int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
-            self.app.call_from_thread(self.load_failed, error, first)
+            self.app.post_message(LoadFailed(error, first))
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(
-                self.loaded, ledger, price_warnings, workflows, seconds, first
-            )
+            self.app.post_message(Loaded(ledger, price_warnings, workflows, seconds, first))
+
+    def start_watching(self) -> None:
+        """`--watch`: follow the files (`tui.watching`) once the first load has ended."""
+        from tui_ledger.tui.watching import start_watching
+
+        app = self.app
+        start_watching(
+            app,
+            app.paths,
+            app.load_options,
+            prepare=partial(price, prices=app.prices),
+            on_change=self.watched,
+            on_error=self.watch_failed,
+        )
 
     def watched(self, update: WatchUpdate[tuple[Ledger, list[Finding]]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
         cursor stay, as with `r`."""
         ledger, price_warnings = update.prepared
         # `first=True`: no "reloaded" toast for every appended line; the header counts update.
-        self.loaded(ledger, price_warnings, update.workflows, update.seconds, first=True)
+        self.loaded(Loaded(ledger, price_warnings, update.workflows, update.seconds, first=True))
 
     def watch_failed(self, message: str) -> None:
         """`--watch`: a change could not be read; keep what is shown and say why."""
-        self.load_failed(RuntimeError(message), first=False)
+        self.load_failed(LoadFailed(RuntimeError(message), first=False))
 
-    def load_failed(self, error: Exception, first: bool) -> None:
+    def load_failed(self, failed: LoadFailed) -> None:
         """A load could not be read: the first one ends the app; a reload keeps what is shown."""
         self.loading_since = None
+        error = failed.error
         message = safe_text(str(error) or type(error).__name__)
-        if first and not self.app.watch_files:
+        if failed.first and not self.app.watch_files:
             self.app.give_up(message)
             return
         self.reload_error = message
         self.app.show_title()
         self.app.say(message, title="reload failed; kept what was loaded", severity="error")
 
-    def loaded(
-        self,
-        ledger: Ledger,
-        price_warnings: list[Finding],
-        workflows: int | None,
-        seconds: float,
-        first: bool,
-        *,
-        inline: bool = False,
-    ) -> None:
+    def loaded(self, loaded: Loaded, *, inline: bool = False) -> None:
         """Adopt a freshly loaded (and priced) ledger, and recompute its figures (`inline`: on
         this thread, into the next frame)."""
         app = self.app
-        app.timings.record("load", seconds)
+        app.timings.record("load", loaded.seconds)
         self.loading_since = None
         self.reload_error = None
-        self.ledger = ledger
+        self.ledger = ledger = loaded.ledger
         self.text_values = self._compacting = None
         self._compacted = False
-        self.price_warnings = price_warnings
-        self.workflow_count = workflows
+        self.price_warnings = loaded.price_warnings
+        self.workflow_count = loaded.workflows
         app.ledger_changed()
         self.recompute(inline=inline)
-        if not first:
+        if not loaded.first:
             app.say(f"{ledger.attempts.height:,} attempts", title="reloaded", timeout=3)
 
     # ------------------------------------------------------------------ recompute
@@ -300,7 +331,7 @@ class Pipeline:
                 self._recompute_running = False
                 self._start_recompute(sort_only)  # the worker, which says what went wrong
                 return
-            self.recomputed(generation, done, None)
+            self.recomputed(Recomputed(generation, done))
             return
         if reuse and snapshot is not None:
             unfiltered = dataclasses.replace(request, expression=None, matched_only=False)
@@ -346,14 +377,15 @@ class Pipeline:
         finally:
             del attempts, previous  # let them go before the results are shown
             if not get_current_worker().is_cancelled:
-                self.app.call_from_thread(self.recomputed, generation, snapshot, failure)
+                self.app.post_message(Recomputed(generation, snapshot, failure))
 
-    def recomputed(self, generation: int, snapshot: Snapshot | None, failure: str | None) -> None:
+    def recomputed(self, recomputed: Recomputed) -> None:
         """A recompute finished: show it (or its error) if still current, then start the next."""
+        snapshot = recomputed.snapshot
         try:
-            if failure is not None:
-                if generation == self.generation:
-                    self.app.filter_failed(failure)
+            if recomputed.failure is not None:
+                if recomputed.generation == self.generation:
+                    self.app.filter_failed(recomputed.failure)
             elif snapshot is not None:
                 shown = self.snapshot
                 self._apply(snapshot, shown is None or snapshot.comparison is not shown.comparison)
@@ -440,12 +472,11 @@ class Pipeline:
         seconds = time.perf_counter() - started
         del attempts
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.intervals_ready, comparison, final, seconds)
+            self.app.post_message(IntervalsReady(comparison, final, seconds))
 
-    def intervals_ready(
-        self, comparison: Comparison, final: Comparison | None, seconds: float
-    ) -> None:
+    def intervals_ready(self, ready: IntervalsReady) -> None:
         """Show the final intervals if their figures are still on screen; then the checks."""
+        comparison, final, seconds = ready.comparison, ready.final, ready.seconds
         if self._intervals_for is comparison:
             self._intervals_for = None
         snapshot = self.snapshot
@@ -503,24 +534,24 @@ class Pipeline:
         try:
             found = run_checks(snapshot.matching, list(by), report, warnings=extra)
         except (pl.exceptions.PolarsError, ValueError) as error:
-            self.app.call_from_thread(self.checks_failed, generation, first_line(error))
+            self.app.post_message(ChecksFailed(generation, first_line(error)))
             return
         seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.checks_ready, generation, found, seconds)
+            self.app.post_message(ChecksReady(generation, found, seconds))
 
-    def checks_failed(self, generation: int, message: str) -> None:
+    def checks_failed(self, failed: ChecksFailed) -> None:
         """The checks could not run: the warnings panel lists the warnings as read."""
-        if generation == self.checks_generation:
+        if failed.generation == self.checks_generation:
             self.checks_generation = -1  # no checks for these figures; the warnings as read
-        self.app.say(message, title="checks failed", severity="error")
+        self.app.say(failed.reason, title="checks failed", severity="error")
 
-    def checks_ready(self, generation: int, found: list[Check], seconds: float) -> None:
+    def checks_ready(self, ready: ChecksReady) -> None:
         """The checks of the figures on screen (unless newer figures are on the way)."""
-        if generation != self.checks_generation:
+        if ready.generation != self.checks_generation:
             return  # figures newer than these checks are on the way
-        self.app.timings.record("checks", seconds)
-        self.checks = found
+        self.app.timings.record("checks", ready.seconds)
+        self.checks = ready.checks
         self.app.show_checks()
 
     # ------------------------------------------------------------------ compaction
@@ -550,22 +581,21 @@ class Pipeline:
     def _compact_worker(self, attempts: pl.DataFrame) -> None:
         compacted, values = compact_text(attempts)
         if not get_current_worker().is_cancelled:
-            self.app.call_from_thread(self.compacted, attempts, compacted, values)
+            self.app.post_message(Compacted(attempts, compacted, values))
 
-    def compacted(
-        self, attempts: pl.DataFrame, compacted: pl.DataFrame, values: TextValues | None
-    ) -> None:
+    def compacted(self, done: Compacted) -> None:
         """Adopt the compact frame: the same attempts, so the figures on screen stay; the rows
         shown are taken from it again (a recompute that reuses the comparison), so the text
         frame is let go. A frame the loader already read with Categorical keys (any CSV) comes
         back as it was: only its distinct values are new, and the rows on screen stay."""
+        attempts, compacted = done.attempts, done.compacted
         ledger = self.ledger
         if ledger is None or ledger.attempts is not attempts:
             return  # a reload came meanwhile
         self._compacting = None
         self._compacted = True
         self.ledger = dataclasses.replace(ledger, attempts=compacted)
-        self.text_values = values
+        self.text_values = done.values
         self.app.refilter()
         snapshot = self.snapshot
         if compacted is attempts:

@@ -33,7 +33,7 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
 from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
-from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
+from tui_ledger.schema import INTEGER_COLUMNS, LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.theme import (
@@ -196,6 +196,14 @@ class DetailScreen(_Dialog):
         super().__init__()
         self._row = dict(row)
         self._title = title
+
+    @classmethod
+    def of_attempt(cls, row: Mapping[str, object], position: int) -> DetailScreen:
+        """The attempt `row` of the table (at `position`), titled by its file and line."""
+        source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
+        if source is not None and line is not None:
+            return cls(row, f"{Path(str(source)).name}, line {line}")
+        return cls(row, f"row {position + 1}")
 
     def compose(self) -> ComposeResult:
         """Name on the left, value on the right, one field per line."""

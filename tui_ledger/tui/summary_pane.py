@@ -13,9 +13,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.reactive import var
 from textual.widgets import Static
 
-from tui_ledger.ledger import VIEW_TITLES, Comparison, View
+from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.numbers import format_count
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.bars import Bars
@@ -23,7 +24,6 @@ from tui_ledger.tui.groups_table import GroupsTable
 from tui_ledger.tui.summary_text import (
     MAX_TABLE_GROUPS,
     TOKENS,
-    Metric,
     MetricColumns,
     callout_text,
     fit_columns,
@@ -36,11 +36,16 @@ from tui_ledger.tui.summary_text import (
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.wording import plural
 
-__all__ = ["Metric", "SummaryPane"]
+__all__ = ["SummaryPane"]
 
 
 class SummaryPane(VerticalScroll, can_focus=False):
     """Per-group summary of the current view, the focused group in both views, callout, bars."""
+
+    view: var[View] = var("keep")
+    """The view drawn (bound to the app's): the groups table's figures, the colours."""
+    metric: var[Metric] = var("tokens")
+    """The headline metric asked for (bound to the app's); tokens without cost figures."""
 
     class GroupSelected(Message):
         """The user moved the summary's cursor to a group."""
@@ -52,11 +57,12 @@ class SummaryPane(VerticalScroll, can_focus=False):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self._comparison: Comparison | None = None
-        self._view: View = "keep"
-        self._metric: MetricColumns = TOKENS
+        self._columns: MetricColumns = TOKENS  # the headline metric's, as drawn
         self._labels: list[str] = []  # the rows of the groups table (at most MAX_TABLE_GROUPS)
         self._all_labels: list[str] = []  # every group of the comparison, in summary order
         self._index: dict[str, int] = {}
+        self.focus_label: str | None = None
+        """The group under focus, shown in both views below the table."""
         # Shown before the first layout: the table waits for a width (`on_resize`), and this
         # is the group to put its cursor on then.
         self._unfitted = False
@@ -77,39 +83,49 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return self.query_one(GroupsTable)
 
     @property
-    def metric(self) -> Metric:
-        """The headline metric drawn now."""
-        return self._metric.name
-
-    @property
     def selected_label(self) -> str | None:
         """The group the summary's cursor is on."""
         row = self.groups_table.cursor_row
         return self._labels[row] if 0 <= row < len(self._labels) else None
 
+    def watch_view(self, old: View, view: View) -> None:
+        """Another view: its colour, and its figures (the comparison holds both)."""
+        if view != old:
+            self.set_class(view == "drop", "-drop")
+            self._draw()
+
+    def watch_metric(self, old: Metric, metric: Metric) -> None:
+        """Another headline metric: the comparison holds both."""
+        if metric != old:
+            self._draw()
+
     def show(
         self,
         comparison: Comparison,
-        view: View,
         focus_label: str | None,
         warning_count: int,
         note_count: int = 0,
         *,
-        metric: str = "tokens",
         hint: str = "",
     ) -> None:
-        """Draw a comparison in a view; `focus_label` is the group under focus.
-
-        `metric` is the headline ("tokens" or "cost"; cost needs cost figures); `hint` is a short
-        line of keys shown after the warnings count.
-        """
+        """Draw a comparison in the current view and metric; `focus_label` is the group under
+        focus; `hint` is a short line of keys shown after the warnings count."""
         self._comparison = comparison
-        self._view = view
-        self._metric = metric_columns(comparison, metric)
         # `Comparison.labels` is computed on each access: read it once per comparison.
         self._all_labels = comparison.labels
         self._index = {label: index for index, label in enumerate(self._all_labels)}
         self._labels = self._all_labels[:MAX_TABLE_GROUPS]
+        self.focus_label = focus_label
+        self._draw()
+        self.show_warnings(warning_count, note_count, hint)
+
+    def _draw(self) -> None:
+        """Draw the comparison in the current view and metric (the warnings line aside)."""
+        comparison = self._comparison
+        if comparison is None:
+            return
+        view = self.view
+        self._columns = metric_columns(comparison, self.metric)
         title = Text.assemble(
             ("Summary by ", "bold"),
             (safe_text(" · ".join(comparison.by)), "bold"),
@@ -117,13 +133,12 @@ class SummaryPane(VerticalScroll, can_focus=False):
             (VIEW_TITLES[view], VIEW_STYLES[view]),
         )
         if comparison.has_cost:
-            title.append(f"  {self._metric.name} per accepted result", style=LABEL_STYLE)
+            title.append(f"  {self._columns.name} per accepted result", style=LABEL_STYLE)
         self.border_title = title
-        self._fill_table(comparison, view, focus_label)
-        self.query_one(Bars).show(comparison, self._all_labels, self._metric.name)
-        self.query_one("#callout", Static).update(callout_text(comparison, self._metric))
-        self.show_warnings(warning_count, note_count, hint)
-        self.focus_group(focus_label)
+        self._fill_table(comparison, view, self.focus_label)
+        self.query_one(Bars).show(comparison, self._all_labels, self._columns.name)
+        self.query_one("#callout", Static).update(callout_text(comparison, self._columns))
+        self.focus_group(self.focus_label)
 
     def show_warnings(self, count: int, notes: int = 0, hint: str = "") -> None:
         """The `⚠ N warnings (w)` line (and informational notes, and a hint of keys, if any)."""
@@ -144,6 +159,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
 
     def focus_group(self, label: str | None) -> None:
         """Show a group's figures in both views side by side, and put the summary cursor on it."""
+        self.focus_label = label
         focus = self.query_one("#focus", Static)
         comparison = self._comparison
         if comparison is None or label is None or label not in self._index:
@@ -151,7 +167,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
             return
         index = self._index[label]
         focus.update(
-            focus_block(comparison, index, self._all_labels[index], self._metric, self._view)
+            focus_block(comparison, index, self._all_labels[index], self._columns, self.view)
         )
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
@@ -167,7 +183,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         """Fit the groups table to the new width (the first time, when shown before layout)."""
         if self._comparison is not None:
             label = self._unfitted_focus if self._unfitted else self.selected_label
-            self._fill_table(self._comparison, self._view, label)
+            self._fill_table(self._comparison, self.view, label)
 
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
         if self._table_width() == 0:
@@ -178,7 +194,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._unfitted = False
         table = self.groups_table
         frame = comparison.view(view)
-        columns = group_columns(comparison, view, self._metric)
+        columns = group_columns(comparison, view, self._columns)
         previous = table.cursor_row
         rows: list[list[Text]] = []
         notes: set[str] = set()
@@ -205,7 +221,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
             rows,
             max(target, 0),
         )
-        extra = missing_notes(left_out, notes, frame, self._metric, len(self._all_labels))
+        extra = missing_notes(left_out, notes, frame, self._columns, len(self._all_labels))
         note_widget = self.query_one("#missing-note", Static)
         note_widget.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note_widget.display = bool(extra)

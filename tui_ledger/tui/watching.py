@@ -1,14 +1,13 @@
 """`--watch` for the app: a thread worker follows the files and hands each change to the app.
 
-The app adopts it with one call in `on_mount`:
+The app's pipeline adopts it with one call (`Pipeline.start_watching`, from `on_mount`):
 
 ```python
-if self.watch_files:
-    start_watching(self, self.paths, self.load_options, prepare=self._prepared,
-                   on_change=self._watched, on_error=self._watch_failed)
+start_watching(app, app.paths, app.load_options, prepare=partial(price, prices=app.prices),
+               on_change=self.watched, on_error=self.watch_failed)
 ```
 
-`prepare(ledger)` runs in the watch thread on every new ledger (the app prices the attempts
+`prepare(ledger)` runs in the watch thread on every new ledger (the pipeline prices the attempts
 there, as its load worker does), `on_change(update)` runs on the app's thread with the result,
 and `on_error(message)` with one line for people when a change could not be read (the app keeps
 what it shows). The worker starts once the app's own first load has ended, loads the files once
