@@ -178,7 +178,7 @@ def _prepare_summary(args: argparse.Namespace) -> _Prepared:
 
     The choice is made before reading, from the files' sizes and the memory left (free
     memory, a cgroup's limit, RLIMIT_DATA), by the loader's cautious estimate (6x a CSV's
-    size; see `load._PEAK_OVER_LOWER_BOUND`): an eager load that does not fit would be
+    size; see `load.memory._PEAK_OVER_LOWER_BOUND`): an eager load that does not fit would be
     killed halfway. Streamed, the figures are the same.
     """
     from tui_ledger.load import too_large_to_load
