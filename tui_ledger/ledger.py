@@ -10,16 +10,16 @@ for a bootstrap interval are read a second time (see `stats`, and `with_interval
 those later to a comparison made with `intervals="delta"`). Key columns may be String or
 Categorical: groups, labels and order are those of their text either way.
 
-`per_task` (one group's spend task by task) and `pareto_points` (pass rate against spend per
-accepted result, both views) are built on the same definitions.
+`per_task` (one group's spend task by task) and `pareto` (pass rate against spend per accepted
+result, both views) are built on the same definitions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
-from typing import Any, Literal, TypeVar
+from typing import Literal, TypeVar
 
 import polars as pl
 
@@ -779,149 +779,3 @@ def with_intervals(
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:
     """The attempts a view counts (the rows the table shows)."""
     return attempts if view == "keep" else attempts.filter(counted(view))
-
-
-# --------------------------------------------------------------------------- per task
-
-GroupSelector = pl.Expr | Mapping[str, Any] | Sequence[Any] | str | None
-
-PER_TASK_COLUMNS: tuple[str, ...] = (
-    "task",
-    "attempts",
-    "accepted",
-    "pass_rate",
-    *OUTCOMES,
-    "missing_usage",
-    "total_tokens",
-    "tokens_per_accepted_result",
-    "lower_bound",
-    "never_passed",
-)
-
-
-def group_filter(group: GroupSelector, by: Sequence[str] = DEFAULT_BY) -> pl.Expr | None:
-    """The attempts of one group as a filter expression.
-
-    `group` is an expression (used as is), a mapping column -> value, the group's key values
-    in `by` order (a single value for a single key), or None for every attempt. A None value
-    matches a null key (the group shown as `—`).
-    """
-    if group is None or isinstance(group, pl.Expr):
-        return group
-    if isinstance(group, Mapping):
-        pairs = list(group.items())
-    else:
-        values = [group] if isinstance(group, str) else list(group)
-        if len(values) != len(by):
-            raise ValueError(f"group {group!r} does not match the group columns {list(by)}")
-        pairs = list(zip(by, values, strict=True))
-    conditions = [
-        pl.col(name).is_null() if value is None else pl.col(name) == value for name, value in pairs
-    ]
-    return pl.all_horizontal(conditions) if conditions else None
-
-
-def per_task(
-    attempts: pl.DataFrame | pl.LazyFrame,
-    group: GroupSelector = None,
-    by: Sequence[str] = DEFAULT_BY,
-    *,
-    sort_by: str = "total_tokens",
-    descending: bool = True,
-) -> pl.DataFrame:
-    """One group's attempts task by task (keep view): where the spend went, what passed.
-
-    Columns: `PER_TASK_COLUMNS`, plus `total_cost`, `cost_per_accepted_result` and
-    `missing_cost` with a cost column. `never_passed` marks tasks with no accepted attempt,
-    whose whole spend is what the drop-failures view hides. Sorted by `sort_by` (nulls last).
-    Raises ValueError when the attempts have no `task` column.
-    """
-    frame = attempts.lazy()
-    if "task" not in frame.collect_schema():
-        raise ValueError("per-task figures need a task column")
-    condition = group_filter(group, by)
-    if condition is not None:
-        frame = frame.filter(condition)
-    summary = summarize(frame, ["task"], "keep", intervals="none")
-    cost = ["missing_cost", "total_cost", "cost_per_accepted_result"] if has_cost(frame) else []
-    result = summary.with_columns((pl.col("accepted") == 0).alias("never_passed")).select(
-        *PER_TASK_COLUMNS, *cost
-    )
-    return result.sort(sort_by, "task", descending=[descending, False], nulls_last=True)
-
-
-@dataclass(frozen=True)
-class NeverPassed:
-    """What the tasks a group never passed cost: the spend the trap hides entirely."""
-
-    tasks: int
-    attempts: int
-    tokens: int | None
-    cost: float | None
-
-
-def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
-    """Totals over the `never_passed` rows of a `per_task` frame."""
-    unpassed = tasks.filter(pl.col("never_passed"))
-    known_tokens = unpassed["total_tokens"].drop_nulls()
-    cost: float | None = None
-    if "total_cost" in unpassed.columns:
-        known_cost = unpassed["total_cost"].drop_nulls()
-        cost = float(known_cost.sum()) if len(known_cost) else None
-    return NeverPassed(
-        tasks=unpassed.height,
-        attempts=int(unpassed["attempts"].sum()),
-        tokens=int(known_tokens.sum()) if len(known_tokens) else None,
-        cost=cost,
-    )
-
-
-# --------------------------------------------------------------------------- Pareto
-
-
-def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl.DataFrame:
-    """Pass rate against spend per accepted result, per group and view, with the frontier.
-
-    Columns: `group` (label), `view`, `pass_rate`, `per_accepted`, `lower_bound`, `frontier`.
-    Keep rows are the real points; drop rows are the ghosts the trap shows. `frontier` is true
-    for a point no other point of its view beats on both axes (higher pass rate and lower
-    spend). Groups with no accepted attempt have a null `per_accepted` and cannot be plotted.
-    """
-    if metric == "cost" and not comparison.has_cost:
-        raise ValueError("no cost figures: load prices (--prices) or a cost column first")
-    value, bound = (
-        ("tokens_per_accepted_result", "lower_bound")
-        if metric == "tokens"
-        else ("cost_per_accepted_result", "cost_lower_bound")
-    )
-    frames = []
-    for view in VIEWS:
-        frame = comparison.view(view)
-        points = pl.DataFrame(
-            {
-                "group": comparison.labels,
-                "view": [view] * frame.height,
-                "pass_rate": frame["pass_rate"],
-                "per_accepted": frame[value].cast(pl.Float64),
-                "lower_bound": frame[bound],
-            },
-            schema={
-                "group": pl.String,
-                "view": pl.String,
-                "pass_rate": pl.Float64,
-                "per_accepted": pl.Float64,
-                "lower_bound": pl.Boolean,
-            },
-        ).with_row_index("__order")
-        ranked = points.filter(pl.col("per_accepted").is_not_null()).sort(
-            ["per_accepted", "pass_rate", "__order"], descending=[False, True, False]
-        )
-        # Cheapest first: a point is on the frontier when it passes more than every cheaper one.
-        best_before = pl.col("pass_rate").cum_max().shift(1).fill_null(-1.0)
-        frontier = ranked.select("__order", (pl.col("pass_rate") > best_before).alias("frontier"))
-        frames.append(
-            points.join(frontier, on="__order", how="left", maintain_order="left")
-            .with_columns(pl.col("frontier").fill_null(False))
-            .drop("__order")
-        )
-    return pl.concat(frames)

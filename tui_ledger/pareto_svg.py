@@ -9,8 +9,9 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from tui_ledger.ledger import VIEWS, Comparison, ParetoMetric, pareto_points
+from tui_ledger.ledger import VIEWS, Comparison, ParetoMetric
 from tui_ledger.numbers import format_compact, format_money
+from tui_ledger.pareto import pareto_points
 from tui_ledger.textsafe import safe_text
 
 _PALETTE = (

@@ -1,8 +1,8 @@
 """The audit screens: one group task by task, and the Pareto chart of pass rate against spend.
 
-`PerTaskScreen` shows what `ledger.per_task` computed for the group under focus: where its spend
-went, which tasks it never passed and what those cost (`ledger.never_passed_spend`: the spend the
-drop-failures view hides entirely). `ParetoScreen` draws `ledger.pareto_points` on a canvas of
+`PerTaskScreen` shows what `per_task.per_task` computed for the group under focus: where its spend
+went, which tasks it never passed and what those cost (`per_task.never_passed_spend`: the spend the
+drop-failures view hides entirely). `ParetoScreen` draws `pareto.pareto_points` on a canvas of
 braille dots and marker characters: Textual has no chart widget, so `BrailleCanvas` is a small
 one. Every figure comes from the core; these screens only lay it out, and every string from a
 file goes through `safe_text`.
@@ -27,13 +27,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
-from tui_ledger.ledger import (
-    VIEW_TITLES,
-    Comparison,
-    ParetoMetric,
-    never_passed_spend,
-    pareto_points,
-)
+from tui_ledger.ledger import VIEW_TITLES, Comparison, ParetoMetric
 from tui_ledger.numbers import (
     MISSING,
     format_compact,
@@ -42,7 +36,9 @@ from tui_ledger.numbers import (
     format_rate,
     format_tokens,
 )
+from tui_ledger.pareto import pareto_points
 from tui_ledger.pareto_svg import log_axis_bounds, nice_step
+from tui_ledger.per_task import never_passed_spend
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.screens import _Dialog
 from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, SERIES

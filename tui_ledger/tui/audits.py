@@ -1,6 +1,6 @@
 """The app's two audit views: `p`, the focused group task by task, and `c`, the Pareto chart.
 
-The per-task figures are computed in a worker (`ledger.per_task`), then shown in
+The per-task figures are computed in a worker (`per_task.per_task`), then shown in
 `audit_screens.PerTaskScreen`; choosing a task there filters the attempts table to it. The chart
 draws the comparison on screen (`audit_screens.ParetoScreen`), and `s` in it saves it as SVG
 (`exporting.save_chart`). Imported when first used, not with the app.
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from textual.worker import get_current_worker
 
-from tui_ledger.ledger import Comparison, ParetoMetric, per_task
+from tui_ledger.ledger import Comparison, ParetoMetric
+from tui_ledger.per_task import per_task
 from tui_ledger.query import filter_term
 from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.exporting import save_chart
