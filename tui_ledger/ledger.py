@@ -25,7 +25,7 @@ import polars as pl
 
 from tui_ledger import stats
 from tui_ledger.medians import medians_in_memory, streamed_medians
-from tui_ledger.schema import ACCEPTED, OUTCOMES, VIEWS, View
+from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 from tui_ledger.stats import IntervalMethod, IntervalSettings
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
@@ -49,7 +49,6 @@ METRICS: tuple[str, ...] = (
 )
 
 # Cost metrics, present only when the attempts carry a `cost` column (USD, float64).
-COST_COLUMN = "cost"
 COST_METRICS: tuple[str, ...] = (
     "missing_cost",
     "total_cost",

@@ -31,9 +31,8 @@ from typing import Any
 
 import polars as pl
 
-from tui_ledger.schema import BUCKETS, LINE_COLUMN, SOURCE_COLUMN
+from tui_ledger.schema import BUCKETS, COST_COLUMN, LINE_COLUMN, SOURCE_COLUMN
 
-COST_COLUMN = "cost"
 TABLE_COST_COLUMN = "table_cost"
 PER_TOKENS = 1_000_000  # prices are per million tokens
 

@@ -93,6 +93,9 @@ CANONICAL_ORDER: tuple[str, ...] = (
     "cost",
 )
 
+# An attempt's cost in USD: a provider-reported column, or what `prices.apply_prices` gives it.
+COST_COLUMN = "cost"
+
 # Columns the loader adds: where the row came from, and its line there (as a person counts).
 SOURCE_COLUMN = "source"
 LINE_COLUMN = "line"
