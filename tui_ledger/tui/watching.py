@@ -79,6 +79,10 @@ def start_watching(
         if change.error is not None:
             app.call_from_thread(on_error, change.error)
 
+    def say_unless_unloaded(message: str) -> None:
+        if getattr(app, "ledger", None) is not None:
+            on_error(message)
+
     def follow() -> None:
         stop = get_current_worker().cancelled_event
         while any(worker.group == load_group and not worker.is_finished for worker in app.workers):
@@ -89,9 +93,9 @@ def start_watching(
             try:
                 ledger = watcher.load()
             except LoadError as error:
-                # A first load that failed has been said by the app; one that worked has not.
-                if getattr(app, "ledger", None) is not None:
-                    app.call_from_thread(on_error, str(error))
+                # A first load that failed has been said by the app; one that worked has not
+                # (asked on the app's thread: this one reads none of the app's state).
+                app.call_from_thread(say_unless_unloaded, str(error))
             else:
                 deliver(Change(ledger, reloaded=True, seconds=time.perf_counter() - started))
             for change in watcher.follow(stop):
