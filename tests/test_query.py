@@ -11,12 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui_ledger.compact import compact_text, text_values
+from tui_ledger.filter_terms import filter_term, quote_value
 from tui_ledger.query import (
     FilterError,
     describe_terms,
-    filter_term,
     parse_filter,
-    quote_value,
     tokenize,
 )
 from tui_ledger.schema import OUTCOME_DTYPE

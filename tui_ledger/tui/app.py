@@ -34,6 +34,7 @@ from textual.reactive import var
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
+from tui_ledger.filter_terms import filter_term
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import (
     DEFAULT_BY,
@@ -43,7 +44,6 @@ from tui_ledger.ledger import (
     View,
     group_labels,
 )
-from tui_ledger.query import filter_term
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands, messages
 from tui_ledger.tui.attempts_table import AttemptsTable

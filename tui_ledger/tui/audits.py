@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 from textual.worker import get_current_worker
 
+from tui_ledger.filter_terms import filter_term
 from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.per_task import per_task
-from tui_ledger.query import filter_term
 from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.exporting import save_chart
 from tui_ledger.tui.messages import PerTaskReady
