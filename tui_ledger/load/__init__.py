@@ -74,7 +74,7 @@ Decisions the spec leaves open (all of them written down in docs, too):
   are skipped, as are files whose extension is not supported; an explicitly named file of
   unknown extension is sniffed.
 
-The package, one module per job (each imports only those above it in this list):
+The package, one module per job (each imports only those above it in this list, at run time):
 
 - `helper_columns`: the helper columns that live only inside the loader;
 - `warning_rules`: every warning as a named row flag beside its sentence (`checks` and `watch`
