@@ -34,8 +34,6 @@ from textual.reactive import var
 from textual.widgets import Footer, Input
 from textual.worker import Worker, WorkerState
 
-from tui_ledger.filter_terms import filter_term
-from tui_ledger.findings import Finding
 from tui_ledger.ledger import (
     DEFAULT_BY,
     Comparison,
@@ -59,6 +57,7 @@ from tui_ledger.tui.theme import LEDGER_THEME
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
 if TYPE_CHECKING:
     from tui_ledger.checks import Check
+    from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
     from tui_ledger.prices import PriceTable
 
@@ -686,6 +685,8 @@ class LedgerApp(App[int]):
     def _add_term(self, negate: bool) -> None:
         cell = self.cell_under_cursor()
         if cell is not None:
+            from tui_ledger.filter_terms import filter_term
+
             self._filter_bar.add_term(filter_term(*cell, exclude=negate))
 
     def action_filter_cell(self) -> None:

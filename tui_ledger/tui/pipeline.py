@@ -45,7 +45,6 @@ from textual.worker import get_current_worker
 
 from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
-from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, with_intervals
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.header import files_size
@@ -68,6 +67,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from tui_ledger.checks import Check
+    from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger, LoadReport
     from tui_ledger.prices import PriceTable
     from tui_ledger.tui.app import LedgerApp

@@ -14,12 +14,15 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tui_ledger.findings import Notice
 from tui_ledger.ledger import Comparison, View, compare, in_view
 from tui_ledger.tui import PROCESS_START
+
+if TYPE_CHECKING:
+    from tui_ledger.findings import Notice
 
 
 @dataclass(frozen=True)
