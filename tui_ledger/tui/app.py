@@ -1446,10 +1446,15 @@ class LedgerApp(App[int]):
                 )
                 return
 
-            def write(overwrite: bool) -> None:
-                self._svg_worker(path, comparison, metric, overwrite)
+            placed = self._placed_exports([path], title="chart")
+            if placed is None:
+                return
+            (target,) = placed
 
-            self._write_asking_first([path], write)
+            def write(overwrite: bool) -> None:
+                self._svg_worker(target, comparison, metric, overwrite)
+
+            self._write_asking_first([target], write)
 
         self.push_screen(
             SaveScreen(
@@ -1465,13 +1470,27 @@ class LedgerApp(App[int]):
         self, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
     ) -> None:
         from tui_ledger.report import ExportError, pareto_svg, write_text_atomic
+        from tui_ledger.tui.served_exports import deliver_staged, discard_staged
 
         try:
             write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
         except (ExportError, OSError) as error:
+            discard_staged([path])
             self.call_from_thread(self.say, str(error), title="chart", severity="error")
             return
-        self.call_from_thread(self.say, f"wrote {path}", title="chart")
+        sent = self.call_from_thread(deliver_staged, self, [path])
+        self.call_from_thread(self.say, sent or f"wrote {path}", title="chart")
+
+    def _placed_exports(self, paths: list[str], *, title: str) -> list[str] | None:
+        """Where to write `paths`: as typed in a terminal; served (`ledger-tui serve`), staged
+        for the browser or inside the owner's --export-dir. None (and said) when refused."""
+        from tui_ledger.tui.served_exports import place_exports
+
+        placed = place_exports(paths, is_web=self.is_web, inputs=self.paths)
+        if isinstance(placed, str):
+            self.say(placed, title=title, severity="error")
+            return None
+        return placed
 
     def _write_asking_first(self, paths: list[str], write: Any) -> None:
         """Call `write(overwrite)`: at once when no file is in the way, else after a yes."""
@@ -1658,6 +1677,12 @@ class LedgerApp(App[int]):
             if problem is not None:
                 self.say(problem, title="export", severity="error")
                 return
+            placed = self._placed_exports(
+                [request.summary_path, request.attempts_path], title="export"
+            )
+            if placed is None:
+                return
+            request = dataclasses.replace(request, summary_path=placed[0], attempts_path=placed[1])
 
             def write(overwrite: bool) -> None:
                 self._export_worker(request, overwrite)
@@ -1679,7 +1704,9 @@ class LedgerApp(App[int]):
             write_attempts,
             write_text_atomic,
         )
+        from tui_ledger.tui.served_exports import deliver_staged, discard_staged
 
+        paths = [request.summary_path, request.attempts_path]
         written: list[str] = []
         try:
             if request.summary_path:
@@ -1702,9 +1729,11 @@ class LedgerApp(App[int]):
                     f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
                 )
         except (ExportError, OSError) as error:
+            discard_staged(paths)
             self.call_from_thread(self.say, str(error), title="export", severity="error")
             return
-        self.call_from_thread(self.say, "wrote " + ", ".join(written), title="export")
+        sent = self.call_from_thread(deliver_staged, self, paths)
+        self.call_from_thread(self.say, sent or "wrote " + ", ".join(written), title="export")
 
 
 def _cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
