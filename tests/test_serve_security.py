@@ -307,6 +307,12 @@ async def test_the_printed_url_and_the_served_origin_reach_the_ledger(shared: Se
 # ---------------------------------------------------------------------------------- bounds
 
 
+async def keep_reading(ws: aiohttp.ClientWebSocketResponse) -> None:
+    """Read on, as a browser tab does (which also answers the server's pings)."""
+    async for _ in ws:
+        pass
+
+
 async def test_one_session_too_many_is_told_so_and_starts_nothing(tmp_path: Path) -> None:
     with serving(tmp_path, "--max-sessions", "2") as served:
         headers = {"Origin": served.origin}
@@ -315,6 +321,7 @@ async def test_one_session_too_many_is_told_so_and_starts_nothing(tmp_path: Path
             second = await session.ws_connect(served.ws_url(served.token), headers=headers)
             for ws in (first, second):
                 await read_until(ws, shows_ledger, START_DEADLINE)
+            tabs = [asyncio.create_task(keep_reading(ws)) for ws in (first, second)]
             assert len(served.apps()) == 2
             status, text = await page_status(served.url)
             assert status == 503 and "--max-sessions" in text
@@ -327,10 +334,12 @@ async def test_one_session_too_many_is_told_so_and_starts_nothing(tmp_path: Path
                 assert "--max-sessions" in str(closing.extra)
             assert len(served.apps()) == 2
             # A freed slot is taken again.
+            tabs[0].cancel()
             await first.close()
             await wait_until_async(lambda: len(served.apps()) == 1, GONE_DEADLINE, "one ends")
             async with session.ws_connect(served.ws_url(served.token), headers=headers) as again:
                 await read_until(again, shows_ledger, START_DEADLINE)
+            tabs[1].cancel()
             await second.close()
 
 
@@ -477,6 +486,7 @@ def test_stopping_the_server_ends_its_apps(tmp_path: Path) -> None:
             ]
             for ws in sockets:
                 await read_until(ws, shows_ledger, START_DEADLINE)
+            tabs = [asyncio.create_task(keep_reading(ws)) for ws in sockets]
             apps = served.apps()
             assert len(apps) == 2
             served.process.send_signal(signal.SIGTERM)
@@ -484,6 +494,8 @@ def test_stopping_the_server_ends_its_apps(tmp_path: Path) -> None:
                 lambda: not any(alive(pid) for pid in apps), GONE_DEADLINE, "apps end with serve"
             )
             assert served.process.wait(timeout=GONE_DEADLINE) == 0
+            for tab in tabs:
+                tab.cancel()
 
     with serving(tmp_path) as served:
         asyncio.run(open_sessions(served))
@@ -510,19 +522,29 @@ def test_a_killed_server_takes_its_apps_with_it(tmp_path: Path) -> None:
 
 # ---------------------------------------------------------------------------------- exports
 
-ENTER = "\r"
+ENTER, CLEAR_LEFT = "\r", "\x15"  # Enter; ctrl+u empties an Input left of its cursor
 
 
-async def _export(ws: aiohttp.ClientWebSocketResponse, done: Callable[[str], bool]) -> str:
-    """e, then Enter until the dialog has taken its two offered names and `done(what the
-    server sent as text, and the screen)` holds; returns that.
+async def _export(
+    ws: aiohttp.ClientWebSocketResponse, done: Callable[[str], bool], summary: str | None = None
+) -> str:
+    """e, optionally a new summary name, then Enter until `done(what the server sent as text,
+    and the screen)` holds; returns that.
 
-    The first Enter moves from the summary name to the attempts name, the next one exports;
+    Each step waits for the screen to show the last one took: keys sent faster than the app
+    handles them land out of order (ctrl+u's action ran after the letters typed behind it).
+    The first Enter moves from the summary name to the attempts name and the next exports;
     the screen gives no sure sign of the focus having moved, so Enter is pressed again until
     the export shows (an extra Enter only moves the table's cursor)."""
     await ws.send_json(["focus"])  # as the page does once its terminal has the focus
     await ws.send_json(["stdin", "e"])
     await read_until(ws, lambda data: b"failures included" in screen_text(data), START_DEADLINE)
+    if summary is not None:
+        await ws.send_json(["stdin", CLEAR_LEFT])
+        await read_until(ws, lambda data: b"leave empty" in screen_text(data), START_DEADLINE)
+        # Pasted (bracketed, as xterm.js pastes): drawn in one frame, so read back whole.
+        await ws.send_json(["stdin", f"\x1b[200~{summary}\x1b[201~"])
+        await read_until(ws, lambda data: summary.encode() in screen_text(data), START_DEADLINE)
     seen = ""
     start = time.monotonic()
     while not done(seen):
@@ -550,7 +572,9 @@ async def test_a_served_export_is_downloaded_by_the_browser_not_written(tmp_path
             session.ws_connect(served.ws_url(served.token), headers=headers) as ws,
         ):
             await read_until(ws, shows_ledger, START_DEADLINE)
-            said = await _export(ws, lambda seen: seen.count("deliver_file_start") >= 2)
+            said = await _export(
+                ws, lambda seen: seen.count("deliver_file_start") >= 2, "../../escape-summary.md"
+            )
             keys = re.findall(r'"deliver_file_start", "([0-9a-f]+)"', said)
             files = {}
             for key in keys:
@@ -560,15 +584,17 @@ async def test_a_served_export_is_downloaded_by_the_browser_not_written(tmp_path
                     disposition = response.headers["Content-Disposition"]
                     assert disposition.startswith("attachment")
                     files[disposition] = await response.read()
-            summary = next(body for name, body in files.items() if "ledger-summary.md" in name)
+            # Offered under the name's last component: a download has no folders.
+            summary = next(body for name, body in files.items() if "escape-summary.md" in name)
             attempts = next(body for name, body in files.items() if "ledger-attempts.csv" in name)
             assert b"lean" in summary and b"steady" in summary
             assert attempts.startswith(b"workflow") and attempts.count(b"\n") == 7
             # Downloads are behind the token too.
             status, _ = await page_status(f"http://127.0.0.1:{served.port}/download/{keys[0]}")
             assert status == 403
-    # Nothing on the server's disk: not in its folder, and no staging folder left.
-    assert not list(tmp_path.glob("ledger-*"))
+    # Nothing on the server's disk: not where the name pointed, not in its folder, not staged.
+    assert not (tmp_path.parent.parent / "escape-summary.md").exists()
+    assert not list(tmp_path.glob("*.md")) and not list(tmp_path.glob("ledger-*"))
     assert set(Path(tempfile.gettempdir()).glob("ledger-tui-export-*")) <= staging_before
 
 
@@ -585,10 +611,12 @@ async def test_an_export_folder_confines_served_exports(tmp_path: Path) -> None:
             session.ws_connect(served.ws_url(served.token), headers=headers) as ws,
         ):
             await read_until(ws, shows_ledger, START_DEADLINE)
+            said = await _export(ws, lambda seen: "not allowed" in seen, "../escape.md")
             said = await _export(ws, lambda seen: "that is" in seen)
             assert "deliver_file_start" not in said
     assert ledger.read_bytes() == RUNS.read_bytes()  # never replaced, not even asked
     assert sorted(path.name for path in exports.iterdir()) == ["ledger-attempts.csv"]
+    assert not (tmp_path / "escape.md").exists()
 
 
 async def test_a_served_export_lands_in_the_export_folder(tmp_path: Path) -> None:
