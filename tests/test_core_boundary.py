@@ -22,7 +22,7 @@ else:  # pragma: no cover
 
 REPO = Path(__file__).resolve().parent.parent
 APP = "tui_ledger.tui"
-FRONT_ENDS = {APP, "tui_ledger.cli"}
+FRONT_ENDS = {APP, "tui_ledger.cli", "tui_ledger.serve_child"}
 
 
 def core_modules() -> list[str]:

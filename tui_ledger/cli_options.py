@@ -20,6 +20,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from tui_ledger.prices import PriceTable
 
+# The environment variable through which `ledger-tui serve` tells each session's app
+# (`tui_ledger.serve_child`) the server's pid, so the app dies with the server.
+SERVER_PID_VARIABLE = "LEDGER_TUI_SERVER_PID"
+
 
 class UsageError(Exception):
     """A command line that cannot be acted on; the message is one line for people."""

@@ -11,6 +11,7 @@ Imported when the user first exports, not with the app.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -48,6 +49,10 @@ def export(app: LedgerApp) -> None:
         if problem is not None:
             app.say(problem, title="export", severity="error")
             return
+        placed = placed_exports(app, [request.summary_path, request.attempts_path], "export")
+        if placed is None:
+            return
+        request = replace(request, summary_path=placed[0], attempts_path=placed[1])
 
         def write(overwrite: bool) -> None:
             pipeline = app.pipeline
@@ -94,7 +99,9 @@ def _write_exports(
         write_text_atomic,
     )
     from tui_ledger.report import SUMMARY_FORMATS, render_summary
+    from tui_ledger.tui.served_exports import deliver_staged, discard_staged
 
+    paths = [request.summary_path, request.attempts_path]
     written: list[str] = []
     try:
         if request.summary_path:
@@ -110,9 +117,11 @@ def _write_exports(
                 f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
             )
     except (ExportError, OSError) as error:
+        discard_staged(paths)
         app.post_message(Said(str(error), "export", "error"))
         return
-    app.post_message(Said("wrote " + ", ".join(written), "export"))
+    sent = app.call_from_thread(deliver_staged, app, paths)
+    app.post_message(Said(sent or "wrote " + ", ".join(written), "export"))
 
 
 def export_problem(request: ExportRequest) -> str | None:
@@ -140,10 +149,14 @@ def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> 
         if Path(path).suffix.lower() != ".svg":
             app.say(f"{path}: the chart is an SVG; name it .svg", title="chart", severity="error")
             return
+        placed = placed_exports(app, [path], "chart")
+        if placed is None:
+            return
+        (target,) = placed
 
         def write(overwrite: bool) -> None:
             app.run_worker(
-                partial(_write_svg, app, path, comparison, metric, overwrite),
+                partial(_write_svg, app, target, comparison, metric, overwrite),
                 name="_svg_worker",
                 group="export",
                 exclusive=True,
@@ -151,7 +164,7 @@ def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> 
                 exit_on_error=False,
             )
 
-        write_asking_first(app, [path], write)
+        write_asking_first(app, [target], write)
 
     app.push_screen(
         SaveScreen(
@@ -169,13 +182,28 @@ def _write_svg(
     """Write the chart (in a worker thread)."""
     from tui_ledger.export_files import ExportError, write_text_atomic
     from tui_ledger.pareto_svg import pareto_svg
+    from tui_ledger.tui.served_exports import deliver_staged, discard_staged
 
     try:
         write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
     except (ExportError, OSError) as error:
+        discard_staged([path])
         app.post_message(Said(str(error), "chart", "error"))
         return
-    app.post_message(Said(f"wrote {path}", "chart"))
+    sent = app.call_from_thread(deliver_staged, app, [path])
+    app.post_message(Said(sent or f"wrote {path}", "chart"))
+
+
+def placed_exports(app: LedgerApp, paths: list[str], title: str) -> list[str] | None:
+    """Where to write `paths`: as typed in a terminal; served (`ledger-tui serve`), staged
+    for the browser or inside the owner's --export-dir. None (and said) when refused."""
+    from tui_ledger.tui.served_exports import place_exports
+
+    placed = place_exports(paths, is_web=app.is_web, inputs=app.paths)
+    if isinstance(placed, str):
+        app.say(placed, title=title, severity="error")
+        return None
+    return placed
 
 
 def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool], None]) -> None:
