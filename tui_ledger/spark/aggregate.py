@@ -46,8 +46,16 @@ import polars as pl
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from tui_ledger import ledger
 from tui_ledger.checks import ID_COLUMNS, IDENTIFYING_COLUMNS, VERSION_COLUMNS
-from tui_ledger.schema import ACCEPTED, LINE_COLUMN, OUTCOMES, SOURCE_COLUMN, normalise_name
+from tui_ledger.schema import (
+    ACCEPTED,
+    LINE_COLUMN,
+    OUTCOME_DTYPE,
+    OUTCOMES,
+    SOURCE_COLUMN,
+    normalise_name,
+)
 from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, column
 
 __all__ = [
@@ -88,48 +96,54 @@ def aggregate_names(with_cost: bool) -> list[str]:
     return [*COUNT_AGGREGATES, *TOKEN_AGGREGATES, *(COST_AGGREGATES if with_cost else ())]
 
 
-def _view_aggregates(view: str, with_cost: bool) -> list[Column]:
-    """One view's aggregates as Spark aggregate expressions, prefixed with the view.
+def _cell_aggregates(with_cost: bool) -> list[Column]:
+    """Per (group, outcome) cell, the counts and sums both views are made of: the columns of
+    ledger.py's `_cell_aggregations`, computed by Spark, plus the two counts "usage not
+    recorded" needs (`zero`, `recorded`).
 
-    `keep` counts every row; `drop` only the accepted ones. Every count is a `count_if`
-    (a null condition is not counted), every sum of tokens a DECIMAL(38, 0) (no overflow
-    under any ANSI setting: 10**38 is past any ledger), every variance a `var_samp` (null
-    under two rows, as in ledger.py).
+    `mean_*` and `m2_*` (sum of squared deviations) are of spend with missing read as 0, so the
+    cells combine into a group's variance as one pass over its rows would (Chan et al.), by
+    ledger.py's own `_combined_variance`. `sum_tokens` is a LONG `try_sum` (null where it
+    would overflow, then recomputed as DECIMAL(38, 0): exact under any ANSI setting).
     """
-    outcome, tokens = F.col("outcome"), F.col("tokens")
-    accepted = outcome == ACCEPTED
-    mask: Column | None = None if view == "keep" else accepted
-
-    def where(condition: Column) -> Column:
-        return condition if mask is None else mask & condition
-
-    def in_view(value: Column) -> Column:
-        return value if mask is None else F.when(mask, value)
-
-    aggregates: dict[str, Column] = {
-        "attempts": F.count(F.lit(1)) if mask is None else F.count_if(mask),
-        "accepted": F.count_if(where(accepted)),
-        **{name: F.count_if(where(outcome == name)) for name in OUTCOMES},
-        "missing_usage": F.count_if(where(tokens.isNull())),
-        "known_usage": F.count_if(where(tokens.isNotNull())),
-        "suspect_zero": F.count_if(where(tokens == 0)),
-        "recorded_usage": F.count_if(where(tokens > 0)),
-        "sum_known_tokens": F.coalesce(
-            F.sum(in_view(tokens.cast("decimal(38,0)"))), F.lit(0).cast("decimal(38,0)")
-        ),
-        "var_tokens": F.var_samp(in_view(F.coalesce(tokens, F.lit(0)).cast("double"))),
-        # Exact below 2**52 only; `__max_known` says whether the group stays there.
-        "median_tokens_per_attempt": F.percentile(in_view(tokens), F.lit(0.5)),
-        "__max_known": F.max(in_view(tokens)),
-    }
+    tokens = F.col("tokens")
+    spend = F.coalesce(tokens, F.lit(0)).cast("double")
+    several = F.count(F.lit(1)) > 1
+    aggregates = [
+        F.count(F.lit(1)).alias("n"),
+        F.count(tokens).alias("known"),
+        F.count_if(tokens == 0).alias("zero"),
+        F.count_if(tokens > 0).alias("recorded"),
+        F.try_sum(tokens).alias("sum_tokens"),
+        F.avg(spend).alias("mean_tokens"),
+        F.when(several, F.var_samp(spend) * (F.count(F.lit(1)) - 1))
+        .otherwise(F.lit(0.0))
+        .alias("m2_tokens"),
+    ]
     if with_cost:
         cost = F.col(COST_COLUMN).try_cast("double")
-        aggregates |= {
-            "known_cost": F.count_if(where(cost.isNotNull())),
-            "sum_known_cost": F.coalesce(F.sum(in_view(cost)), F.lit(0.0)),
-            "var_cost": F.var_samp(in_view(F.coalesce(cost, F.lit(0.0)))),
-        }
-    return [expr.alias(f"{view}__{name}") for name, expr in aggregates.items()]
+        spent = F.coalesce(cost, F.lit(0.0))
+        aggregates += [
+            F.count(cost).alias("known_cost"),
+            F.coalesce(F.sum(cost), F.lit(0.0)).alias("sum_cost"),
+            F.avg(spent).alias("mean_cost"),
+            F.when(several, F.var_samp(spent) * (F.count(F.lit(1)) - 1))
+            .otherwise(F.lit(0.0))
+            .alias("m2_cost"),
+        ]
+    return aggregates
+
+
+def _medians(keys: list[str]) -> list[Column]:
+    """Both views' medians by Spark's exact `percentile` (exact below 2**52, see the module
+    docstring), and the largest known usage, which says whether they can be trusted."""
+    tokens = F.col("tokens")
+    accepted = F.col("outcome") == ACCEPTED
+    return [
+        F.percentile(tokens, F.lit(0.5)).alias("keep__median_tokens_per_attempt"),
+        F.percentile(F.when(accepted, tokens), F.lit(0.5)).alias("drop__median_tokens_per_attempt"),
+        F.max(tokens).alias("__max_known"),
+    ]
 
 
 def _middles(attempts: DataFrame, keys: list[str]) -> DataFrame:
@@ -215,9 +229,12 @@ def aggregate_frame(
 ) -> pl.DataFrame:
     """The aggregate frame (module docstring) of validated, possibly filtered `attempts`.
 
-    One Spark query (a group-by of every count, sum, variance and median of both views), and
-    a second one of the exact middle values only where some usage reaches 2**52.
-    `with_cost` defaults to whether the attempts have a `cost` column.
+    Two Spark queries, whose results are a few rows per group: the cells (a group-by of
+    (keys, outcome): counts, sums, means and spreads, from which both views follow by
+    ledger.py's definitions) and the medians of both views (a group-by of the keys). Where
+    some usage reaches 2**52 the medians are recomputed exactly by rank, and where a cell's
+    sum of tokens passes a LONG it is recomputed as DECIMAL(38, 0). `with_cost` defaults to
+    whether the attempts have a `cost` column.
     """
     keys = list(by)
     if not keys:
@@ -233,25 +250,65 @@ def aggregate_frame(
         "tokens",
         *([COST_COLUMN] if with_cost else []),
     )
-    aggregates = [expr for view in VIEWS for expr in _view_aggregates(view, with_cost)]
-    frame = _to_polars(selected.groupBy(*[column(k) for k in keys]).agg(*aggregates))
-    largest = frame.select(pl.max_horizontal(pl.col("^.*____max_known$").max())).item()
-    if largest is not None and largest >= HALVES_EXACT:
-        # Some value reaches 2**52: a double median may have lost digits. Exactly, by rank.
-        middles = medians_from_middles(_to_polars(_middles(selected, keys)))
-        medians = [f"{view}__median_tokens_per_attempt" for view in VIEWS]
-        frame = frame.drop(medians).join(
-            middles.select(*keys, *medians), on=keys, how="left", nulls_equal=True
+    group = [column(k) for k in keys]
+    cell_query = selected.groupBy(*group, F.col("outcome")).agg(*_cell_aggregates(with_cost))
+    cells = _to_polars(cell_query)
+    if cells.filter(pl.col("sum_tokens").is_null() & (pl.col("known") > 0)).height:
+        # A cell's LONG sum overflowed: the same sums as DECIMAL(38, 0), which cannot.
+        exact = _to_polars(
+            selected.groupBy(*group, F.col("outcome")).agg(
+                F.sum(F.col("tokens").cast("decimal(38,0)")).alias("sum_tokens")
+            )
+        ).with_columns(pl.col("sum_tokens").cast(pl.Int128))
+        cells = cells.drop("sum_tokens").join(
+            exact, on=[*keys, "outcome"], how="left", nulls_equal=True
         )
-    count_columns = [f"{view}__{name}" for view in VIEWS for name in COUNT_AGGREGATES]
-    if with_cost:
-        count_columns += [f"{view}__known_cost" for view in VIEWS]
-    frame = frame.with_columns(
-        pl.col(count_columns).cast(pl.Int64),
-        pl.col([f"{view}__sum_known_tokens" for view in VIEWS]).cast(pl.Int128),
+    cells = cells.with_columns(
+        pl.col("outcome").cast(OUTCOME_DTYPE),
+        pl.col("sum_tokens").cast(pl.Int128).fill_null(0),
+    )
+    medians = _to_polars(selected.groupBy(*group).agg(*_medians(keys)))
+    largest = medians["__max_known"].max()
+    if largest is not None and int(largest) >= HALVES_EXACT:  # type: ignore[arg-type]
+        # Some value reaches 2**52: a double median may have lost digits. Exactly, by rank.
+        medians = medians_from_middles(_to_polars(_middles(selected, keys)))
+    frame = _views_from_cells(cells, keys, with_cost).join(
+        medians.select(*keys, *[f"{view}__median_tokens_per_attempt" for view in VIEWS]),
+        on=keys,
+        how="left",
+        nulls_equal=True,
     )
     ordered = [f"{view}__{name}" for view in VIEWS for name in aggregate_names(with_cost)]
     return sorted_by_keys(frame.select(*keys, *ordered), keys)
+
+
+def _views_from_cells(cells: pl.DataFrame, keys: list[str], with_cost: bool) -> pl.DataFrame:
+    """Both views' aggregates from the cells, by ledger.py's own definitions
+    (`_view_aggregations`: attempts, accepted, outcomes, missing and known usage, the exact
+    sum, the combined variance, cost), plus the not-recorded counts; counts as Int64."""
+    outcome = pl.col("outcome")
+    extras = []
+    for view in VIEWS:
+        mask = outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
+        extras += [
+            pl.col("zero").filter(mask).sum().alias(f"{view}__suspect_zero"),
+            pl.col("recorded").filter(mask).sum().alias(f"{view}__recorded_usage"),
+        ]
+    frame = (
+        cells.lazy()
+        .sort("outcome")  # a group's float sums add up in the same order as in ledger.py
+        .group_by(keys)
+        .agg(
+            *ledger._view_aggregations("keep", with_cost),
+            *ledger._view_aggregations("drop", with_cost),
+            *extras,
+        )
+        .collect()
+    )
+    counts = [f"{view}__{name}" for view in VIEWS for name in COUNT_AGGREGATES]
+    if with_cost:
+        counts += [f"{view}__known_cost" for view in VIEWS]
+    return frame.with_columns(pl.col(counts).cast(pl.Int64))
 
 
 # --------------------------------------------------------------------------- checks
