@@ -233,3 +233,26 @@ def test_property_ledgers_aggregate_alike(
             writer.writerow(row[: len(header)])
     expected = polars_aggregate_frame(load.load(path).attempts, by)
     assert_same_aggregates(spark_aggregates(spark, path, by), expected)
+
+
+def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
+    from tui_ledger import ledger, stats
+    from tui_ledger.spark.aggregate import GROUP_ID, bootstrap_rows
+    from tui_ledger.spark.engine import open_ledger
+
+    path = SAMPLE / "demo.csv"
+    attempts = load.load(path).attempts
+    comparison = ledger.compare(attempts, ["workflow"], intervals="bootstrap")
+    groups = comparison.keep.with_row_index(GROUP_ID).select(
+        GROUP_ID, "workflow", (pl.col(GROUP_ID) < 2).alias("__every_row")
+    )
+    ours = bootstrap_rows(open_ledger(spark, str(path)), ["workflow"], groups)
+    assert ours.equals(ledger._bootstrap_rows(attempts, ["workflow"], groups, False))
+    keep = ours.filter(pl.col(GROUP_ID) < 2)
+    intervals = stats.bootstrap_intervals(
+        keep, GROUP_ID, ["tokens_per_accepted_result"], "__accepted"
+    ).sort(GROUP_ID)
+    expected = comparison.keep.head(2)
+    for end in ("lo", "hi"):
+        name = f"tokens_per_accepted_result_{end}"
+        assert intervals[name].to_list() == expected[name].to_list()

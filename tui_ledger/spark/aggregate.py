@@ -56,7 +56,7 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
-from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, column
+from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger, column
 
 __all__ = [
     "COUNT_AGGREGATES",
@@ -64,6 +64,7 @@ __all__ = [
     "DuplicateFigures",
     "aggregate_frame",
     "aggregate_names",
+    "bootstrap_rows",
     "check_cells",
     "duplicate_figures",
     "medians_from_middles",
@@ -420,3 +421,65 @@ def _rows_in_repeats(attempts: DataFrame, identity: list[str]) -> int:
         .where(F.col("n") > 1)
     )
     return int(repeats.agg(F.sum("n")).collect()[0][0] or 0)
+
+
+# --------------------------------------------------------------------------- intervals
+
+GROUP_ID = "__group_id"  # as ledger.py names a group in its interval frames
+
+
+def bootstrap_rows(
+    spark_ledger: SparkLedger,
+    by: Sequence[str],
+    groups: pl.DataFrame,
+    *,
+    where: Column | None = None,
+    with_cost: bool = False,
+    most: int = 2_000_000,
+) -> pl.DataFrame:
+    """The attempts a bootstrap resamples, for the chosen groups only: what ledger.py's
+    `_bootstrap_rows` returns, computed by the engine, so that `stats.bootstrap_intervals`
+    (the one definition of the bootstrap) runs on them unchanged and gives the same interval.
+
+    `groups` holds `__group_id`, the keys and `__every_row` (false for a group only the drop
+    view bootstraps: its accepted attempts suffice). Rows come in the input's own order (file,
+    block, position; `SparkLedger.ordered_attempts`), which is the order polars draws from
+    for a file, so the draws pick the same attempts. Columns: `__group_id`, one Float64
+    numerator per ratio (`tokens_per_accepted_result`, `cost_per_accepted_result`; missing
+    read as 0) and `__accepted` (0/1). The rows are at most what the bootstrap's cap allows
+    (`IntervalSettings.max_draws` / resamples); more than `most` raises ValueError.
+    """
+    keys = list(by)
+    frame, tiebreak = spark_ledger.ordered_attempts()
+    if where is not None:
+        frame = frame.where(where)
+    spark = spark_ledger.spark
+    wanted = spark.createDataFrame(
+        groups.select(pl.col(GROUP_ID).cast(pl.Int64), *keys, pl.col("__every_row")).to_arrow()
+    )
+    renamed = wanted.select(
+        F.col(GROUP_ID), F.col("__every_row"), *[column(k).alias(f"__wanted_{k}") for k in keys]
+    )
+    condition = [column(key).eqNullSafe(F.col(f"__wanted_{key}")) for key in keys]
+    accepted = F.col("outcome") == ACCEPTED
+    numerators = {"tokens_per_accepted_result": F.col("tokens")}
+    if with_cost:
+        numerators["cost_per_accepted_result"] = F.col(COST_COLUMN).try_cast("double")
+    rows = (
+        frame.join(F.broadcast(renamed), on=condition, how="inner")
+        .where(F.col("__every_row") | accepted)
+        .orderBy(*[column(name).asc_nulls_last() for name in tiebreak])
+        .select(
+            F.col(GROUP_ID),
+            *[
+                F.coalesce(value, F.lit(0)).cast("double").alias(name)
+                for name, value in numerators.items()
+            ],
+            accepted.cast("long").alias("__accepted"),
+        )
+        .limit(most + 1)
+    )
+    result = _to_polars(rows)
+    if result.height > most:
+        raise ValueError(f"more than {most:,} attempts to bootstrap; choose fewer groups")
+    return result.with_columns(pl.col(GROUP_ID).cast(groups.schema[GROUP_ID]))
