@@ -612,10 +612,10 @@ class SparkLedger:
     fmt: str
     input_types: dict[str, T.DataType]
     order_frame: DataFrame | None = None
+    parsed_counts: tuple[str, ...] = ()  # count columns read from text by the exact parser
     _report: SparkLoadReport | None = None
-    _typed: DataFrame | None = None
-    _typed_ordered: DataFrame | None = None
-    _casts: dict[str, str] = field(default_factory=dict)
+    _checkpoint: DataFrame | None = None
+    _casts: dict[str, str] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -637,26 +637,48 @@ class SparkLedger:
     def typed_attempts(self) -> DataFrame:
         """The validated attempts with a CSV's other columns typed as the loader types them
         (integer, float or boolean where every value reads so, else text): one probe query,
-        run once, only when a filter or a page needs it."""
-        if self._typed is None:
-            attempts = self.attempts()
-            self._casts = _inferred_types(attempts) if self.fmt == "csv" else {}
-            self._typed = _apply_casts(attempts, self._casts)
-        return self._typed
+        run once, only when a filter or a page needs it. See `_queryable` for when the rows
+        are materialised first."""
+        frame, _ = self._queryable()
+        return frame.select(*[column(name) for name in self.columns])
 
     def ordered_attempts(self) -> tuple[DataFrame, list[str]]:
         """The typed attempts with a total order's tiebreak, and the tiebreak's columns:
         a file input's rows in their files' order (file, block, position in the scan); a
         table's by every column (it has no order of its own, so ties are identical rows)."""
-        attempts = self.typed_attempts()
-        if self.order_frame is None:
-            return attempts, list(self.columns)
-        if self._typed_ordered is None:
-            self.validate()
-            names = [*self.columns, *ORDER_COLUMNS[1:]]
-            ordered = self.order_frame.select(*[column(name) for name in names])
-            self._typed_ordered = _apply_casts(ordered, self._casts)
-        return self._typed_ordered, list(ORDER_COLUMNS)
+        frame, tiebreak = self._queryable(ordered=True)
+        return frame, tiebreak
+
+    def _queryable(self, *, ordered: bool = False) -> tuple[DataFrame, list[str]]:
+        """The plan filters and pages run on (validated and typed; with the order columns
+        when `ordered`).
+
+        Where counts are parsed from text (CSV, or JSON strings), the parsed rows are
+        materialised once (`localCheckpoint`, on the cluster, memory then disk), with their
+        order columns: a filter on a parsed count (`tokens>1k`) is otherwise pushed down
+        through every parsing step, each helper's expression pasted in at each of its uses,
+        a tree Spark took 10-15 s to plan for a 360-row CSV; and every keystroke would parse
+        the text again. Typed inputs (Parquet, tables) stay lazy, so a filter reaches the
+        scan."""
+        self.validate()
+        if self._checkpoint is None and self.parsed_counts:
+            if self.order_frame is not None:
+                names = [*self.columns, *ORDER_COLUMNS[1:]]
+                source = self.order_frame.select(*[column(name) for name in names])
+            else:
+                source = self.attempts()
+            self._checkpoint = source.localCheckpoint(eager=True)
+        if self._casts is None:
+            probe = self._checkpoint if self._checkpoint is not None else self.attempts()
+            self._casts = _inferred_types(probe) if self.fmt == "csv" else {}
+        tiebreak = list(ORDER_COLUMNS) if self.order_frame is not None else list(self.columns)
+        if self._checkpoint is not None:
+            return _apply_casts(self._checkpoint, self._casts), tiebreak
+        if not ordered or self.order_frame is None:
+            return _apply_casts(self.attempts(), self._casts), tiebreak
+        names = [*self.columns, *ORDER_COLUMNS[1:]]
+        frame = self.order_frame.select(*[column(name) for name in names])
+        return _apply_casts(frame, self._casts), tiebreak
 
     def warning_examples(self, kind: str, count: int = 5) -> list[dict[str, object]]:
         """The identifying columns of up to `count` rows a warning counts (a bounded query)."""
@@ -847,6 +869,7 @@ def open_ledger(
         fmt=item.fmt,
         input_types=fields,
         order_frame=order_frame,
+        parsed_counts=tuple(name for name in counts if not _is_integral(types[name])),
     )
 
 
