@@ -219,10 +219,10 @@ def run_all(url: str, state: Path | None, runs: list[tuple[int, str, bool]]) -> 
     for rows, fmt, big in runs:
         path, generated = timed(lambda rows=rows, fmt=fmt: ledger_path(rows, fmt))
         size_mb = sum(f.stat().st_size for f in [path, *path.glob("*")] if f.is_file())
-        load = ", ".join(f"{value:.1f}" for value in os.getloadavg())
+        busy = ", ".join(f"{value:.1f}" for value in os.getloadavg())
         print(
             f"\n{rows:,} attempts, {fmt} ({size_mb / 2**20:,.0f} MB, ready in "
-            f"{generated:.1f} s): {path.name}; load average {load} on {os.cpu_count()} cores"
+            f"{generated:.1f} s): {path.name}; load average {busy} on {os.cpu_count()} cores"
         )
         spark_figures, ours = spark_side(spark, path)
         polars_figures, reference = polars_side(path, big)
