@@ -93,11 +93,18 @@ def test_other_bad_cells_are_one_line_errors(
     assert "\n" not in str(raised.value)
 
 
-def test_the_loader_warnings_are_counted(spark: Any) -> None:
-    report = opened(spark, SAMPLE / "demo.csv").validate()
-    expected = {w.kind: w.count for w in load.load(SAMPLE / "demo.csv").report.warnings}
-    assert report.counts == expected
+def test_the_loader_warnings_are_counted_with_examples_by_identity(spark: Any) -> None:
+    ledger = opened(spark, SAMPLE / "demo.csv")
+    report = ledger.validate()
+    loaded = load.load(SAMPLE / "demo.csv")
+    assert report.counts == {w.kind: w.count for w in loaded.report.warnings}
     assert report.rows == 360
+    examples = ledger.warning_examples("missing_usage")
+    assert len(examples) == 5
+    missing = loaded.attempts.filter(pl.col("tokens").is_null()).select(
+        pl.col("workflow").cast(pl.String), pl.col("task").cast(pl.String), "attempt"
+    )
+    assert all(example in missing.to_dicts() for example in examples)
 
 
 # --------------------------------------------------------------------------- inputs

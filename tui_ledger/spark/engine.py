@@ -613,6 +613,7 @@ class SparkLedger:
     input_types: dict[str, T.DataType]
     order_frame: DataFrame | None = None
     parsed_counts: tuple[str, ...] = ()  # count columns read from text by the exact parser
+    zero_is_missing: bool = False
     _report: SparkLoadReport | None = None
     _checkpoint: DataFrame | None = None
     _casts: dict[str, str] | None = None
@@ -681,12 +682,23 @@ class SparkLedger:
         return _apply_casts(frame, self._casts), tiebreak
 
     def warning_examples(self, kind: str, count: int = 5) -> list[dict[str, object]]:
-        """The identifying columns of up to `count` rows a warning counts (a bounded query)."""
+        """The identifying columns of up to `count` rows a warning counts (a bounded query;
+        the loader names lines, which a distributed table does not have)."""
         report = self.validate()
         if kind not in report.examples:
-            flag = _warning_flags(self.frame.columns)[kind]
-            rows = self.frame.where(flag).select(*[column(n) for n in self.identity]).limit(count)
-            report.examples[kind] = [row.asDict() for row in rows.collect()]
+            on_attempts = {
+                "missing_usage": F.col("tokens").isNull(),
+                "suspect_zero": F.col("tokens") == 0,
+                "ungraded": F.col("outcome") == "ungraded",
+            }
+            if kind in on_attempts and not (kind == "suspect_zero" and self.zero_is_missing):
+                # On the queryable rows: parsed once already where the counts are text.
+                frame, condition = self._queryable()[0], on_attempts[kind]
+            else:
+                frame, condition = self.frame, _warning_flags(self.frame.columns)[kind]
+            identity = [column(name) for name in self.identity]
+            rows = frame.where(condition).select(*identity).limit(count).collect()
+            report.examples[kind] = [row.asDict() for row in rows]
         return report.examples[kind]
 
 
@@ -870,6 +882,7 @@ def open_ledger(
         input_types=fields,
         order_frame=order_frame,
         parsed_counts=tuple(name for name in counts if not _is_integral(types[name])),
+        zero_is_missing=zero_usage_is_missing,
     )
 
 
