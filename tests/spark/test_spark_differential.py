@@ -171,6 +171,20 @@ def test_usage_rules_buckets_zeros_and_missing_words(spark: Any, tmp_path: Path)
         assert_same_aggregates(ours, expected)
 
 
+def test_cost_and_a_missing_key_aggregate_alike(spark: Any, tmp_path: Path) -> None:
+    path = tmp_path / "cost.csv"
+    path.write_text(
+        "workflow,model,tokens,passed,cost\n"
+        "lean,m1,100,true,0.25\nlean,,200,false,0.5\nlean,m2,,false,\n"
+        "steady,m1,300,true,1.125\nsteady,,0,true,0\nsteady,m2,50,false,0.1\n"
+    )
+    attempts = load.load(path).attempts
+    for by in (["workflow"], ["model"], ["workflow", "model"]):
+        expected = polars_aggregate_frame(attempts, by)
+        assert "keep__sum_known_cost" in expected.columns
+        assert_same_aggregates(spark_aggregates(spark, path, by), expected)
+
+
 def test_a_generated_million_row_parquet_ledger(spark: Any, tmp_path: Path) -> None:
     sys.path.insert(0, str(REPOSITORY))
     try:
