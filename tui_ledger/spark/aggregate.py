@@ -28,15 +28,14 @@ var_cost               Float64         sample variance of cost with missing read
 Rows are sorted by the keys, nulls last, as `ledger.compare` sorts its groups. Counts are
 Int64, never UInt32: a group on a cluster can pass 4,294,967,295 attempts.
 
-Medians are exact at any magnitude, and never go through a double. Spark's exact
-`percentile` does (a median of 9007199254740993 and 9007199254740995 comes back rounded), and
-costs about 10 us a row besides. Instead, below 2**52: `percentile_approx` brackets each
-median (0.5 -/+ 0.001, at a rank error ten times smaller), then one pass counts the values
-below each bracket and each distinct value inside it, and the two middle values are picked
-by rank on the client, as integers; a bracket that misses its rank is detected. Past 2**52
-(or after a miss), every distinct value is counted and a running count in usage order finds
-the middle values (`_middles`). Either way the median is (low + high) / 2 with ledger.py's
-dtype rule: Float64 while every median is below 2**52 (exact there), else Decimal(38, 1).
+Medians are exact at any magnitude. Spark's exact `percentile` goes through a double: it is
+exact while every value of the group is below 2**52 (each middle value and their half are
+then representable, and the weights of an even count are exactly 0.5), so it is used when the
+largest known usage is below 2**52. Past that, the two middle values are found by rank instead
+(a count of each distinct usage value per group, then a running count in usage order), never
+through a double. The same split as ledger.py: a float median where it is exact, an exact one
+where it might not be. (An approximate bracket, `percentile_approx` then a count of the values
+inside it, was tried: slower here, since both percentile functions cost microseconds a row.)
 """
 
 from __future__ import annotations
@@ -150,129 +149,16 @@ def _value_counts(attempts: DataFrame, keys: list[str]) -> DataFrame:
     )
 
 
-# The median's bracket: approximate quantiles this far either side of 0.5, at an accuracy
-# whose rank error (1 / accuracy of the group's count) is a tenth of that margin.
-BRACKET = 0.001
-APPROX_ACCURACY = 10_000
-
-
-def _bracketed_medians(selected: DataFrame, keys: list[str]) -> pl.DataFrame | None:
-    """Both views' exact medians in two light passes, or None where the bracket missed.
-
-    Spark's exact `percentile` keeps a map of every value per group and costs ~10 us a row
-    (12 s at 1M rows here, against 3 s for a max). Instead: (1) per group and view, the
-    count of known usage, `percentile_approx` at 0.5 -/+ 0.001 (a bracket [lo, hi] around
-    the median), and the largest value; (2) per group and view, the count of values below
-    lo and a count of each distinct value inside [lo, hi] (a few thousand rows at most per
-    group). The middle values are then found by rank on the client, exactly, as integers;
-    the bracket is only where to look. If a middle rank falls outside it (the sketch's
-    guarantee is a rank error, and this checks it), None: the caller counts by rank over
-    every value instead. Below 2**52 only (the sketch holds doubles); None past it.
-    """
+def _medians(keys: list[str]) -> list[Column]:
+    """Both views' medians by Spark's exact `percentile` (exact below 2**52, see the module
+    docstring), and the largest known usage, which says whether they can be trusted."""
     tokens = F.col("tokens")
     accepted = F.col("outcome") == ACCEPTED
-    group = [column(k) for k in keys]
-    fractions = [0.5 - BRACKET, 0.5 + BRACKET]
-    values = {"keep": tokens, "drop": F.when(accepted, tokens)}
-    first = selected.groupBy(*group).agg(
-        *[F.count(value).alias(f"{view}__n") for view, value in values.items()],
-        *[
-            F.percentile_approx(value, fractions, APPROX_ACCURACY).alias(f"{view}__bracket")
-            for view, value in values.items()
-        ],
+    return [
+        F.percentile(tokens, F.lit(0.5)).alias("keep__median_tokens_per_attempt"),
+        F.percentile(F.when(accepted, tokens), F.lit(0.5)).alias("drop__median_tokens_per_attempt"),
         F.max(tokens).alias("__max_known"),
-    )
-    brackets = _to_polars(first)
-    largest = brackets["__max_known"].max()
-    if largest is not None and int(largest) >= HALVES_EXACT:  # type: ignore[arg-type]
-        return None
-    brackets = brackets.with_columns(
-        pl.col(f"{view}__bracket").list.get(index, null_on_oob=True).alias(f"{view}__{end}")
-        for view in VIEWS
-        for index, end in ((0, "lo"), (1, "hi"))
-    )
-    ends = [f"{view}__{end}" for view in VIEWS for end in ("lo", "hi")]
-    wanted = selected.sparkSession.createDataFrame(
-        brackets.select(
-            *[pl.col(k).alias(f"__key_{k}") for k in keys], pl.col(ends).cast(pl.Int64)
-        ).to_arrow()
-    )
-    on = [column(k).eqNullSafe(F.col(f"__key_{k}")) for k in keys]
-    joined = selected.join(F.broadcast(wanted), on=on, how="inner")
-    # No `where` on tokens: on a CSV, Spark would push it down through every step of the
-    # exact count parser (see engine.SparkLedger._queryable). Rows are sorted into kinds
-    # instead: 0 below the bracket, 1 inside it (with their value), 2 not counted.
-    parts = []
-    for view, value in values.items():
-        lo, hi = F.col(f"{view}__lo"), F.col(f"{view}__hi")
-        kind = (
-            F.when(value.isNull() | (value > hi), F.lit(2))
-            .when(value < lo, F.lit(0))
-            .otherwise(F.lit(1))
-        )
-        parts.append(
-            joined.groupBy(*group, kind.alias("kind"), F.when(kind == 1, value).alias("value"))
-            .agg(F.count(F.lit(1)).alias("n"))
-            .withColumn("view", F.lit(view))
-        )
-    counts = _to_polars(parts[0].unionByName(parts[1])).filter(pl.col("kind") < 2)
-    return _middles_in_brackets(brackets, counts, keys)
-
-
-def _middles_in_brackets(
-    brackets: pl.DataFrame, counts: pl.DataFrame, keys: list[str]
-) -> pl.DataFrame | None:
-    """The medians from the bracket counts (see `_bracketed_medians`), or None when a middle
-    rank is not inside its bracket."""
-    targets = pl.concat(
-        [
-            brackets.select(
-                *keys,
-                pl.lit(view).alias("view"),
-                pl.col(f"{view}__n").cast(pl.Int64).alias("total"),
-            )
-            for view in VIEWS
-        ]
-    ).filter(pl.col("total") > 0)
-    below = counts.filter(pl.col("kind") == 0).select(
-        *keys, "view", pl.col("n").cast(pl.Int64).alias("below")
-    )
-    inside = (
-        counts.filter(pl.col("kind") == 1)
-        .sort([*keys, "view", "value"], nulls_last=True)
-        .with_columns(pl.col("n").cast(pl.Int64).cum_sum().over([*keys, "view"]).alias("upto"))
-        .join(below, on=[*keys, "view"], how="left", nulls_equal=True)
-        .join(targets, on=[*keys, "view"], how="inner", nulls_equal=True)
-        .with_columns(pl.col("below").fill_null(0))
-        .with_columns((pl.col("below") + pl.col("upto")).alias("upto"))
-    )
-
-    def at(rank: pl.Expr) -> pl.Expr:
-        holds = (pl.col("upto") - pl.col("n") <= rank) & (rank < pl.col("upto"))
-        return pl.col("value").filter(holds).first()
-
-    middles = inside.group_by([*keys, "view"]).agg(
-        at((pl.col("total") - 1) // 2).alias("low"), at(pl.col("total") // 2).alias("high")
-    )
-    found = targets.join(middles, on=[*keys, "view"], how="left", nulls_equal=True)
-    if found.filter(pl.col("low").is_null() | pl.col("high").is_null()).height:
-        return None
-    medians = found.select(
-        *keys,
-        "view",
-        ((pl.col("low").cast(pl.Int64) + pl.col("high").cast(pl.Int64)) / 2).alias("median"),
-    )
-    wide = brackets.select(keys)
-    for view in VIEWS:
-        wide = wide.join(
-            medians.filter(pl.col("view") == view).select(
-                *keys, pl.col("median").alias(f"{view}__median_tokens_per_attempt")
-            ),
-            on=keys,
-            how="left",
-            nulls_equal=True,
-        )
-    return wide
+    ]
 
 
 def _middles(counts: DataFrame, keys: list[str]) -> DataFrame:
@@ -350,10 +236,11 @@ def aggregate_frame(
 ) -> pl.DataFrame:
     """The aggregate frame (module docstring) of validated, possibly filtered `attempts`.
 
-    Three Spark queries, whose results are a few rows per group: the cells (a group-by of
+    Two Spark queries, whose results are a few rows per group: the cells (a group-by of
     (keys, outcome): counts, sums, means and spreads, from which both views follow by
-    ledger.py's definitions) and the medians of both views in two (module docstring). Where
-    a cell's sum of tokens passes a LONG it is recomputed as DECIMAL(38, 0). `with_cost` defaults to
+    ledger.py's definitions) and the medians of both views (a group-by of the keys). Where
+    some usage reaches 2**52 the medians are recomputed exactly by rank, and where a cell's
+    sum of tokens passes a LONG it is recomputed as DECIMAL(38, 0). `with_cost` defaults to
     whether the attempts have a `cost` column.
     """
     keys = list(by)
@@ -387,11 +274,11 @@ def aggregate_frame(
         pl.col("outcome").cast(OUTCOME_DTYPE),
         pl.col("sum_tokens").cast(pl.Int128).fill_null(0),
     )
-    medians = _bracketed_medians(selected, keys)
-    if medians is None:
-        # Past 2**52, or a bracket that missed: every value counted, the middles by rank.
-        counts = _value_counts(selected, keys)
-        medians = medians_from_middles(_to_polars(_middles(counts, keys)))
+    medians = _to_polars(selected.groupBy(*group).agg(*_medians(keys)))
+    largest = medians["__max_known"].max()
+    if largest is not None and int(largest) >= HALVES_EXACT:  # type: ignore[arg-type]
+        # Some value reaches 2**52: a double median may have lost digits. Exactly, by rank.
+        medians = medians_from_middles(_to_polars(_middles(_value_counts(selected, keys), keys)))
     frame = _views_from_cells(cells, keys, with_cost).join(
         medians.select(*keys, *[f"{view}__median_tokens_per_attempt" for view in VIEWS]),
         on=keys,
