@@ -16,7 +16,8 @@ import polars as pl
 from tui_ledger import checks, ledger
 from tui_ledger.spark.aggregate import COUNT_AGGREGATES, VIEWS, aggregate_names
 
-# Floats summed in a different order differ in their last bits: compared relatively.
+# Floats summed in a different order differ in their last bits: compared relatively, to the
+# scale of their rounding error (`_float_scale`).
 FLOAT_AGGREGATES = ("var_tokens", "sum_known_cost", "var_cost")
 RELATIVE_TOLERANCE = 1e-9
 
@@ -81,11 +82,29 @@ def assert_same_aggregates(spark_frame: pl.DataFrame, polars_frame: pl.DataFrame
         ours, theirs = spark_frame[name], polars_frame[name]
         if name.split("__")[-1] in FLOAT_AGGREGATES:
             assert (ours.is_null() == theirs.is_null()).all(), name
-            both = pl.DataFrame({"a": ours, "b": theirs}).drop_nulls()
-            gap = both.select(
-                ((pl.col("a") - pl.col("b")).abs() / pl.col("b").abs().clip(1.0)).max()
-            ).item()
+            scale = _float_scale(polars_frame, name).abs().clip(1.0)
+            both = pl.DataFrame({"a": ours, "b": theirs, "scale": scale}).drop_nulls()
+            gap = both.select(((pl.col("a") - pl.col("b")).abs() / pl.col("scale")).max()).item()
             assert gap is None or gap <= RELATIVE_TOLERANCE, (name, gap)
             continue
         assert ours.dtype == theirs.dtype, (name, ours.dtype, theirs.dtype)
         assert ours.to_list() == theirs.to_list(), (name, ours.to_list(), theirs.to_list())
+
+
+def _float_scale(frame: pl.DataFrame, name: str) -> pl.Series:
+    """What a float aggregate's rounding error is relative to. A sum: itself. A variance:
+    the larger of itself and the squared mean, since a variance computed in doubles loses
+    digits in proportion to mean**2 (two values of 2**53 that differ by 1 have a variance of
+    0.5, which either engine may round to 0 or 1): that is the float's precision, not a
+    difference between the engines."""
+    view, aggregate = name.split("__", 1)
+    values = frame[name].cast(pl.Float64)
+    if not aggregate.startswith("var_"):
+        return values
+    measure = "tokens" if aggregate == "var_tokens" else "cost"
+    total = frame[f"{view}__sum_known_{measure}"].cast(pl.Float64)
+    attempts = frame[f"{view}__attempts"].cast(pl.Float64).clip(1.0)
+    squared_mean = (total / attempts) ** 2
+    return pl.Series(
+        name, [max(abs(v or 0.0), m or 0.0) for v, m in zip(values, squared_mean, strict=True)]
+    )

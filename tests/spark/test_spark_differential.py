@@ -16,7 +16,7 @@ from typing import Any
 
 import polars as pl
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tests.spark.reference import (
@@ -230,6 +230,16 @@ _ROW = st.tuples(
     rows=st.lists(_ROW, min_size=1, max_size=40),
     with_status=st.booleans(),
     by=st.sampled_from([["workflow"], ["task"], ["workflow", "task"]]),
+)
+# Found by this test: a variance of two spends of 2**53 that differ by 1 (0.5) is rounded
+# differently by the two engines; floats are compared to the scale of their rounding error.
+@example(
+    rows=[
+        ("steady", "t1", "9007199254740992", "0", "passed"),
+        ("steady", "t1", "9007199254740991", "0", "passed"),
+    ],
+    with_status=False,
+    by=["workflow", "task"],
 )
 def test_property_ledgers_aggregate_alike(
     spark: Any,
