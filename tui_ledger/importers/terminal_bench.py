@@ -222,7 +222,9 @@ def _read_folder(root: Path) -> pl.DataFrame:
         # A run folder's own results.json repeats its trials: read it only when they are gone.
         if any(run_folder == folder or run_folder in folder.parents for folder in trial_folders):
             continue
-        rows.add_run_file(document, source=file, run_folder=run_folder)
+        parts = file.relative_to(root).parts
+        name = parts[0] if board and len(parts) > 1 else workflow
+        rows.add_run_file(document, source=file, run_folder=run_folder, workflow=name)
     if not rows.count:
         raise ImporterError.at(root, "holds no Terminal-Bench trial results.json")
     return rows.frame()
@@ -272,14 +274,26 @@ class _Rows:
         self.count = 0
         self._metadata: dict[Path, Mapping[str, Any]] = {}
 
-    def add_run_file(self, document: Mapping[str, Any], *, source: Path, run_folder: Path) -> None:
+    def add_run_file(
+        self,
+        document: Mapping[str, Any],
+        *,
+        source: Path,
+        run_folder: Path,
+        workflow: str | None = None,
+    ) -> None:
         for index, record in enumerate(document["results"], start=1):
             if not _is_trial(record):
                 raise ImporterError.at(
                     source, "is not a Terminal-Bench trial (no task_id)", record=f"record {index}"
                 )
             self.add(
-                record, source=source, line=index, run_folder=run_folder, where=f"record {index}"
+                record,
+                source=source,
+                line=index,
+                run_folder=run_folder,
+                where=f"record {index}",
+                workflow=workflow,
             )
 
     def add(
