@@ -62,8 +62,15 @@ def join_file(
         raise LoadError(str(error), source=str(outcomes)) from None
     back = {canonical: name for name, canonical in renamed.items()}
     result = joined.attempts.rename(back)
+    if opened.infer:
+        # A CSV's unvalidated columns arrive as text and get their types inferred later
+        # (`columns.infer_types`): the columns the join added arrive the same way.
+        added = [name for name in result.columns if name not in own.columns]
+        result = result.with_columns(pl.col(added).cast(pl.String))
     helpers = {LINE, schema.SOURCE_COLUMN} if opened.has_source else {LINE}
-    columns = [name for name in result.columns if name not in helpers]
+    added = [name for name in result.columns if name not in helpers and name not in own.columns]
+    # The file's last column stays last: a CSV's short rows are those where it is empty.
+    columns = [*opened.columns[:-1], *added, *opened.columns[-1:]]
     replaced = dataclasses.replace(opened, frame=result.lazy(), columns=columns, in_memory=True)
     return replaced, joined
 
