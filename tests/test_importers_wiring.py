@@ -571,3 +571,18 @@ def test_an_empty_folder_is_refused_by_every_importer(
         ["convert", str(empty), "-o", str(out_file), "--input-format", name], out_file, capsys
     )
     assert str(empty) in err
+
+
+async def test_the_apps_warnings_name_trials_by_their_path(board: Path) -> None:
+    from tests.pilot_helpers import press, screen_text, settle
+    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.tui.screens import WarningsScreen
+
+    app = LedgerApp([str(board)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await press(pilot, "w")
+        assert isinstance(app.screen, WarningsScreen)
+        text = screen_text(app)
+        assert "e.g. sub-b/fix-git/fix-git.1-of-2/results.json" in text
+        assert "results.json:1" not in text
