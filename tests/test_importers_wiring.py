@@ -586,3 +586,28 @@ async def test_the_apps_warnings_name_trials_by_their_path(board: Path) -> None:
         text = screen_text(app)
         assert "e.g. sub-b/fix-git/fix-git.1-of-2/results.json" in text
         assert "results.json:1" not in text
+
+
+def test_scan_joins_the_outcomes_as_load_does(tmp_path: Path) -> None:
+    from tui_ledger.load import scan
+
+    grades = tmp_path / "grades.csv"
+    grades.write_text(f"session_id,passed\n{S1},true\n")
+    imports = ImportOptions(outcomes=grades)
+    lazy, report = scan(SESSIONS, imports=imports)
+    loaded = load(SESSIONS, imports=imports)
+    assert lazy.collect().equals(loaded.attempts)
+    assert [w.kind for w in report.warnings] == [w.kind for w in loaded.report.warnings]
+    assert "outcomes_join" in [w.kind for w in report.warnings]
+
+
+def test_watch_reads_with_the_importer_options(tmp_path: Path) -> None:
+    from tui_ledger.watch import Watcher
+
+    grades = tmp_path / "grades.csv"
+    grades.write_text(f"session_id,passed\n{S1},true\n")
+    watcher = Watcher.from_load_options(
+        [str(SESSIONS)], {"imports": ImportOptions(outcomes=grades), "columns": {}}
+    )
+    ledger = watcher.load()
+    assert (ledger.attempts["outcome"] == "passed").sum() == 1
