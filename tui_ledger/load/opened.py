@@ -28,6 +28,7 @@ class Opened:
     unterminated: bool = False  # CSV/TSV: the last line has no line end (cut off?)
     conventions: tuple[str, ...] = ()  # importers: which bucket convention was read, and why
     notes: tuple[tuple[str, str], ...] = ()  # (kind, sentence): importer and join warnings
+    whole_files: frozenset[str] = frozenset()  # importers: sources holding one attempt each
 
 
 def refuse(item: Input, what: str) -> None:

@@ -131,5 +131,8 @@ def prepare(
 
 
 def place_of(prepared: Prepared, source: str, line: int, column: str) -> str:
-    """Where a cell is, in words: `runs.csv line 7, column 'tokens'`."""
+    """Where a cell is, in words: `runs.csv line 7, column 'tokens'`; a file that holds one
+    attempt (a harness's trial) by its name alone: `a/results.json, column 'status'`."""
+    if source in prepared.opened.whole_files:
+        return f"{source}, column {prepared.mapping[column]!r}"
     return f"{source} {prepared.opened.unit} {line}, column {prepared.mapping[column]!r}"

@@ -147,6 +147,10 @@ def _open_imported(item: Input, imports: ImportOptions | None, several: bool) ->
     if source in data.columns:
         columns.append(trial_names(item, pl.col(source).cast(pl.String), several))
     frame = data.lazy().select(columns)
+    whole: frozenset[str] = frozenset()
+    if source in data.columns:
+        counts = frame.group_by(source).len().filter(pl.col("len") == 1).collect()
+        whole = frozenset(counts[source].to_list())
     kind = f"{item.importer.name.replace('-', '_')}_import"
     return Opened(
         item,
@@ -157,6 +161,7 @@ def _open_imported(item: Input, imports: ImportOptions | None, several: bool) ->
         has_source=source in data.columns,
         conventions=imported.conventions,
         notes=tuple((kind, sentence) for sentence in imported.warnings),
+        whole_files=whole,
     )
 
 

@@ -285,14 +285,11 @@ def _derived_and_units(
             continue
         # Importers name a source per row; their frames are small. A source holding one
         # attempt (a trial's own file) is named alone: its line number would say nothing.
-        found = (
-            staged.filter(pl.col(FRAME) == prepared.index)
-            .group_by(schema.SOURCE_COLUMN)
-            .agg(pl.len().alias("rows"))
-            .collect(engine=engine)
+        found = staged.filter(pl.col(FRAME) == prepared.index).select(
+            pl.col(schema.SOURCE_COLUMN).unique()
         )
-        for source, rows in found.iter_rows():
-            units[source] = WHOLE_FILE if rows == 1 else opened.unit
+        for source in found.collect(engine=engine).to_series().to_list():
+            units[source] = WHOLE_FILE if source in opened.whole_files else opened.unit
     return derived, units
 
 
