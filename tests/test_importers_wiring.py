@@ -485,6 +485,32 @@ BROKEN: list[tuple[str, Path, str, str, Callable[[Path], None]]] = [
         lambda f: _edit_json(f, lambda d: d.update(total_input_tokens="12")),
     ),
 ]
+
+
+def _inspect_usage(document: Any) -> None:
+    document["samples"][0]["model_usage"] = {"m": {"input_tokens": "lots"}}
+
+
+def _promptfoo_usage(document: Any) -> None:
+    document["results"]["results"][0]["tokenUsage"] = {"total": "many"}
+
+
+BROKEN += [
+    (
+        "inspect",
+        FIXTURES / "inspect" / "ledger_fixture.json",
+        "ledger_fixture.json",
+        "input_tokens",
+        lambda f: _edit_json(f, _inspect_usage),
+    ),
+    (
+        "promptfoo",
+        FIXTURES / "promptfoo" / "results.json",
+        "results.json",
+        "tokenUsage.total",
+        lambda f: _edit_json(f, _promptfoo_usage),
+    ),
+]
 BROKEN_IDS = [name for name, *_ in BROKEN]
 
 
