@@ -209,6 +209,8 @@ def test_outcomes_join_a_grading_csv_onto_sessions(tmp_path: Path) -> None:
     joined = [w for w in ledger.report.warnings if w.kind == "outcomes_join"]
     assert [w.count for w in joined] == [1]
     assert "without an outcome" in joined[0].message
+    said = f"Derived: the verdict of 1 attempt (of 2) from {grades}, joined by session_id."
+    assert said in ledger.report.lines()
 
 
 def test_outcomes_join_onto_a_plain_table_by_a_named_key(tmp_path: Path) -> None:

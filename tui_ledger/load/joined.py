@@ -71,7 +71,13 @@ def join_file(
     added = [name for name in result.columns if name not in helpers and name not in own.columns]
     # The file's last column stays last: a CSV's short rows are those where it is empty.
     columns = [*opened.columns[:-1], *added, *opened.columns[-1:]]
-    replaced = dataclasses.replace(opened, frame=result.lazy(), columns=columns, in_memory=True)
+    said = (
+        f"the verdict of {plural(joined.matched, 'attempt')} (of {joined.attempts.height}) "
+        f"from {outcomes}, joined by {joined.key}"
+    )
+    replaced = dataclasses.replace(
+        opened, frame=result.lazy(), columns=columns, in_memory=True, joined=(said,)
+    )
     return replaced, joined
 
 

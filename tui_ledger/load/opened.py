@@ -29,6 +29,7 @@ class Opened:
     conventions: tuple[str, ...] = ()  # importers: which bucket convention was read, and why
     notes: tuple[tuple[str, str], ...] = ()  # (kind, sentence): importer and join warnings
     whole_files: frozenset[str] = frozenset()  # importers: sources holding one attempt each
+    joined: tuple[str, ...] = ()  # --outcomes: what the join did, for the report's "Derived"
 
 
 def refuse(item: Input, what: str) -> None:

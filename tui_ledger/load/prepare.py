@@ -124,6 +124,7 @@ def prepare(
     frame, derived = parse_accounting(
         frame, mapping, zero_usage_is_missing, in_memory=opened.in_memory
     )
+    derived.extend(opened.joined)
     if kept_as:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in kept_as.items())
         derived.append(f"kept the file's unmapped {pairs}")
