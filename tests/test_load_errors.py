@@ -435,7 +435,7 @@ def test_an_importer_failure_is_a_load_error(
     class Failing:
         name = "fake-harness"
 
-        def read(self, path: Path) -> pl.DataFrame:
+        def read_imported(self, path: Path, options: object = None) -> pl.DataFrame:
             raise ValueError(f"{path}: record 3: is_resolved is 'yes', not true, false or null")
 
     monkeypatch.setattr(load_inputs, "find_importer", lambda path: Failing())

@@ -9,7 +9,7 @@ check is a vectorised polars query. Decisions are in docs/ACCOUNTING.md ("Checks
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -543,8 +543,11 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     ]
 
 
-def check_lines(checks: Sequence[Check]) -> list[str]:
-    """The checks as `ledger-tui check` prints them: one line each, details indented."""
+def check_lines(checks: Sequence[Check], units: Mapping[str, str] | None = None) -> list[str]:
+    """The checks as `ledger-tui check` prints them: one line each, details indented.
+
+    `units` (the load report's) names the sources that hold one attempt ("file"): their
+    examples are the file alone, a line number would say nothing."""
     if not checks:
         return ["No fair-comparison issue found."]
     lines: list[str] = []
@@ -552,12 +555,15 @@ def check_lines(checks: Sequence[Check]) -> list[str]:
         lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")
         lines.extend(f"    {detail}" for detail in check.details)
         if check.lines:
-            lines.append(f"    e.g. {_places(check.lines, check.sources)}")
+            lines.append(f"    e.g. {_places(check.lines, check.sources, units or {})}")
     return lines
 
 
-def _places(lines: Sequence[int], sources: Sequence[str]) -> str:
-    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files."""
+def _places(lines: Sequence[int], sources: Sequence[str], units: Mapping[str, str]) -> str:
+    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files;
+    a file that holds one attempt by its name alone."""
+    if sources and all(units.get(source) == "file" for source in sources):
+        return ", ".join(dict.fromkeys(sources))
     if not sources or len(set(sources)) <= 1:
         where = f" of {sources[0]}" if sources else ""
         return f"lines {', '.join(map(str, lines))}{where}"

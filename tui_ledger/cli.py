@@ -371,7 +371,7 @@ def run_check(argv: Sequence[str]) -> int:
     )
     extra = prepared.warnings[len(prepared.report.warnings) :]
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
-    for line in check_lines(checks):
+    for line in check_lines(checks, prepared.report.units):
         print(safe_text(line))
     return 0
 

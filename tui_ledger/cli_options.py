@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
     from tui_ledger.prices import PriceTable
 
 # The environment variable through which `ledger-tui serve` tells each session's app
@@ -64,7 +65,9 @@ def column_mapping(values: Sequence[str]) -> dict[str, str]:
 
 
 def add_load_options(parser: argparse.ArgumentParser) -> None:
-    """`--col`, `--zero-usage-is-missing`, `--input-format`: how the files are read."""
+    """`--col`, `--zero-usage-is-missing`, `--input-format`, the importers' options
+    (`--pass-threshold`, `--report`, `--outcome-attribute`) and `--outcomes` with
+    `--outcomes-key`: how the files are read."""
     parser.add_argument(
         "--col",
         action="append",
@@ -81,8 +84,39 @@ def add_load_options(parser: argparse.ArgumentParser) -> None:
         "--input-format",
         dest="fmt",
         metavar="FORMAT",
-        help="force the input format (csv, tsv, parquet, json, jsonl, terminal-bench, "
+        help="force the input format (csv, tsv, parquet, json, jsonl, or a harness: "
+        "terminal-bench, harbor, swe-bench, openhands, aider, claude-code, codex, otel, "
         "inspect, promptfoo) instead of detecting it",
+    )
+    parser.add_argument(
+        "--pass-threshold",
+        type=float,
+        metavar="REWARD",
+        help="accept a fractional reward or score at or above this (0 < REWARD <= 1; "
+        "default 1: only a full reward passes)",
+    )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="the SWE-bench harness report (or a folder of them) when it is not beside the run",
+    )
+    parser.add_argument(
+        "--outcome-attribute",
+        metavar="NAME",
+        help="the OpenTelemetry span attribute that holds the verdict (true/false, a "
+        "pass/fail word, or a score read against --pass-threshold)",
+    )
+    parser.add_argument(
+        "--outcomes",
+        metavar="FILE",
+        help="a grading file (CSV, TSV, JSON or JSONL with a key column and passed and/or "
+        "status, optionally task) joined onto the attempts of every input",
+    )
+    parser.add_argument(
+        "--outcomes-key",
+        metavar="COL",
+        help="the column --outcomes joins on (default: the first of session_id, trace_id, "
+        "conversation_id, span_id, trial_uuid, task that both have)",
     )
 
 
@@ -95,6 +129,16 @@ def load_argv(args: argparse.Namespace) -> list[str]:
         argv.append("--zero-usage-is-missing")
     if args.fmt:
         argv += ["--input-format", args.fmt]
+    if args.pass_threshold is not None:
+        argv += ["--pass-threshold", repr(args.pass_threshold)]
+    for option, value in (
+        ("--report", args.report),
+        ("--outcome-attribute", args.outcome_attribute),
+        ("--outcomes", args.outcomes),
+        ("--outcomes-key", args.outcomes_key),
+    ):
+        if value is not None:
+            argv += [option, value]
     return argv
 
 
@@ -160,12 +204,54 @@ def add_query_options(parser: argparse.ArgumentParser) -> None:
 
 
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The `load.load` keyword arguments the command line asks for."""
-    return {
+    """The `load.load` keyword arguments the command line asks for (`imports` only when an
+    importer or outcomes option is given)."""
+    options: dict[str, Any] = {
         "columns": column_mapping(args.col),
         "zero_usage_is_missing": args.zero_usage_is_missing,
         "fmt": args.fmt,
     }
+    imports = import_options(args)
+    if imports is not None:
+        options["imports"] = imports
+    return options
+
+
+def import_options(args: argparse.Namespace) -> ImportOptions | None:
+    """What `--pass-threshold`, `--report`, `--outcome-attribute`, `--outcomes` and
+    `--outcomes-key` tell the loader, or None when none is given. Raises `UsageError` for a
+    value that cannot be used."""
+    given = (
+        args.pass_threshold,
+        args.report,
+        args.outcome_attribute,
+        args.outcomes,
+        args.outcomes_key,
+    )
+    if all(value is None for value in given):
+        return None
+    threshold = args.pass_threshold
+    if threshold is not None and not 0 < threshold <= 1:
+        raise UsageError(
+            f"--pass-threshold {threshold:g}: give a reward between 0 (excluded) and 1, "
+            "e.g. 0.5 to accept half credit"
+        )
+    if args.outcomes_key is not None and args.outcomes is None:
+        raise UsageError("--outcomes-key names the key of --outcomes FILE; give the file too")
+    for option, value in (("--report", args.report), ("--outcomes", args.outcomes)):
+        if value is not None and not os.path.exists(value):
+            raise UsageError(f"{option} {value}: no such file or folder; check the path")
+    if args.outcome_attribute is not None and not args.outcome_attribute.strip():
+        raise UsageError("--outcome-attribute: give the span attribute's name")
+    from tui_ledger.importers import ImportOptions
+
+    return ImportOptions(
+        pass_threshold=threshold,
+        report=None if args.report is None else Path(args.report),
+        outcome_attribute=args.outcome_attribute,
+        outcomes=None if args.outcomes is None else Path(args.outcomes),
+        outcomes_key=args.outcomes_key,
+    )
 
 
 def price_table(prices: str | None, flat_price: float | None) -> PriceTable | None:

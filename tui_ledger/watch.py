@@ -41,7 +41,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
@@ -49,6 +49,9 @@ from tui_ledger import schema
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, LoadWarning, load
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
 from tui_ledger.wording import plural
+
+if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
 
 __all__ = ["INTERVAL", "Change", "Stamp", "Watcher"]
 
@@ -58,7 +61,7 @@ INTERVAL = 0.25
 _BLOCK = 1 << 20  # bytes read at a time when counting the lines of a whole file
 _HEAD = 4096  # bytes compared at the start of a file to tell an append from a rewrite
 _TAIL = 256  # bytes compared just before where the last read stopped
-_LOAD_OPTIONS = ("columns", "zero_usage_is_missing", "fmt")
+_LOAD_OPTIONS = ("columns", "zero_usage_is_missing", "fmt", "imports")
 _APPENDABLE = {"csv": "csv", "tsv": "tsv", "ndjson": "ndjson", "jsonl": "ndjson"}
 _SUFFIX_OF = {"csv": ".csv", "tsv": ".tsv", "ndjson": ".jsonl"}
 _TERMINAL_BENCH_FILES = frozenset({"results.json", "run_metadata.json"})
@@ -161,9 +164,13 @@ class Watcher:
         columns: Mapping[str, str] | None = None,
         zero_usage_is_missing: bool = False,
         fmt: str | None = None,
+        imports: ImportOptions | None = None,
         interval: float = INTERVAL,
     ) -> None:
         self.paths = [str(path) for path in paths]
+        self.imports = imports  # importer options and --outcomes: given to every full read
+        # Appended rows are read on their own, where an outcomes join cannot see every key.
+        appendable = imports is None or imports.outcomes is None
         self.columns = columns
         self.zero_usage_is_missing = zero_usage_is_missing
         self.fmt = fmt
@@ -178,7 +185,8 @@ class Watcher:
             if key in seen:
                 continue  # the loader reads a path given twice once
             seen.add(key)
-            self._watched.append(_Path(path, given, _appendable_format(path, fmt)))
+            tail = _appendable_format(path, fmt) if appendable else None
+            self._watched.append(_Path(path, given, tail))
         self._seen: Stamp | None = None  # the stamp last acted on
         self._pending: Stamp | None = None  # a changed stamp waiting to stand still
         self._dirty = False  # the attempts may not match the files: the next change reloads
@@ -295,6 +303,7 @@ class Watcher:
             columns=self.columns,
             zero_usage_is_missing=self.zero_usage_is_missing,
             fmt=self.fmt,
+            imports=self.imports,
         )
 
     # ------------------------------------------------------------------ appended rows

@@ -86,6 +86,7 @@ The package, one module per job (each imports only those above it in this list, 
 - `opened`: what opening one input gives the rest of the loader;
 - `columns`: a file's columns onto the canonical ones (`--col`, the aliases);
 - `csv_errors`, `read_csv`, `read_json`, `readers`: opening one input by its format;
+- `joined`: `--outcomes`, a grading file joined onto one opened input (any format);
 - `counts`, `prepare`: one file's counts parsed, its columns selected;
 - `outcomes`: the outcome vocabularies;
 - `validate`: across files, the checks that stop a load, the warnings, the column order;
@@ -98,11 +99,13 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from tui_ledger.load.formats import SUPPORTED_SUFFIXES, is_utf8_error
-from tui_ledger.load.inputs import check_path_kind, expand
+from tui_ledger.load.inputs import Input, check_path_kind, expand, files_below
+from tui_ledger.load.joined import join_all
 from tui_ledger.load.load_report import (
     Counted,
     Ledger,
@@ -112,10 +115,14 @@ from tui_ledger.load.load_report import (
     build_report,
 )
 from tui_ledger.load.memory import check_memory, read_whole, too_large_to_load
+from tui_ledger.load.opened import Opened
 from tui_ledger.load.prepare import Prepared, prepare
 from tui_ledger.load.readers import open_input, read_error
 from tui_ledger.load.validate import column_order, concat, finish
 from tui_ledger.wording import first_line, listing
+
+if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
 
 __all__ = [
     "SUPPORTED_SUFFIXES",
@@ -124,6 +131,8 @@ __all__ = [
     "LoadReport",
     "LoadWarning",
     "check_path_kind",
+    "expand",
+    "files_below",
     "load",
     "scan",
     "too_large_to_load",
@@ -136,6 +145,7 @@ def load(
     columns: Mapping[str, str] | None = None,
     zero_usage_is_missing: bool = False,
     fmt: str | None = None,
+    imports: ImportOptions | None = None,
 ) -> Ledger:
     """Read, map and validate files of attempts into one attempts frame.
 
@@ -143,11 +153,31 @@ def load(
     a harness importer is asked first about each path. `columns` maps canonical names to the
     file's column names and beats the aliases. `zero_usage_is_missing` reads a usage of exactly
     0 as missing. `fmt` forces a format (csv, tsv, parquet, json, ndjson) or an importer (by
-    its name, e.g. "terminal-bench") for every path. Raises `LoadError` for anything that
-    cannot be read unambiguously; the files are only ever opened for reading.
+    its name, e.g. "terminal-bench") for every path. `imports` is what the user told the
+    importers (`--pass-threshold`, `--report`, `--outcome-attribute`) and the grading file
+    joined onto every input (`--outcomes`, `--outcomes-key`). Raises `LoadError` for anything
+    that cannot be read unambiguously; the files are only ever opened for reading.
     """
     with _one_interrupt():
-        return _load(paths, columns, zero_usage_is_missing, fmt)
+        return _load(paths, columns, zero_usage_is_missing, fmt, imports)
+
+
+def _opened(
+    inputs: list[Input],
+    columns: Mapping[str, str] | None,
+    imports: ImportOptions | None,
+    *,
+    lazy: bool,
+) -> list[Opened]:
+    """Every input opened (importers told `imports`), the outcomes file joined if given."""
+    several = len(inputs) > 1
+    opened = [
+        open_input(item, lazy=lazy, columns=columns, imports=imports, several=several)
+        for item in inputs
+    ]
+    if imports is not None and imports.outcomes is not None:
+        opened = join_all(opened, imports.outcomes, imports.outcomes_key, columns)
+    return opened
 
 
 def _load(
@@ -155,10 +185,11 @@ def _load(
     columns: Mapping[str, str] | None,
     zero_usage_is_missing: bool,
     fmt: str | None,
+    imports: ImportOptions | None,
 ) -> Ledger:
     inputs = expand(paths, fmt)
     check_memory(inputs)
-    opened = [open_input(item, lazy=False, columns=columns) for item in inputs]
+    opened = _opened(inputs, columns, imports, lazy=False)
     try:
         frames = [
             prepare(item, index, columns, zero_usage_is_missing)
@@ -190,15 +221,17 @@ def scan(
     columns: Mapping[str, str] | None = None,
     zero_usage_is_missing: bool = False,
     fmt: str | None = None,
+    imports: ImportOptions | None = None,
 ) -> tuple[pl.LazyFrame, LoadReport]:
     """Like `load`, but return a LazyFrame that reads CSV, TSV, Parquet and NDJSON on demand.
 
     The files are validated here with lazy queries (so a bad cell still raises `LoadError`
     now, not later), each file on its own, which reads each file a few times but never holds
-    it in memory whole. JSON arrays, compressed NDJSON and importer output are read eagerly.
+    it in memory whole. JSON arrays, compressed NDJSON and importer output are read eagerly,
+    as is every input an outcomes file is joined onto.
     """
     with _one_interrupt():
-        return _scan(paths, columns, zero_usage_is_missing, fmt)
+        return _scan(paths, columns, zero_usage_is_missing, fmt, imports)
 
 
 def _scan(
@@ -206,22 +239,32 @@ def _scan(
     columns: Mapping[str, str] | None,
     zero_usage_is_missing: bool,
     fmt: str | None,
+    imports: ImportOptions | None,
 ) -> tuple[pl.LazyFrame, LoadReport]:
     inputs = expand(paths, fmt)
     check_memory([item for item in inputs if read_whole(item)], streaming=True)
+    joined = imports is not None and imports.outcomes is not None
+    # The join needs every input first (a key may match in any of them).
+    ready = _opened(inputs, columns, imports, lazy=True) if joined else None
     results: list[pl.LazyFrame] = []
     frames: list[Prepared] = []
     counted: list[Counted] = []
     derived: list[tuple[str, str]] = []
     units: dict[str, str] = {}
     rows = 0
+    several = len(inputs) > 1
     for index, item in enumerate(inputs):
-        opened = open_input(item, lazy=True)
+        opened = (
+            ready[index]
+            if ready is not None
+            else open_input(item, lazy=True, imports=imports, several=several)
+        )
         try:
             prepared = prepare(opened, index, columns, zero_usage_is_missing)
             validated = finish(prepared.lazy, [prepared], in_memory=False)
         except pl.exceptions.PolarsError as error:
-            if opened.fmt in ("csv", "tsv") and is_utf8_error(error) and not opened.lossy:
+            lossy_again = opened.fmt in ("csv", "tsv") and not opened.lossy and not joined
+            if lossy_again and is_utf8_error(error):
                 opened = open_input(item, lazy=True, lossy=True)
                 prepared = prepare(opened, index, columns, zero_usage_is_missing)
                 try:

@@ -9,7 +9,7 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 
@@ -23,6 +23,9 @@ from tui_ledger.load.formats import (
 )
 from tui_ledger.load.load_report import LoadError, shown
 
+if TYPE_CHECKING:
+    from tui_ledger.importers import Imported, ImportOptions
+
 
 class Importer(Protocol):
     """What the loader needs of a harness importer (tui_ledger.importers.Importer)."""
@@ -30,7 +33,9 @@ class Importer(Protocol):
     @property
     def name(self) -> str: ...
 
-    def read(self, path: Path) -> pl.DataFrame: ...
+    def read(self, path: Path, options: ImportOptions | None = None) -> pl.DataFrame: ...
+
+    def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported: ...
 
 
 @dataclass(frozen=True)
@@ -110,7 +115,7 @@ def _inputs_for(path: Path, display: str, forced: str | None) -> list[Input]:
     if not path.is_dir():
         return [Input(path, display, forced or _format_of(path, display))]
     inputs = []
-    for child in _files_below(path, display):
+    for child in files_below(path, display):
         shown = str(Path(display) / child.relative_to(path))
         _check_readable(child, shown)
         child_importer = None if forced else find_importer(child)
@@ -127,13 +132,17 @@ def _inputs_for(path: Path, display: str, forced: str | None) -> list[Input]:
     return inputs
 
 
-def _files_below(folder: Path, display: str) -> list[Path]:
-    """Every supported, non-hidden file below `folder`, sorted by its path inside it.
+def files_below(folder: Path, display: str | None = None) -> list[Path]:
+    """Every supported, non-hidden file below `folder`, sorted by its path inside it: what a
+    load of a plain folder reads (`watch` lists a folder with it too; `display` is how errors
+    name the folder, by default its path).
 
     Links to folders are followed, each real folder read once (so a link back up the tree
     cannot loop). A supported name that is not a regular file (a pipe, a device, a link to
     nothing or a link loop) stops the load, naming it, rather than being skipped unseen.
     """
+
+    display = str(folder) if display is None else display
 
     def refuse(error: OSError) -> None:
         where = Path(display) / Path(error.filename).relative_to(folder)

@@ -69,6 +69,8 @@ class LoadReport:
     derived: list[str]
     warnings: list[LoadWarning]
     units: dict[str, str] = field(default_factory=dict)
+    conventions: list[str] = field(default_factory=list)
+    """Which token-bucket convention each importer read, and why (one sentence each)."""
 
     def lines(self) -> list[str]:
         """The report `ledger-tui check` prints, one sentence per line."""
@@ -85,6 +87,7 @@ class LoadReport:
             ]
             out.append(f"Columns: {'; '.join(pairs)}.")
         out.extend(f"Derived: {sentence}." for sentence in self.derived)
+        out.extend(f"Convention: {sentence}." for sentence in self.conventions)
         if not self.warnings:
             out.append("No warnings.")
         for warning in self.warnings:
@@ -103,12 +106,20 @@ class LoadReport:
         parts = []
         for source, numbers in by_source.items():
             unit = self.units.get(source, "line")
+            if unit == WHOLE_FILE and source:
+                parts.append(source)  # one attempt per file: a line number would say nothing
+                continue
             label = unit if len(numbers) == 1 else f"{unit}s"
             several = len(self.files) > 1 or len(self.units) > 1
             prefix = f"{source} " if source and several else ""
             parts.append(f"{prefix}{label} {', '.join(map(str, numbers))}")
         more = " and more" if warning.count > len(warning.lines) else ""
         return f" (e.g. {'; '.join(parts)}{more})"
+
+
+WHOLE_FILE = "file"
+"""The unit of a source that holds one attempt (a harness's trial file): examples name the
+file alone, since its line number says nothing."""
 
 
 @dataclass
@@ -189,6 +200,42 @@ def build_report(
                 sources=tuple(source for source, _ in examples),
             )
         )
+    conventions: list[str] = []
+    for prepared in frames:
+        opened = prepared.opened
+        name = opened.item.importer.name if opened.item.importer is not None else ""
+        for sentence in opened.conventions:
+            said_once = f"{name}: {sentence}" if name else sentence
+            if said_once not in conventions:
+                conventions.append(said_once)
+        for kind, sentence in opened.notes:
+            warnings.append(
+                LoadWarning(kind=kind, message=_sentence(sentence), count=_leading_count(sentence))
+            )
     return LoadReport(
-        files=files, rows=rows, mapping=ordered, derived=said, warnings=warnings, units=units
+        files=files,
+        rows=rows,
+        mapping=ordered,
+        derived=said,
+        warnings=warnings,
+        units=units,
+        conventions=conventions,
     )
+
+
+def _sentence(text: str) -> str:
+    """An importer's note as a report sentence: capitalised, one full stop."""
+    text = text.strip().rstrip(".")
+    return text[:1].upper() + text[1:] + "."
+
+
+def _leading_count(text: str) -> int:
+    """The count an importer's or a join's note starts with ("3 trials ..." -> 3); every note
+    counts what it is about first (`importers._base.counted`, `wording.plural`)."""
+    digits = ""
+    for char in text.lstrip():
+        if char.isdigit():
+            digits += char
+        elif char != "," or not digits:
+            break
+    return int(digits) if digits else 0

@@ -26,6 +26,10 @@ class Opened:
     duplicates: dict[str, str] = field(default_factory=dict)  # polars name -> header name
     has_source: bool = False
     unterminated: bool = False  # CSV/TSV: the last line has no line end (cut off?)
+    conventions: tuple[str, ...] = ()  # importers: which bucket convention was read, and why
+    notes: tuple[tuple[str, str], ...] = ()  # (kind, sentence): importer and join warnings
+    whole_files: frozenset[str] = frozenset()  # importers: sources holding one attempt each
+    joined: tuple[str, ...] = ()  # --outcomes: what the join did, for the report's "Derived"
 
 
 def refuse(item: Input, what: str) -> None:

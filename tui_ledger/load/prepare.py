@@ -124,6 +124,7 @@ def prepare(
     frame, derived = parse_accounting(
         frame, mapping, zero_usage_is_missing, in_memory=opened.in_memory
     )
+    derived.extend(opened.joined)
     if kept_as:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in kept_as.items())
         derived.append(f"kept the file's unmapped {pairs}")
@@ -131,5 +132,8 @@ def prepare(
 
 
 def place_of(prepared: Prepared, source: str, line: int, column: str) -> str:
-    """Where a cell is, in words: `runs.csv line 7, column 'tokens'`."""
+    """Where a cell is, in words: `runs.csv line 7, column 'tokens'`; a file that holds one
+    attempt (a harness's trial) by its name alone: `a/results.json, column 'status'`."""
+    if source in prepared.opened.whole_files:
+        return f"{source}, column {prepared.mapping[column]!r}"
     return f"{source} {prepared.opened.unit} {line}, column {prepared.mapping[column]!r}"

@@ -4,7 +4,9 @@ harness importer gives, and the one-line message for anything polars refuses."""
 from __future__ import annotations
 
 import gzip
+import os
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -19,6 +21,9 @@ from tui_ledger.load.read_csv import open_csv
 from tui_ledger.load.read_json import open_json
 from tui_ledger.wording import first_line
 
+if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
+
 
 def open_input(
     item: Input,
@@ -26,11 +31,15 @@ def open_input(
     lazy: bool,
     lossy: bool = False,
     columns: Mapping[str, str] | None = None,
+    imports: ImportOptions | None = None,
+    several: bool = False,
 ) -> Opened:
     """Open one input. `columns` (the explicit mapping) lets an eager CSV/TSV read type its
-    accounting columns as it parses (see `read_csv._read_csv_typed`)."""
+    accounting columns as it parses (see `read_csv._read_csv_typed`). `imports` is what the
+    user told the importers; `several` says the load reads more than this input (an
+    importer's sources are then named with the path the user gave, not only below it)."""
     if item.importer is not None:
-        return _open_imported(item)
+        return _open_imported(item, imports, several)
     assert item.fmt is not None
     try:
         if item.fmt != "parquet":
@@ -104,10 +113,11 @@ def _open_parquet(item: Input, *, lazy: bool) -> Opened:
     return Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
 
 
-def _open_imported(item: Input) -> Opened:
+def _open_imported(item: Input, imports: ImportOptions | None, several: bool) -> Opened:
     assert item.importer is not None
     try:
-        data = item.importer.read(item.path)
+        imported = item.importer.read_imported(item.path, imports)
+        data = imported.frame
     except LoadError:
         raise
     except (OSError, ValueError, pl.exceptions.PolarsError) as error:
@@ -135,9 +145,45 @@ def _open_imported(item: Input) -> Opened:
         unit = "record"
     columns = [*names, line_expr.alias(LINE)]
     if source in data.columns:
-        columns.append(pl.col(source).cast(pl.String))
+        columns.append(trial_names(item, pl.col(source).cast(pl.String), several))
     frame = data.lazy().select(columns)
-    return Opened(item, "importer", frame, names, unit, has_source=source in data.columns)
+    whole: frozenset[str] = frozenset()
+    if source in data.columns:
+        counts = frame.group_by(source).len().filter(pl.col("len") == 1).collect()
+        whole = frozenset(counts[source].to_list())
+    kind = f"{item.importer.name.replace('-', '_')}_import"
+    return Opened(
+        item,
+        "importer",
+        frame,
+        names,
+        unit,
+        has_source=source in data.columns,
+        conventions=imported.conventions,
+        notes=tuple((kind, sentence) for sentence in imported.warnings),
+        whole_files=whole,
+    )
+
+
+def trial_names(item: Input, source: pl.Expr, several: bool) -> pl.Expr:
+    """An importer's sources named by their path below the folder the user opened
+    (`20250924_droid_gpt-5/.../fix-git.1-of-5/results.json`), which tells the trials apart
+    where a file name (`results.json`) would not; with `several` inputs, below the path as
+    the user gave it (`runs/20250924_droid_gpt-5/...`). A file opened by name keeps it."""
+    if not item.path.is_dir():
+        return source
+    prefixes = {str(item.path), str(item.path.resolve()), os.path.abspath(item.path)}
+    named = source
+    given = item.display.rstrip("/") if several else ""
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        folder = prefix.rstrip("/") + "/"
+        below = source.str.strip_prefix(folder)
+        named = (
+            pl.when(source.str.starts_with(folder))
+            .then(pl.concat_str(pl.lit(given + "/"), below) if given else below)
+            .otherwise(named)
+        )
+    return named.alias(schema.SOURCE_COLUMN)
 
 
 def read_error(item: Input, error: Exception) -> LoadError:

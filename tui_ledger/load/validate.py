@@ -22,7 +22,7 @@ from tui_ledger.load.helper_columns import (
     WHY,
     Engine,
 )
-from tui_ledger.load.load_report import Counted, LoadError, shown
+from tui_ledger.load.load_report import WHOLE_FILE, Counted, LoadError, shown
 from tui_ledger.load.outcomes import derive_outcome, outcome_sentence
 from tui_ledger.load.prepare import Prepared, place_of
 from tui_ledger.load.warning_rules import row_flags
@@ -283,12 +283,13 @@ def _derived_and_units(
         if not opened.has_source:
             units[opened.item.display] = opened.unit
             continue
-        # Importers name a source per row; their frames are small.
+        # Importers name a source per row; their frames are small. A source holding one
+        # attempt (a trial's own file) is named alone: its line number would say nothing.
         found = staged.filter(pl.col(FRAME) == prepared.index).select(
             pl.col(schema.SOURCE_COLUMN).unique()
         )
-        sources = found.collect(engine=engine).to_series().to_list()
-        units.update(dict.fromkeys(sources, opened.unit))
+        for source in found.collect(engine=engine).to_series().to_list():
+            units[source] = WHOLE_FILE if source in opened.whole_files else opened.unit
     return derived, units
 
 

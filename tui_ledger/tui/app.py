@@ -775,7 +775,9 @@ class LedgerApp(App[int]):
         """w: the warnings panel."""
         from tui_ledger.tui.screens import WarningsScreen
 
-        self.push_screen(WarningsScreen(self.collect_warnings()))
+        ledger = self.pipeline.ledger
+        units = ledger.report.units if ledger is not None else None
+        self.push_screen(WarningsScreen(self.collect_warnings(), units))
 
     def action_help(self) -> None:
         """? / F1: keys and views."""

@@ -443,10 +443,11 @@ def _dtype_name(dtype: pl.DataType) -> str:
 # --------------------------------------------------------------------------- warnings
 
 
-def warning_text(warning: Finding) -> Text:
+def warning_text(warning: Finding, units: Mapping[str, str] | None = None) -> Text:
     """One warning as a block: kind, message, details, how many rows, which lines (and files).
 
-    A check (`checks.Check`) also has a severity and per-group details."""
+    A check (`checks.Check`) also has a severity and per-group details. `units` (the load
+    report's) marks the files that hold one attempt: named alone, without a line number."""
     text = Text()
     serious = is_warning(warning)
     colour = ACCENT if serious else MUTED
@@ -471,14 +472,20 @@ def warning_text(warning: Finding) -> Text:
         where.append(plural(count, "row"))
     if lines:
         several_files = len(set(sources)) > 1
-        shown = [
-            f"{safe_text(Path(str(sources[i])).name)}:{line}"
-            if several_files and i < len(sources)
-            else str(line)
-            for i, line in enumerate(lines[:12])
-        ]
         more = " …" if (count or 0) > len(lines) or len(lines) > 12 else ""
-        where.append(f"e.g. line{'s' if len(lines) != 1 else ''} {', '.join(shown)}{more}")
+        whole = bool(units and sources and all(units.get(s) == "file" for s in sources))
+        if whole:
+            # One attempt per file (a harness's trial): the file's path names it.
+            shown = [safe_text(str(source)) for source in dict.fromkeys(sources[:12])]
+            where.append(f"e.g. {', '.join(shown)}{more}")
+        else:
+            shown = [
+                f"{safe_text(str(sources[i]))}:{line}"
+                if several_files and i < len(sources)
+                else str(line)
+                for i, line in enumerate(lines[:12])
+            ]
+            where.append(f"e.g. line{'s' if len(lines) != 1 else ''} {', '.join(shown)}{more}")
     if where:
         text.append("\n   " + " · ".join(where), style=MUTED)
     return text
@@ -493,9 +500,10 @@ class WarningsScreen(_Dialog):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "close", "close", show=False)]
 
-    def __init__(self, warnings: Sequence[Finding]) -> None:
+    def __init__(self, warnings: Sequence[Finding], units: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self._warnings = list(warnings)
+        self._units = units  # the load report's: which sources hold one attempt each
 
     def compose(self) -> ComposeResult:
         """One block per warning, or a line saying there are none."""
@@ -507,7 +515,7 @@ class WarningsScreen(_Dialog):
     def _body(self) -> Text:
         if not self._warnings:
             return Text("✓ No warnings: nothing looked suspect.", style=MUTED)
-        blocks = [warning_text(warning) for warning in self._warnings]
+        blocks = [warning_text(warning, self._units) for warning in self._warnings]
         return Text("\n\n").join(blocks)
 
     def _title(self) -> str:
