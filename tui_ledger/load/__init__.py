@@ -102,7 +102,7 @@ from pathlib import Path
 import polars as pl
 
 from tui_ledger.load.formats import SUPPORTED_SUFFIXES, is_utf8_error
-from tui_ledger.load.inputs import check_path_kind, expand
+from tui_ledger.load.inputs import Input, check_path_kind, expand
 from tui_ledger.load.load_report import (
     Counted,
     Ledger,
@@ -113,6 +113,7 @@ from tui_ledger.load.load_report import (
 )
 from tui_ledger.load.memory import check_memory, read_whole, too_large_to_load
 from tui_ledger.load.prepare import Prepared, prepare
+from tui_ledger.load.read_csv import csv_head
 from tui_ledger.load.readers import open_input, read_error
 from tui_ledger.load.validate import column_order, concat, finish
 from tui_ledger.wording import first_line, listing
@@ -125,6 +126,7 @@ __all__ = [
     "LoadWarning",
     "check_path_kind",
     "load",
+    "load_head",
     "scan",
     "too_large_to_load",
 ]
@@ -158,7 +160,50 @@ def _load(
 ) -> Ledger:
     inputs = expand(paths, fmt)
     check_memory(inputs)
-    opened = [open_input(item, lazy=False, columns=columns) for item in inputs]
+    return _load_inputs(inputs, columns, zero_usage_is_missing)
+
+
+def load_head(
+    paths: Sequence[str | Path] | str | Path,
+    size: int,
+    *,
+    columns: Mapping[str, str] | None = None,
+    zero_usage_is_missing: bool = False,
+    fmt: str | None = None,
+) -> Ledger | None:
+    """The first whole records of one uncompressed CSV/TSV file, at most `size` bytes of it,
+    read and validated as `load` reads the file: what the app shows while `load` reads the
+    rest. Its report describes those records only. None when the paths are not one such file,
+    when the head cannot be cut at a record's end (`read_csv.csv_head`), or when reading it
+    fails (`load` of the whole file then says why)."""
+    with _one_interrupt():
+        try:
+            inputs = expand(paths, fmt)
+        except LoadError:
+            return None
+        if (
+            len(inputs) != 1
+            or inputs[0].importer is not None
+            or inputs[0].fmt not in ("csv", "tsv")
+        ):
+            return None
+        try:
+            head = csv_head(inputs[0].path, size)
+            if head is None:
+                return None
+            return _load_inputs(inputs, columns, zero_usage_is_missing, head=head)
+        except (LoadError, OSError):
+            return None
+
+
+def _load_inputs(
+    inputs: list[Input],
+    columns: Mapping[str, str] | None,
+    zero_usage_is_missing: bool,
+    *,
+    head: bytes | None = None,
+) -> Ledger:
+    opened = [open_input(item, lazy=False, columns=columns, head=head) for item in inputs]
     try:
         frames = [
             prepare(item, index, columns, zero_usage_is_missing)

@@ -26,9 +26,11 @@ def open_input(
     lazy: bool,
     lossy: bool = False,
     columns: Mapping[str, str] | None = None,
+    head: bytes | None = None,
 ) -> Opened:
     """Open one input. `columns` (the explicit mapping) lets an eager CSV/TSV read type its
-    accounting columns as it parses (see `read_csv._read_csv_typed`)."""
+    accounting columns as it parses (see `read_csv._read_csv_typed`); `head`: a CSV/TSV's
+    first whole records (`read_csv.csv_head`), read instead of the file."""
     if item.importer is not None:
         return _open_imported(item)
     assert item.fmt is not None
@@ -36,7 +38,7 @@ def open_input(
         if item.fmt != "parquet":
             _check_text(item)
         if item.fmt in ("csv", "tsv"):
-            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns)
+            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns, head=head)
         if item.fmt == "parquet":
             return _open_parquet(item, lazy=lazy)
         return open_json(item, lazy=lazy)

@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
@@ -512,7 +513,8 @@ class LedgerApp(App[int]):
         if pipeline.loading_since is not None:
             loading = (time.perf_counter() - pipeline.loading_since, files_size(self.paths))
         counts = counts_text(
-            attempts=ledger.attempts.height if ledger is not None else None,
+            # A head (the file's first rows, shown while the whole is read) counts nothing yet.
+            attempts=ledger.attempts.height if ledger and pipeline.partial is None else None,
             workflows=pipeline.workflow_count,
             by=self._by,
             priced=self.prices is not None,
@@ -531,12 +533,17 @@ class LedgerApp(App[int]):
             return
         total = ledger.attempts.height
         title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
+        if self.pipeline.partial is not None:  # no figure of a head's rows, not even hidden
+            title = Text("Attempts", style="bold")
+            subtitle.append(" · the file's first rows; reading the rest")
         self.table.border_title = title
         self.table.border_subtitle = subtitle
 
     def _show_filter_status(self) -> None:
         ledger = self.pipeline.ledger
-        total = ledger.attempts.height if ledger is not None else None
+        # A head's count would pass for the file's: the table's subtitle says what it holds.
+        partial = self.pipeline.partial is not None
+        total = ledger.attempts.height if ledger is not None and not partial else None
         if self._filter_bar.show_status(self.pipeline.snapshot, total, self.view):
             self._asked_to_draw()
 
