@@ -192,7 +192,7 @@ async def test_a_whole_file_that_fails_after_its_head_still_ends_the_app(
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.table.frame.height > 0, "the head in the table")
         held.release()
-        await settle(pilot)
+        await until(pilot, lambda: app.return_code is not None, "the app to end")
     assert app.return_code == 2
     assert app.error_message is not None
     assert "-5 is negative" in app.error_message

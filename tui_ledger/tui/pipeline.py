@@ -10,7 +10,7 @@ hands to the method of the same stage here, on the screen's thread:
   adopts the ledger and asks for a recompute (or `LoadFailed` -> `load_failed`). Small files
   (`SMALL_LOAD_BYTES`) load on the screen's thread before the first frame instead, with their
   first recompute, so it shows the figures. A larger CSV/TSV's first records
-  (`load.load_head`, `HEAD_BYTES`) are read first, in the same worker, and posted as a head
+  (`load.load_head`, `HEAD_BYTES`) are read beside it, in their own worker, and posted as a head
   (`Loaded.head`): the table shows them at once, and the toggle, the filter and paging work on
   them, while the summary pane says the file is still being read, with an estimate of the
   progress (`progress_text`), and never shows the head's figures. The first recompute of the
@@ -224,9 +224,17 @@ class Pipeline:
         self.app.show_title()
         self.app.set_timer(0.2, self._tick_loading)
         app = self.app
-        head = first and not app.watch_files
+        if first and not app.watch_files:
+            # Its own thread, beside the whole read (which it must not delay): 20 ms of work.
+            self.app.run_worker(
+                partial(self._load_head, app.paths, app.load_options, app.prices),
+                name="_load_head",
+                group="head",
+                thread=True,
+                exit_on_error=False,
+            )
         self.app.run_worker(
-            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head),
+            partial(self._load_worker, app.paths, app.load_options, app.prices, first),
             name="_load_worker",
             group="load",
             exclusive=True,
@@ -280,11 +288,8 @@ class Pipeline:
         load_options: Mapping[str, Any],
         prices: PriceTable | None,
         first: bool,
-        head: bool = False,
     ) -> None:
         started = time.perf_counter()
-        if head:
-            self._load_head(paths, load_options, prices)
         # What the first full screen needs besides the loader, imported here rather than on the
         # screen's thread: the summary's callout (report) and the warnings count (checks).
         import tui_ledger.checks
@@ -306,8 +311,8 @@ class Pipeline:
     def _load_head(
         self, paths: Sequence[str], load_options: Mapping[str, Any], prices: PriceTable | None
     ) -> None:
-        """Post the file's first records (`load.load_head`), when it has a head to show; the
-        whole file's read follows in the same worker."""
+        """Post the file's first records (`load.load_head`), when it has a head to show (in a
+        worker beside the whole file's)."""
         from tui_ledger.load import LoadError, load_head
 
         started = time.perf_counter()
