@@ -168,6 +168,11 @@ async def test_the_head_shows_at_once_and_no_figure_passes_for_final(
                 "the head filtered",
             )
             assert "Summary by" not in screen_text(app)
+            # Nothing that would show or write the head's figures runs before they are final.
+            await pilot.press("p", "c", "e")
+            await until(pilot, lambda: len(app._notifications) >= 3, "three notices")
+            assert len(app.screen_stack) == 1
+            assert all("waits for the whole file" in n.message for n in app._notifications)
         finally:
             held.release()
         await settle(pilot)

@@ -658,10 +658,18 @@ class LedgerApp(App[int]):
         self.matched_only = not self.matched_only
         self.pipeline.recompute()
 
+    def _figures_final(self, what: str) -> bool:
+        """Whether the figures are the whole file's; while only its first rows are read
+        (`Pipeline.partial`), say that `what` waits for them."""
+        if self.pipeline.partial is None:
+            return True
+        self.say(f"{what} waits for the whole file, which is still being read.", timeout=4)
+        return False
+
     def action_per_task(self) -> None:
         """p: the focused group task by task."""
         snapshot = self.pipeline.snapshot
-        if snapshot is None or not self.has_task_column:
+        if snapshot is None or not self.has_task_column or not self._figures_final("Per task"):
             return
         from tui_ledger.tui.audits import open_per_task
 
@@ -670,7 +678,7 @@ class LedgerApp(App[int]):
     def action_pareto(self) -> None:
         """c: pass rate against spend per accepted result, both views, with the frontier."""
         comparison = self.comparison
-        if comparison is None:
+        if comparison is None or not self._figures_final("The chart"):
             return
         metric: ParetoMetric = self.headline
         from tui_ledger.tui.audits import open_pareto
@@ -799,6 +807,8 @@ class LedgerApp(App[int]):
 
     def action_export(self) -> None:
         """e: ask for file names, then write (asking before replacing anything)."""
+        if not self._figures_final("Export"):
+            return
         from tui_ledger.tui.exporting import export
 
         export(self)
