@@ -375,6 +375,7 @@ class Pipeline:
             self._head_loaded(loaded)
             return
         app.timings.record("load", loaded.seconds)
+        app.timings.emit("loaded", seconds=round(loaded.seconds, 6))
         self.loading_since = None
         self.reload_error = None
         self.ledger = ledger = loaded.ledger
@@ -395,6 +396,7 @@ class Pipeline:
         if self.loading_since is None or self.ledger is not None:
             return  # the whole file came first (or the load failed): nothing to preview
         app.timings.record("head", loaded.seconds)
+        app.timings.emit("head", seconds=round(loaded.seconds, 6))
         self.partial = Partial(
             rows=loaded.ledger.attempts.height,
             head_bytes=HEAD_BYTES,
