@@ -10,7 +10,7 @@ hands to the method of the same stage here, on the screen's thread:
   adopts the ledger and asks for a recompute (or `LoadFailed` -> `load_failed`). Small files
   (`SMALL_LOAD_BYTES`) load on the screen's thread before the first frame instead, with their
   first recompute, so it shows the figures. A larger CSV/TSV's first records
-  (`load.load_head`, `HEAD_BYTES`) are read beside it, in their own worker, and posted as a head
+  (`load.load_head`, `HEAD_BYTES`) are read first, in the same worker, and posted as a head
   (`Loaded.head`): the table shows them at once, and the toggle, the filter and paging work on
   them, while the summary pane says the file is still being read, with an estimate of the
   progress (`progress_text`), and never shows the head's figures. The first recompute of the
@@ -91,6 +91,9 @@ HEAD_BYTES = SMALL_LOAD_BYTES
 # read's progress from inside polars' parser, so the share read and the time left are
 # estimates, and say so; the figures themselves only ever come from the whole file.
 LOAD_BYTES_PER_SECOND = 300e6
+# The load worker lets the screen draw a head before it reads the whole file, waiting at most
+# this long (a head draws in 20-50 ms on an idle machine).
+HEAD_DRAW_WAIT = 1.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -173,6 +176,7 @@ class Pipeline:
         self._compacted = False
         self._first_screen_done = False
         self._first_rows_done = False
+        self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
 
     # ------------------------------------------------------------------ what is under way
 
@@ -224,17 +228,11 @@ class Pipeline:
         self.app.show_title()
         self.app.set_timer(0.2, self._tick_loading)
         app = self.app
+        head = None
         if first and not app.watch_files:
-            # Its own thread, beside the whole read (which it must not delay): 20 ms of work.
-            self.app.run_worker(
-                partial(self._load_head, app.paths, app.load_options, app.prices),
-                name="_load_head",
-                group="head",
-                thread=True,
-                exit_on_error=False,
-            )
+            head = self._head_drawn = threading.Event()
         self.app.run_worker(
-            partial(self._load_worker, app.paths, app.load_options, app.prices, first),
+            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head),
             name="_load_worker",
             group="load",
             exclusive=True,
@@ -288,12 +286,20 @@ class Pipeline:
         load_options: Mapping[str, Any],
         prices: PriceTable | None,
         first: bool,
+        head_drawn: threading.Event | None = None,
     ) -> None:
-        started = time.perf_counter()
-        # What the first full screen needs besides the loader, imported here rather than on the
+        """Read the whole file; first (`head_drawn`), its head, which it lets the screen draw
+        before reading on (`HEAD_DRAW_WAIT`)."""
+        # What the first screen needs besides the loader, imported here rather than on the
         # screen's thread: the summary's callout (report) and the warnings count (checks).
         import tui_ledger.checks
         import tui_ledger.report  # noqa: F401
+
+        if head_drawn is not None and self._load_head(paths, load_options, prices):
+            # Polars runs every query on one thread pool: the whole read would take it from
+            # the head's drawing (at 10M rows, on a loaded machine, seconds of it).
+            head_drawn.wait(HEAD_DRAW_WAIT)
+        started = time.perf_counter()
         from tui_ledger.load import LoadError, load
 
         try:
@@ -310,24 +316,24 @@ class Pipeline:
 
     def _load_head(
         self, paths: Sequence[str], load_options: Mapping[str, Any], prices: PriceTable | None
-    ) -> None:
-        """Post the file's first records (`load.load_head`), when it has a head to show (in a
-        worker beside the whole file's)."""
+    ) -> bool:
+        """Post the file's first records (`load.load_head`), if it has a head to show; whether
+        it did (in the load worker, before the whole file)."""
         from tui_ledger.load import LoadError, load_head
 
         started = time.perf_counter()
         try:
             head = load_head(paths, HEAD_BYTES, **load_options)
             if head is None:
-                return
+                return False
             ledger, price_warnings = price(head, prices)
         except (LoadError, OSError, ValueError, pl.exceptions.PolarsError):
-            return  # the whole file's read says what is wrong
+            return False  # the whole file's read says what is wrong
         seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.app.post_message(
-                Loaded(ledger, price_warnings, None, seconds, first=True, head=True)
-            )
+        if get_current_worker().is_cancelled:
+            return False
+        self.app.post_message(Loaded(ledger, price_warnings, None, seconds, first=True, head=True))
+        return True
 
     def start_watching(self) -> None:
         """`--watch`: follow the files (`tui.watching`) once the first load has ended."""
@@ -358,6 +364,7 @@ class Pipeline:
         """A load could not be read: the first one ends the app; a reload keeps what is shown."""
         self.loading_since = None
         self.partial = None
+        self._head_drawn.set()
         error = failed.error
         message = safe_text(str(error) or type(error).__name__)
         if failed.first and not self.app.watch_files:
@@ -394,7 +401,8 @@ class Pipeline:
         the whole file is read; the summary pane shows the read's progress, not their figures."""
         app = self.app
         if self.loading_since is None or self.ledger is not None:
-            return  # the whole file came first (or the load failed): nothing to preview
+            self._head_drawn.set()
+            return  # the load failed, or the app is leaving: nothing to preview
         app.timings.record("head", loaded.seconds)
         app.timings.emit("head", seconds=round(loaded.seconds, 6))
         self.partial = Partial(
@@ -568,6 +576,7 @@ class Pipeline:
         timings = self.app.timings
         rows = snapshot.keep_frame.height
         if self.partial is not None:
+            self._head_drawn.set()  # the load worker reads on
             if not self._first_rows_done:
                 self._first_rows_done = True
                 timings.record("first_rows", time.perf_counter() - self.started)
