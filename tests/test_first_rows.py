@@ -23,7 +23,13 @@ import tui_ledger.load as load_module
 from tests.pilot_helpers import SETTLE_SECONDS, screen_text, settle
 from tui_ledger.load import LoadError, load, load_head
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.pipeline import HEAD_BYTES, SMALL_LOAD_BYTES
+from tui_ledger.tui.pipeline import (
+    HEAD_BYTES,
+    LOAD_BYTES_PER_SECOND,
+    SMALL_LOAD_BYTES,
+    Partial,
+    progress_text,
+)
 
 SIZE = (160, 45)
 WORKFLOWS = ("lean", "steady", "careful")
@@ -213,3 +219,18 @@ async def test_a_file_without_a_head_loads_as_before(
         assert app.pipeline.partial is None
         assert "head" not in [name for name, _ in app.timings.history]
         assert "Summary by workflow" in screen_text(app)
+
+
+def test_the_progress_says_estimates_and_never_a_figure() -> None:
+    partial = Partial(rows=5_000, head_bytes=250_000, size=500_000_000, since=100.0)
+    assert partial.estimated_rows == 10_000_000
+    expected = 500_000_000 / LOAD_BYTES_PER_SECOND
+    early = progress_text(partial, 100.0 + expected / 4, read=False)
+    assert "about 10,000,000 rows" in early
+    assert "about 2,500,000 rows read (25%)" in early
+    assert "(estimates)" in early and "none is shown before" in early
+    late = progress_text(partial, 100.0 + expected * 2, read=False)
+    assert "longer than estimated" in late and "rows read" not in late
+    done = progress_text(partial, 100.0 + expected * 2, read=True)
+    assert done.startswith("Computing the summary of every row")
+    assert "first 5,000 rows" in done
