@@ -117,6 +117,7 @@ from tui_ledger.load.load_report import (
 from tui_ledger.load.memory import check_memory, read_whole, too_large_to_load
 from tui_ledger.load.opened import Opened
 from tui_ledger.load.prepare import Prepared, prepare
+from tui_ledger.load.read_csv import csv_head
 from tui_ledger.load.readers import open_input, read_error
 from tui_ledger.load.validate import column_order, concat, finish
 from tui_ledger.wording import first_line, listing
@@ -134,6 +135,7 @@ __all__ = [
     "expand",
     "files_below",
     "load",
+    "load_head",
     "scan",
     "too_large_to_load",
 ]
@@ -168,11 +170,13 @@ def _opened(
     imports: ImportOptions | None,
     *,
     lazy: bool,
+    head: bytes | None = None,
 ) -> list[Opened]:
-    """Every input opened (importers told `imports`), the outcomes file joined if given."""
+    """Every input opened (importers told `imports`), the outcomes file joined if given;
+    `head`: read instead of the one CSV/TSV input (`load_head`)."""
     several = len(inputs) > 1
     opened = [
-        open_input(item, lazy=lazy, columns=columns, imports=imports, several=several)
+        open_input(item, lazy=lazy, columns=columns, imports=imports, several=several, head=head)
         for item in inputs
     ]
     if imports is not None and imports.outcomes is not None:
@@ -189,7 +193,53 @@ def _load(
 ) -> Ledger:
     inputs = expand(paths, fmt)
     check_memory(inputs)
-    opened = _opened(inputs, columns, imports, lazy=False)
+    return _load_inputs(inputs, columns, zero_usage_is_missing, imports)
+
+
+def load_head(
+    paths: Sequence[str | Path] | str | Path,
+    size: int,
+    *,
+    columns: Mapping[str, str] | None = None,
+    zero_usage_is_missing: bool = False,
+    fmt: str | None = None,
+    imports: ImportOptions | None = None,
+) -> Ledger | None:
+    """The first whole records of one uncompressed CSV/TSV file, at most `size` bytes of it,
+    read and validated as `load` reads the file: what the app shows while `load` reads the
+    rest. Its report describes those records only. None when the paths are not one such file,
+    when the head cannot be cut at a record's end (`read_csv.csv_head`), or when reading it
+    fails (`load` of the whole file then says why)."""
+    with _one_interrupt():
+        try:
+            inputs = expand(paths, fmt)
+        except LoadError:
+            return None
+        if (
+            len(inputs) != 1
+            or inputs[0].importer is not None
+            or inputs[0].fmt not in ("csv", "tsv")
+            or (imports is not None and imports.outcomes is not None)
+        ):
+            return None
+        try:
+            head = csv_head(inputs[0].path, size)
+            if head is None:
+                return None
+            return _load_inputs(inputs, columns, zero_usage_is_missing, imports, head=head)
+        except (LoadError, OSError):
+            return None
+
+
+def _load_inputs(
+    inputs: list[Input],
+    columns: Mapping[str, str] | None,
+    zero_usage_is_missing: bool,
+    imports: ImportOptions | None,
+    *,
+    head: bytes | None = None,
+) -> Ledger:
+    opened = _opened(inputs, columns, imports, lazy=False, head=head)
     try:
         frames = [
             prepare(item, index, columns, zero_usage_is_missing)

@@ -27,9 +27,15 @@ from tui_ledger.load.opened import Opened, empty
 
 
 def open_csv(
-    item: Input, *, lazy: bool, lossy: bool, columns: Mapping[str, str] | None = None
+    item: Input,
+    *,
+    lazy: bool,
+    lossy: bool,
+    columns: Mapping[str, str] | None = None,
+    head: bytes | None = None,
 ) -> Opened:
-    """Open a CSV or TSV file: typed where it can be (eagerly), as text otherwise."""
+    """Open a CSV or TSV file: typed where it can be (eagerly), as text otherwise. `head`: read
+    only these first whole records of it (`csv_head`), eagerly."""
     if item.path.stat().st_size == 0:
         raise empty(item)
     separator = field_separator(item.fmt)
@@ -48,21 +54,25 @@ def open_csv(
         except pl.exceptions.NoDataError:
             raise empty(item) from None
     else:
-        typed = None if lossy else _read_csv_typed(item, options, columns or {})
+        source = item.path if head is None else head
+        typed = None if lossy else _read_csv_typed(item, source, options, columns or {})
         try:
-            data = typed if typed is not None else _read_csv_eager(item, options, lossy=lossy)
+            data = (
+                typed if typed is not None else _read_csv_eager(item, source, options, lossy=lossy)
+            )
         except pl.exceptions.PolarsError as error:
             if lossy or not is_utf8_error(error):
                 raise
             lossy = True
-            data = _read_csv_eager(item, options, lossy=True)
+            data = _read_csv_eager(item, source, options, lossy=True)
         names = data.columns
         frame = data.lazy()
     own = [name for name in names if name != LINE]
     renamed, duplicates = _header_names(own)
     frame = frame.rename(dict(zip(own, renamed, strict=True)))
     frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
-    starts = _record_starts(item)
+    # A head holds whole lines only, each one record (`csv_head`): records are lines there.
+    starts = _record_starts(item) if head is None else None
     if starts is not None:
         # polars numbers records; people (and editors) number lines.
         frame = (
@@ -80,8 +90,27 @@ def open_csv(
         in_memory=not lazy,
         infer=True,
         duplicates=duplicates,
-        unterminated=_ends_without_line_end(item.path),
+        unterminated=head is None and _ends_without_line_end(item.path),
     )
+
+
+def csv_head(path: Path, size: int) -> bytes | None:
+    """The first whole lines of an uncompressed CSV/TSV, at most `size` bytes (the header and
+    some records), for a first screen drawn before the whole file is read; None when that
+    cannot be cut cleanly: a compressed file, no line end within `size`, or a quoted cell
+    holding a line end among them (where lines and records part, only the whole file's read
+    can number them)."""
+    with path.open("rb") as stream:
+        data = stream.read(size)
+    if len(data) < size or data.startswith(GZIP_MAGIC):
+        return None  # the whole file is no more than a head: read it all
+    end = data.rfind(b"\n")
+    if end < 0:
+        return None
+    data = data[: end + 1]
+    if b'"' in data and any(line.count(b'"') % 2 for line in data.split(b"\n")):
+        return None
+    return data
 
 
 def _record_starts(item: Input) -> pl.LazyFrame | None:
@@ -137,10 +166,12 @@ def _ends_without_line_end(path: Path) -> bool:
         return stream.read(1) not in (b"\n", b"\r")
 
 
-def _read_csv_eager(item: Input, options: dict[str, object], *, lossy: bool) -> pl.DataFrame:
+def _read_csv_eager(
+    item: Input, source: Path | bytes, options: dict[str, object], *, lossy: bool
+) -> pl.DataFrame:
     encoding = "utf8-lossy" if lossy else "utf8"
     try:
-        return pl.read_csv(item.path, encoding=encoding, **options)  # type: ignore[arg-type]
+        return pl.read_csv(source, encoding=encoding, **options)  # type: ignore[arg-type]
     except pl.exceptions.NoDataError:
         raise empty(item) from None
     except pl.exceptions.ComputeError as error:
@@ -150,7 +181,7 @@ def _read_csv_eager(item: Input, options: dict[str, object], *, lossy: bool) -> 
 
 
 def _read_csv_typed(
-    item: Input, options: dict[str, object], explicit: Mapping[str, str]
+    item: Input, source: Path | bytes, options: dict[str, object], explicit: Mapping[str, str]
 ) -> pl.DataFrame | None:
     """The whole file read with its accounting columns typed by the parser itself, or None
     when even its keys cannot be read so (the caller then reads every column as text, and
@@ -163,7 +194,7 @@ def _read_csv_typed(
     then a parsed copy beside it: at 10M rows that is the difference between 0.6 and 2.5 GB.
     """
     try:
-        header = pl.read_csv(item.path, n_rows=0, **options)  # type: ignore[arg-type]
+        header = pl.read_csv(source, n_rows=0, **options)  # type: ignore[arg-type]
         own = [name for name in header.columns if name != LINE]
         renamed, duplicates = _header_names(own)
         probe = Opened(
@@ -189,7 +220,7 @@ def _read_csv_typed(
         if not overrides:
             continue
         try:
-            return pl.read_csv(item.path, schema_overrides=overrides, **options)  # type: ignore[arg-type]
+            return pl.read_csv(source, schema_overrides=overrides, **options)  # type: ignore[arg-type]
         except (pl.exceptions.PolarsError, OSError, ValueError):
             continue
     return None

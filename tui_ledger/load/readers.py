@@ -33,11 +33,13 @@ def open_input(
     columns: Mapping[str, str] | None = None,
     imports: ImportOptions | None = None,
     several: bool = False,
+    head: bytes | None = None,
 ) -> Opened:
     """Open one input. `columns` (the explicit mapping) lets an eager CSV/TSV read type its
     accounting columns as it parses (see `read_csv._read_csv_typed`). `imports` is what the
     user told the importers; `several` says the load reads more than this input (an
-    importer's sources are then named with the path the user gave, not only below it)."""
+    importer's sources are then named with the path the user gave, not only below it);
+    `head`: a CSV/TSV's first whole records (`read_csv.csv_head`), read instead of the file."""
     if item.importer is not None:
         return _open_imported(item, imports, several)
     assert item.fmt is not None
@@ -45,7 +47,7 @@ def open_input(
         if item.fmt != "parquet":
             _check_text(item)
         if item.fmt in ("csv", "tsv"):
-            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns)
+            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns, head=head)
         if item.fmt == "parquet":
             return _open_parquet(item, lazy=lazy)
         return open_json(item, lazy=lazy)

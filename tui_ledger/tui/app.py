@@ -25,6 +25,7 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
@@ -512,7 +513,8 @@ class LedgerApp(App[int]):
         if pipeline.loading_since is not None:
             loading = (time.perf_counter() - pipeline.loading_since, files_size(self.paths))
         counts = counts_text(
-            attempts=ledger.attempts.height if ledger is not None else None,
+            # A head (the file's first rows, shown while the whole is read) counts nothing yet.
+            attempts=ledger.attempts.height if ledger and pipeline.partial is None else None,
             workflows=pipeline.workflow_count,
             by=self._by,
             priced=self.prices is not None,
@@ -531,12 +533,17 @@ class LedgerApp(App[int]):
             return
         total = ledger.attempts.height
         title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
+        if self.pipeline.partial is not None:  # no figure of a head's rows, not even hidden
+            title = Text("Attempts", style="bold")
+            subtitle.append(" · the file's first rows; reading the rest")
         self.table.border_title = title
         self.table.border_subtitle = subtitle
 
     def _show_filter_status(self) -> None:
         ledger = self.pipeline.ledger
-        total = ledger.attempts.height if ledger is not None else None
+        # A head's count would pass for the file's: the table's subtitle says what it holds.
+        partial = self.pipeline.partial is not None
+        total = ledger.attempts.height if ledger is not None and not partial else None
         if self._filter_bar.show_status(self.pipeline.snapshot, total, self.view):
             self._asked_to_draw()
 
@@ -651,10 +658,18 @@ class LedgerApp(App[int]):
         self.matched_only = not self.matched_only
         self.pipeline.recompute()
 
+    def _figures_final(self, what: str) -> bool:
+        """Whether the figures are the whole file's; while only its first rows are read
+        (`Pipeline.partial`), say that `what` waits for them."""
+        if self.pipeline.partial is None:
+            return True
+        self.say(f"{what} waits for the whole file, which is still being read.", timeout=4)
+        return False
+
     def action_per_task(self) -> None:
         """p: the focused group task by task."""
         snapshot = self.pipeline.snapshot
-        if snapshot is None or not self.has_task_column:
+        if snapshot is None or not self.has_task_column or not self._figures_final("Per task"):
             return
         from tui_ledger.tui.audits import open_per_task
 
@@ -663,7 +678,7 @@ class LedgerApp(App[int]):
     def action_pareto(self) -> None:
         """c: pass rate against spend per accepted result, both views, with the frontier."""
         comparison = self.comparison
-        if comparison is None:
+        if comparison is None or not self._figures_final("The chart"):
             return
         metric: ParetoMetric = self.headline
         from tui_ledger.tui.audits import open_pareto
@@ -794,6 +809,8 @@ class LedgerApp(App[int]):
 
     def action_export(self) -> None:
         """e: ask for file names, then write (asking before replacing anything)."""
+        if not self._figures_final("Export"):
+            return
         from tui_ledger.tui.exporting import export
 
         export(self)

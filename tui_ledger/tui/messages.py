@@ -45,6 +45,9 @@ class Loaded(Message):
     workflows: int | None  # how many workflows; None: the first comparison counts them
     seconds: float  # what loading and pricing took
     first: bool  # the app's first load (a reload says so in a toast)
+    # The file's first records only (`load.load_head`), shown while the whole file is read:
+    # their figures are never final, and the whole file's `Loaded` follows.
+    head: bool = False
 
 
 @dataclass

@@ -114,7 +114,9 @@ class Timings:
     table and the summary of every group) has been drawn, and `{"event": "recompute", "t": ...,
     "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn (its
     figures with delta-method intervals), then `{"event": "intervals", "t": ..., "seconds": ...}`
-    when the small groups' bootstrap intervals have replaced those. `t` is
+    when the small groups' bootstrap intervals have replaced those. A large CSV adds `head`
+    (its first rows read, `seconds` reading them), `first_rows` (drawn in the table), and
+    `loaded` (the whole file read, `seconds` reading it). `t` is
     seconds since the process started (`tui_ledger.tui.PROCESS_START`); `seconds` is the
     recompute's own work in its worker.
     """

@@ -67,6 +67,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
         # is the group to put its cursor on then.
         self._unfitted = False
         self._unfitted_focus: str | None = None
+        # While the whole file is read (the table shows its first rows): what the pane says in
+        # place of every figure (`show_progress`).
+        self._progress: str | None = None
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -119,10 +122,32 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._draw()
         self.show_warnings(warning_count, note_count, hint)
 
+    _FIGURES = ("#groups", "#missing-note", "#focus", "#bars", "#warnings-line")
+
+    def show_progress(self, text: str | None) -> None:
+        """While the whole file is read: `text` (how far the read is) in place of every figure,
+        so no figure of the rows read so far passes for final; None: the figures again."""
+        if text is None:
+            if self._progress is None:
+                return
+            self._progress = None
+            for selector in self._FIGURES:
+                self.query_one(selector).display = selector != "#missing-note"
+            self._draw()
+            return
+        if self._progress is None:
+            for selector in self._FIGURES:
+                self.query_one(selector).display = False
+            self.border_title = Text.assemble(
+                ("Summary", "bold"), ("  reading the file…", LABEL_STYLE)
+            )
+        self._progress = text
+        self.query_one("#callout", Static).update(Text(text, style=LABEL_STYLE))
+
     def _draw(self) -> None:
         """Draw the comparison in the current view and metric (the warnings line aside)."""
         comparison = self._comparison
-        if comparison is None:
+        if comparison is None or self._progress is not None:
             return
         view = self.view
         self._columns = metric_columns(comparison, self.metric)
@@ -181,7 +206,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
 
     def on_resize(self) -> None:
         """Fit the groups table to the new width (the first time, when shown before layout)."""
-        if self._comparison is not None:
+        if self._comparison is not None and self._progress is None:
             label = self._unfitted_focus if self._unfitted else self.selected_label
             self._fill_table(self._comparison, self.view, label)
 
