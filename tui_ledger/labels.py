@@ -97,10 +97,7 @@ def _shared_prefix(names: Sequence[str]) -> str:
 def _distinct(shown: Sequence[str], names: Sequence[str]) -> bool:
     """Whether names that differ read differently."""
     seen: dict[str, str] = {}
-    for text, name in zip(shown, names, strict=True):
-        if seen.setdefault(text, name) != name:
-            return False
-    return True
+    return all(seen.setdefault(text, name) == name for text, name in zip(shown, names, strict=True))
 
 
 def _splits(width: int) -> list[int]:
