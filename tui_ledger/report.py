@@ -370,11 +370,13 @@ def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
         cost = row["cost_per_accepted_result"]
         cost_usage = row["cost_usage"]
         cells += [
-            format_usage_figure(
+            MISSING_TEXT  # usage recorded, cost unknown: unpriced
+            if cost_usage == NOT_RECORDED_STATUS and usage != NOT_RECORDED_STATUS
+            else format_usage_figure(
                 row["total_cost"], cost_usage, lower_bound=cost_usage == LOWER_BOUND, money=True
             ),
             NOT_RECORDED
-            if cost_usage == NOT_RECORDED_STATUS
+            if cost_usage == NOT_RECORDED_STATUS and usage == NOT_RECORDED_STATUS
             else _with_interval(
                 format_money(cost, lower_bound=bool(row["cost_lower_bound"])),
                 row,
@@ -398,7 +400,7 @@ def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric
         if metric == "tokens"
         else ("cost_usage", "missing_cost", "suspect_zero_cost")
     )
-    if keep[usage] == NOT_RECORDED_STATUS:
+    if keep[usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
         return NOT_RECORDED
     bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
     if metric == "cost":
