@@ -517,14 +517,16 @@ def _table_text(
                 label_text,
                 format_count(row["hidden_attempts"]),
                 _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
-                format_factor(row["trap_factor"]),
+                format_factor(row["trap_factor"], lower_bound=row["trap_factor_lower_bound"]),
                 f"{rank_text(row['keep_rank_best'], row['keep_rank_worst'])}→"
                 f"{rank_text(row['drop_rank_best'], row['drop_rank_worst'])}",
             ]
             if comparison.has_cost:
                 cells += [
                     _hidden_text(keep_row, drop_row, row["hidden_cost"], "cost"),
-                    format_factor(row["cost_trap_factor"]),
+                    format_factor(
+                        row["cost_trap_factor"], lower_bound=row["cost_trap_factor_lower_bound"]
+                    ),
                 ]
             trap.add_row(*(Text(cell) for cell in cells))
         console.print()
