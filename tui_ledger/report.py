@@ -94,14 +94,14 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
         hidden_cost = comparison.hidden_cost
         hides = (
             f"Dropping failures hides {at_least}{format_money(hidden_cost)} of spend"
-            if hidden_cost is not None
+            if hidden_cost is not None and not (at_least and hidden_cost == 0)
             else "Dropping failures hides an unknown amount of spend"
         )
     else:
         hidden_tokens = comparison.hidden_tokens
         hides = (
             f"Dropping failures hides {at_least}{format_tokens(hidden_tokens)} tokens"
-            if hidden_tokens is not None
+            if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
             else "Dropping failures hides an unknown number of tokens"
         )
     hides += f" in {format_count(hidden_attempts)} attempts"
@@ -403,6 +403,8 @@ def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric
     if keep[usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
         return NOT_RECORDED
     bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
+    if bound and not hidden:
+        return NOT_RECORDED  # what the dropped attempts spent was never recorded
     if metric == "cost":
         return format_money(hidden, lower_bound=bound)
     return format_tokens(hidden, lower_bound=bound)

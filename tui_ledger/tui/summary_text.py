@@ -602,6 +602,8 @@ def _hidden(
         return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
     zeros = "suspect_zero_cost" if cost else "suspect_zeros"
     bound = keep[metric.missing] + keep[zeros] > drop[metric.missing] + drop[zeros]
+    if bound and not trap[metric.hidden]:
+        return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
     if cost:
         return format_money(trap[metric.hidden], lower_bound=bound)
     return f"{format_tokens(trap[metric.hidden], lower_bound=bound)} tokens"
