@@ -405,7 +405,10 @@ def missing_notes(
         extra.append(f"not shown (narrow pane): {', '.join(left_out)}")
     if "no accepted" in notes:
         extra.append(f"{MISSING} {NO_ACCEPTED}")
-    if "not recorded" in notes or bool((frame[metric.usage] == NOT_RECORDED_STATUS).any()):
+    unrecorded = (frame[metric.usage] == NOT_RECORDED_STATUS) & (
+        frame["usage"] == NOT_RECORDED_STATUS
+    )  # (cost missing beside recorded usage is unpriced)
+    if "not recorded" in notes or bool(unrecorded.any()):
         extra.append(f"{NOT_RECORDED}: every attempt's usage missing or 0; no figure, no rank")
     if "unpriced" in notes:
         extra.append(f"{MISSING} {UNPRICED}: no price for the model (never $0; w)")
