@@ -1,0 +1,100 @@
+"""Honest ranks (SPEC.md section 3): a rank only as far as the bounds prove it, checked by
+example and against a plain-Python reading of the rule."""
+
+from __future__ import annotations
+
+import math
+
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tui_ledger.ranking import rank_ranges, rank_text
+
+
+def ranks(rows: list[tuple[float | None, bool, bool]]) -> list[tuple[int | None, int | None]]:
+    """(best, worst) per group from (per-accepted figure, lower bound, ranked)."""
+    frame = pl.DataFrame(
+        rows, schema={"value": pl.Float64, "lower": pl.Boolean, "ranked": pl.Boolean}, orient="row"
+    )
+    out = frame.with_columns(rank_ranges(pl.col("value"), pl.col("lower"), pl.col("ranked")))
+    return list(zip(out["rank_best"].to_list(), out["rank_worst"].to_list(), strict=True))
+
+
+def oracle(rows: list[tuple[float | None, bool, bool]]) -> list[tuple[int | None, int | None]]:
+    """The rule as SPEC.md words it, one pair of groups at a time."""
+
+    def interval(value: float | None, lower: bool) -> tuple[float, float]:
+        if value is None:  # no accepted attempt: after every group with a figure
+            return (math.inf, math.inf)
+        return (value, math.nextafter(math.inf, 0) if lower else value)
+
+    result: list[tuple[int | None, int | None]] = []
+    for i, (value, lower, ranked) in enumerate(rows):
+        if not ranked:
+            result.append((None, None))
+            continue
+        low, high = interval(value, lower)
+        others = [interval(v, lb) for j, (v, lb, r) in enumerate(rows) if r and j != i]
+        certainly = sum(1 for _, other_high in others if other_high < low)
+        possibly = sum(1 for other_low, _ in others if other_low < high)
+        result.append((1 + certainly, 1 + possibly))
+    return result
+
+
+def test_the_article_ranks_are_decided() -> None:
+    # keep: lean 3,000, steady 1,600; both exact
+    assert ranks([(3000.0, False, True), (1600.0, False, True)]) == [(2, 2), (1, 1)]
+
+
+def test_a_lower_bound_is_a_range_and_nothing_accepted_comes_last() -> None:
+    rows = [
+        (1000.0, False, True),  # exact, cheapest
+        (3000.0, True, True),  # ≥ 3,000: could be anywhere above
+        (5000.0, False, True),
+        (None, False, True),  # spent and got nothing
+        (10.0, False, False),  # usage not recorded: outside the ranking
+    ]
+    # ≥ 3,000 might be cheaper than 5,000 or not: both read 2–3; neither can pass 1,000's
+    # group, and neither falls behind the group with nothing accepted.
+    assert ranks(rows) == [(1, 1), (2, 3), (2, 3), (4, 4), (None, None)]
+    assert [rank_text(*pair) for pair in ranks(rows)] == ["1", "2–3", "2–3", "4", "—"]
+
+
+def test_a_lower_bound_above_a_figure_is_still_decided() -> None:
+    # ≥ 647,050 is more than 5,000 whatever the missing usage was: 3rd of 3, no doubt.
+    assert ranks([(1000.0, False, True), (647_050.0, True, True), (5000.0, False, True)]) == [
+        (1, 1),
+        (3, 3),
+        (2, 2),
+    ]
+
+
+def test_exact_ties_share_the_better_place() -> None:
+    assert ranks([(5.0, False, True), (5.0, False, True), (9.0, False, True)]) == [
+        (1, 1),
+        (1, 1),
+        (3, 3),
+    ]
+
+
+def test_groups_without_usage_recorded_change_nobody_elses_rank() -> None:
+    with_them = ranks([(1.0, False, True), (None, False, False), (0.0, False, False)])
+    assert with_them == [(1, 1), (None, None), (None, None)]
+
+
+figures = st.one_of(st.none(), st.integers(0, 50).map(float))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(figures, st.booleans(), st.booleans()), max_size=12))
+def test_ranks_agree_with_the_rule_read_pair_by_pair(
+    rows: list[tuple[float | None, bool, bool]],
+) -> None:
+    # A lower bound needs a figure; a group with no figure is never a lower bound.
+    rows = [(value, lower and value is not None, ranked) for value, lower, ranked in rows]
+    assert ranks(rows) == oracle(rows)
+    for best, worst in ranks(rows):
+        assert (best is None) == (worst is None)
+        if best is not None and worst is not None:
+            assert 1 <= best <= worst <= len(rows)
