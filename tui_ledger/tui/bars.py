@@ -9,9 +9,10 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
+from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import Comparison
 from tui_ledger.numbers import MISSING, format_count
-from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.summary_text import (
     NO_ACCEPTED,
     TOKENS,
@@ -23,6 +24,8 @@ from tui_ledger.tui.summary_text import (
 from tui_ledger.tui.theme import DROP_STYLE, KEEP_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 
 MAX_BAR_GROUPS = 12
+MIN_LABEL = 12
+"""Cells a label keeps however narrow the bars (they take at most a third of the width)."""
 
 
 class Bars(Widget):
@@ -42,7 +45,11 @@ class Bars(Widget):
         self._metric: MetricColumns = TOKENS
 
     def show(self, comparison: Comparison, labels: list[str], metric: str = "tokens") -> None:
-        """Take the figures to draw from a comparison (the first groups, in summary order)."""
+        """Take the figures to draw from a comparison (the first groups, in summary order).
+
+        `labels` name the groups as the summary table does; they are cut further, together
+        (`labels.fit_labels`), only where the bars are narrower than the table.
+        """
         columns = metric_columns(comparison, metric)
         self._metric = columns
         shown = labels[:MAX_BAR_GROUPS]
@@ -92,7 +99,10 @@ class Bars(Widget):
         if not self._rows:
             return text
         width = self.size.width or 60
-        label_width = min(16, max(cell_len(safe_text(row[0])) for row in self._rows))
+        label_width = min(
+            max(cell_len(safe_text(row[0])) for row in self._rows), max(MIN_LABEL, width // 3)
+        )
+        names = fit_labels([row[0] for row in self._rows], label_width)
         values = [
             v
             for _, keep, _, drop, _ in self._rows
@@ -105,10 +115,10 @@ class Bars(Widget):
             default=1,
         )
         bar_width = max(4, width - label_width - 6 - value_width - 2)
-        for label, keep, keep_text, drop, drop_text in self._rows:
+        for label, (_, keep, keep_text, drop, drop_text) in zip(names, self._rows, strict=True):
             for view, value, figure in (("keep", keep, keep_text), ("drop", drop, drop_text)):
                 text.append("\n")
-                name = safe_cell(label, label_width) if view == "keep" else ""
+                name = label if view == "keep" else ""
                 text.append(name + " " * (label_width - cell_len(name)))
                 text.append(f" {view} ", style=LABEL_STYLE)
                 bar = self._bar(value, scale, bar_width)
