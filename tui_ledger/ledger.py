@@ -25,6 +25,7 @@ import polars as pl
 
 from tui_ledger import stats
 from tui_ledger.medians import medians_in_memory, streamed_medians
+from tui_ledger.ranking import rank_ranges
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 from tui_ledger.stats import IntervalMethod, IntervalSettings
 
@@ -34,6 +35,12 @@ VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
 
 DEFAULT_BY: tuple[str, ...] = ("workflow",)
 
+# A group's usage in a view (the `usage` and `cost_usage` columns, SPEC.md sections 1 and 3):
+RECORDED = "recorded"  # every attempt's usage is known and none reads 0: figures are exact
+LOWER_BOUND = "lower_bound"  # some usage is missing or a suspect 0: total and per accepted are >=
+NOT_RECORDED = "not_recorded"  # every attempt's usage is missing or 0: no figure, no rank
+USAGE_STATUSES: tuple[str, ...] = (RECORDED, LOWER_BOUND, NOT_RECORDED)
+
 # The per-group metrics, in the order reports show them.
 METRICS: tuple[str, ...] = (
     "attempts",
@@ -41,19 +48,27 @@ METRICS: tuple[str, ...] = (
     "pass_rate",
     *OUTCOMES,
     "missing_usage",
+    "suspect_zeros",
+    "usage",
     "median_tokens_per_attempt",
     "total_tokens",
     "tokens_per_accepted_result",
     "lower_bound",
+    "rank_best",
+    "rank_worst",
     "rank",
 )
 
 # Cost metrics, present only when the attempts carry a `cost` column (USD, float64).
 COST_METRICS: tuple[str, ...] = (
     "missing_cost",
+    "suspect_zero_cost",
+    "cost_usage",
     "total_cost",
     "cost_per_accepted_result",
     "cost_lower_bound",
+    "cost_rank_best",
+    "cost_rank_worst",
     "cost_rank",
 )
 
@@ -73,6 +88,9 @@ INTERVAL_NOTES: tuple[str, ...] = ("ci_method", "ci_note")
 _outcome = pl.col("outcome")
 _tokens = pl.col("tokens")
 _cost = pl.col(COST_COLUMN).cast(pl.Float64, strict=False)
+# A cost of 0 on an attempt whose usage was not recorded (missing or 0 tokens) is suspect in the
+# same way as a 0 token count: it may only mean nothing was metered (SPEC.md section 1).
+_suspect_zero_cost = (_cost == 0) & (_tokens.is_null() | (_tokens == 0))
 _GROUP_ID = "__group_id"
 
 
@@ -101,11 +119,12 @@ _RAW_NAMES: tuple[str, ...] = (
     *OUTCOMES,
     "missing_usage",
     "known_usage",
+    "suspect_zeros",
     "median_tokens_per_attempt",
     "sum_known_tokens",
     "var_tokens",
 )
-_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "sum_known_cost", "var_cost")
+_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_known_cost", "var_cost")
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
@@ -120,6 +139,7 @@ def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
     aggregates = [
         pl.len().cast(pl.UInt32).alias("n"),
         _tokens.count().cast(pl.UInt32).alias("known"),
+        (_tokens == 0).sum().cast(pl.UInt32).alias("zeros"),
         # Int128: a sum of Int64 token counts can pass 2**63; it must never wrap.
         _tokens.cast(pl.Int128).sum().alias("sum_tokens"),
         spend.mean().alias("mean_tokens"),
@@ -129,6 +149,7 @@ def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
         cost = _cost.fill_null(0.0)
         aggregates += [
             _cost.count().cast(pl.UInt32).alias("known_cost"),
+            _suspect_zero_cost.sum().cast(pl.UInt32).alias("zero_cost"),
             _cost.sum().alias("sum_cost"),
             cost.mean().alias("mean_cost"),
             pl.when(several).then(cost.var() * (pl.len() - 1)).otherwise(0.0).alias("m2_cost"),
@@ -163,78 +184,122 @@ def _view_aggregations(view: View, with_cost: bool) -> tuple[pl.Expr, ...]:
         *[count(outcome == name).alias(name) for name in OUTCOMES],
         (n.sum() - pl.col("known").filter(mask).sum()).cast(pl.UInt32).alias("missing_usage"),
         known.alias("known_usage"),
+        pl.col("zeros").filter(mask).sum().cast(pl.UInt32).alias("suspect_zeros"),
         pl.col("sum_tokens").filter(mask).sum().cast(pl.Int128).alias("sum_known_tokens"),
         _combined_variance(mask, "tokens").alias("var_tokens"),
     ]
     if with_cost:
         aggregates += [
             pl.col("known_cost").filter(mask).sum().cast(pl.UInt32).alias("known_cost"),
+            pl.col("zero_cost").filter(mask).sum().cast(pl.UInt32).alias("suspect_zero_cost"),
             pl.col("sum_cost").filter(mask).sum().cast(pl.Float64).alias("sum_known_cost"),
             _combined_variance(mask, "cost").alias("var_cost"),
         ]
     return tuple(expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates)
 
 
-def _rank(value: pl.Expr) -> pl.Expr:
-    """1 = smallest; ties share the lowest rank; groups with no figure share the last place."""
-    return value.rank("min").fill_null(value.is_not_null().sum() + 1).cast(pl.UInt32)
+def usage_status(
+    attempts: pl.Expr, known: pl.Expr, zeros: pl.Expr, recorded_in_keep: pl.Expr
+) -> pl.Expr:
+    """A group's usage in a view: `recorded`, `lower_bound` or `not_recorded` (SPEC.md 1, 3).
+
+    `known` counts attempts whose usage (or cost) was read, `zeros` those of them that read a
+    suspect 0. Usage is not recorded when no attempt holds more than 0; a group whose usage is
+    not recorded at all (`recorded_in_keep` false) reads so in both views, even where the drop
+    view leaves it no attempt, so no view ranks it. A view with no attempt of an otherwise
+    recorded group spent exactly nothing: recorded.
+    """
+    return (
+        pl.when(~recorded_in_keep)
+        .then(pl.lit(NOT_RECORDED))
+        .when(attempts == 0)
+        .then(pl.lit(RECORDED))
+        .when(known == zeros)
+        .then(pl.lit(NOT_RECORDED))
+        .when((attempts > known) | (zeros > 0))
+        .then(pl.lit(LOWER_BOUND))
+        .otherwise(pl.lit(RECORDED))
+    )
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _finish(view: View) -> tuple[pl.Expr, ...]:
-    """Derived metrics of one view from its raw aggregates (column names without prefix)."""
+def _finish(view: View) -> tuple[tuple[pl.Expr, ...], ...]:
+    """Derived metrics of one view from its raw aggregates (column names without prefix), as
+    stages: each `with_columns` may read the columns the stages before it made."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    usage = usage_status(
+        attempts, pl.col("known_usage"), pl.col("suspect_zeros"), pl.col("__recorded_in_keep")
+    ).alias("usage")
+    not_recorded = pl.col("usage") == NOT_RECORDED
     total_tokens = (
-        pl.when(attempts == 0)
-        .then(pl.lit(0, dtype=pl.Int128))
-        .when(pl.col("known_usage") == 0)
+        pl.when(not_recorded)
         .then(pl.lit(None, dtype=pl.Int128))
+        .when(attempts == 0)
+        .then(pl.lit(0, dtype=pl.Int128))
         .otherwise(pl.col("sum_known_tokens"))
         .alias("total_tokens")
     )
     per_accepted = (
-        pl.when((accepted > 0) & total_tokens.is_not_null())
-        .then(total_tokens.cast(pl.Float64) / accepted)
+        pl.when((accepted > 0) & pl.col("total_tokens").is_not_null())
+        .then(pl.col("total_tokens").cast(pl.Float64) / accepted)
         .otherwise(None)
         .alias("tokens_per_accepted_result")
     )
+    figure = pl.col("tokens_per_accepted_result")
+    # A lower bound: some usage is missing or a suspect 0, so the true figure can only be higher.
+    lower_bound = (figure.is_not_null() & (pl.col("usage") == LOWER_BOUND)).alias("lower_bound")
     return (
-        pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
-        total_tokens,
-        per_accepted,
-        # A lower bound: some attempts' usage is unknown, so the true figure can only be higher.
-        (per_accepted.is_not_null() & (pl.col("missing_usage") > 0)).alias("lower_bound"),
-        # 1 = fewest tokens per accepted result; groups with no figure share the last place.
-        _rank(per_accepted).alias("rank"),
+        (
+            usage,
+            pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
+        ),
+        (
+            total_tokens,
+            pl.when(~not_recorded)
+            .then(pl.col("median_tokens_per_attempt"))
+            .alias("median_tokens_per_attempt"),
+        ),
+        (per_accepted,),
+        (lower_bound,),
+        tuple(rank_ranges(figure, pl.col("lower_bound"), ~not_recorded)),
     )
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _finish_cost() -> tuple[pl.Expr, ...]:
-    """Cost metrics of one view, defined exactly as the token ones (float64 USD)."""
+def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
+    """Cost metrics of one view, defined exactly as the token ones (float64 USD), in stages."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    missing = (attempts - pl.col("known_cost")).alias("missing_cost")
+    usage = usage_status(
+        attempts,
+        pl.col("known_cost"),
+        pl.col("suspect_zero_cost"),
+        pl.col("__cost_recorded_in_keep"),
+    ).alias("cost_usage")
+    not_recorded = pl.col("cost_usage") == NOT_RECORDED
     total_cost = (
-        pl.when(attempts == 0)
-        .then(pl.lit(0.0))
-        .when(pl.col("known_cost") == 0)
+        pl.when(not_recorded)
         .then(pl.lit(None, dtype=pl.Float64))
+        .when(attempts == 0)
+        .then(pl.lit(0.0))
         .otherwise(pl.col("sum_known_cost"))
         .alias("total_cost")
     )
     per_accepted = (
-        pl.when((accepted > 0) & total_cost.is_not_null())
-        .then(total_cost / accepted)
+        pl.when((accepted > 0) & pl.col("total_cost").is_not_null())
+        .then(pl.col("total_cost") / accepted)
         .otherwise(None)
         .alias("cost_per_accepted_result")
     )
-    missing = (attempts - pl.col("known_cost")).alias("missing_cost")
-    return (
-        missing,
-        total_cost,
-        per_accepted,
-        (per_accepted.is_not_null() & (missing > 0)).alias("cost_lower_bound"),
-        _rank(per_accepted).alias("cost_rank"),
+    figure = pl.col("cost_per_accepted_result")
+    lower_bound = (figure.is_not_null() & (pl.col("cost_usage") == LOWER_BOUND)).alias(
+        "cost_lower_bound"
     )
+    ranks = [
+        expr.alias(f"cost_{expr.meta.output_name()}")
+        for expr in rank_ranges(figure, pl.col("cost_lower_bound"), ~not_recorded)
+    ]
+    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), tuple(ranks))
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
@@ -361,9 +426,23 @@ def _view_frame(
     columns.append(pl.col("drop__sum_known_tokens").alias("sum_accepted_tokens"))
     if with_cost:
         columns.append(pl.col("drop__sum_known_cost").alias("sum_accepted_cost"))
-    frame = raw.lazy().select(*keys, *columns).with_columns(_finish(view))
+    # Whether the group recorded any usage (or cost) at all: not, and it reads not recorded in
+    # both views, ranked in neither.
+    columns.append(
+        (pl.col("keep__known_usage") > pl.col("keep__suspect_zeros")).alias("__recorded_in_keep")
+    )
     if with_cost:
-        frame = frame.with_columns(_finish_cost())
+        columns.append(
+            (pl.col("keep__known_cost") > pl.col("keep__suspect_zero_cost")).alias(
+                "__cost_recorded_in_keep"
+            )
+        )
+    frame = raw.lazy().select(*keys, *columns)
+    for stage in _finish(view):
+        frame = frame.with_columns(stage)
+    if with_cost:
+        for stage in _finish_cost():
+            frame = frame.with_columns(stage)
     if method != "none":
         frame = frame.with_columns(_delta_intervals(with_cost))
     else:
@@ -590,19 +669,28 @@ _RANKED: dict[str, tuple[str, str]] = {
     "tokens": ("tokens_per_accepted_result", "rank"),
     "cost": ("cost_per_accepted_result", "cost_rank"),
 }
-_TRAP_RANKS: dict[str, tuple[str, str]] = {
-    "tokens": ("keep_rank", "drop_rank"),
-    "cost": ("keep_cost_rank", "drop_cost_rank"),
-}
+# Per metric: the prefix of its rank columns in a view frame (`rank_best`, `cost_rank_best`).
+RANK_PREFIX: dict[str, str] = {"tokens": "rank", "cost": "cost_rank"}
 
 
 @dataclass(frozen=True)
 class Move:
-    """A group whose rank differs between the views."""
+    """A group whose rank may differ between the views: its rank range in each.
+
+    `keep_rank`, `drop_rank` are the best places, `keep_worst`, `drop_worst` the worst (equal
+    when the figures decide the place). `certain`: the ranges do not overlap, so the group
+    moves whatever the missing or suspect usage was.
+    """
 
     group: str
     keep_rank: int
     drop_rank: int
+    keep_worst: int
+    drop_worst: int
+
+    @property
+    def certain(self) -> bool:
+        return self.keep_worst < self.drop_rank or self.drop_worst < self.keep_rank
 
 
 @dataclass(frozen=True)
@@ -612,8 +700,9 @@ class Comparison:
     by: tuple[str, ...]
     keep: pl.DataFrame
     drop: pl.DataFrame
-    # by + hidden_tokens, hidden_attempts, trap_factor, keep_rank, drop_rank; with a cost
-    # column also hidden_cost, cost_trap_factor, keep_cost_rank, drop_cost_rank.
+    # by + hidden_tokens, hidden_attempts, trap_factor, and per view (keep_, drop_) rank,
+    # rank_best, rank_worst; with a cost column also hidden_cost, cost_trap_factor and per
+    # view cost_rank, cost_rank_best, cost_rank_worst.
     trap: pl.DataFrame
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
 
@@ -639,21 +728,37 @@ class Comparison:
         """Each group's name as people read it (several keys joined with ` · `)."""
         return group_labels(self.keep, self.by)
 
+    def possible_moves(self, metric: Metric = "tokens") -> list[Move]:
+        """Groups whose rank by `metric` may change when failures are dropped: ranked in both
+        views, and not decided to the same place in both. Certain ones have `certain` set."""
+        prefix = RANK_PREFIX[metric]
+        columns = [
+            self.trap[f"{view}_{prefix}_{end}"] for view in VIEWS for end in ("best", "worst")
+        ]
+        found = []
+        for label, keep, keep_worst, drop, drop_worst in zip(self.labels, *columns, strict=True):
+            if None in (keep, keep_worst, drop, drop_worst):
+                continue  # usage not recorded: no rank to move
+            if keep == keep_worst == drop == drop_worst:
+                continue
+            found.append(Move(label, int(keep), int(drop), int(keep_worst), int(drop_worst)))
+        return found
+
     def moves(self, metric: Metric = "tokens") -> list[Move]:
         """Groups whose rank by `metric` (per accepted result) changes when failures are
-        dropped."""
-        keep_rank, drop_rank = _TRAP_RANKS[metric]
-        return [
-            Move(label, int(keep), int(drop))
-            for label, keep, drop in zip(
-                self.labels, self.trap[keep_rank], self.trap[drop_rank], strict=True
-            )
-            if keep != drop
-        ]
+        dropped, whatever the values the bounds allow."""
+        return [move for move in self.possible_moves(metric) if move.certain]
 
     def flips(self, metric: Metric = "tokens") -> bool:
-        """Whether the ranking by `metric` differs between the views."""
+        """Whether the ranking by `metric` differs between the views, for every value the
+        bounds allow (see `flip_undecided` for the case the bounds leave open)."""
         return bool(self.moves(metric))
+
+    def flip_undecided(self, metric: Metric = "tokens") -> bool:
+        """Whether the bounds leave open if the ranking differs between the views: no group
+        moves for certain, but some may."""
+        possible = self.possible_moves(metric)
+        return bool(possible) and not any(move.certain for move in possible)
 
     @property
     def hidden_tokens(self) -> int | None:
@@ -671,6 +776,8 @@ class Comparison:
         view, if any."""
         value_column, rank_column = _RANKED[metric]
         frame = self.view(view)
+        # `rank` is null unless the bounds decide it: a group whose first place depends on
+        # missing usage is not called the cheapest.
         for label, rank, value in zip(
             self.labels, frame[rank_column], frame[value_column], strict=True
         ):
@@ -721,8 +828,11 @@ def compare(
         (keep["tokens_per_accepted_result"] / drop["tokens_per_accepted_result"]).alias(
             "trap_factor"
         ),
-        keep["rank"].alias("keep_rank"),
-        drop["rank"].alias("drop_rank"),
+        *[
+            frame[f"rank{end}"].alias(f"{view}_rank{end}")
+            for view, frame in (("keep", keep), ("drop", drop))
+            for end in ("", "_best", "_worst")
+        ],
     ]
     if with_cost:
         trap_columns += [
@@ -730,8 +840,11 @@ def compare(
             (keep["cost_per_accepted_result"] / drop["cost_per_accepted_result"]).alias(
                 "cost_trap_factor"
             ),
-            keep["cost_rank"].alias("keep_cost_rank"),
-            drop["cost_rank"].alias("drop_cost_rank"),
+            *[
+                frame[f"cost_rank{end}"].alias(f"{view}_cost_rank{end}")
+                for view, frame in (("keep", keep), ("drop", drop))
+                for end in ("", "_best", "_worst")
+            ],
         ]
     trap = keep.lazy().select(keys).with_columns(trap_columns).collect()
     return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)

@@ -1,0 +1,86 @@
+"""The accounting on a ledger shaped like real runs (tests/real_shaped.py): unrecorded usage is
+never 0, suspect zeros and missing usage make lower bounds, ranks are ranges (issue 13)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.real_shaped import (
+    EXPECTED_DROP,
+    EXPECTED_KEEP,
+    GROUPS,
+    NOT_RECORDED_GROUPS,
+    attempts_frame,
+    write_csv,
+    write_terminal_bench,
+)
+from tui_ledger import load
+from tui_ledger.ledger import Comparison, compare
+
+
+def by_group(frame: pl.DataFrame) -> dict[str, dict[str, object]]:
+    return {row["workflow"]: row for row in frame.iter_rows(named=True)}
+
+
+def assert_expected(comparison: Comparison) -> None:
+    for view, expected in (("keep", EXPECTED_KEEP), ("drop", EXPECTED_DROP)):
+        actual = by_group(comparison.view(view))  # type: ignore[arg-type]
+        assert set(actual) == set(GROUPS)
+        for group, record in expected.items():
+            got = {name: actual[group][name] for name in record}
+            assert got == record, (view, group)
+            best, worst = record["rank_best"], record["rank_worst"]
+            assert actual[group]["rank"] == (best if best == worst else None)
+
+
+def test_the_real_shaped_ledger_in_memory() -> None:
+    assert_expected(compare(attempts_frame()))
+
+
+def test_not_recorded_groups_have_no_figure_and_no_rank_in_either_view() -> None:
+    comparison = compare(attempts_frame())
+    for view in ("keep", "drop"):
+        frame = comparison.view(view).filter(pl.col("workflow").is_in(NOT_RECORDED_GROUPS))
+        assert frame["usage"].to_list() == ["not_recorded"] * 2
+        for column in ("total_tokens", "median_tokens_per_attempt", "tokens_per_accepted_result"):
+            assert frame[column].null_count() == 2, (view, column)
+        assert frame["rank_best"].null_count() == 2
+    hidden = comparison.trap.filter(pl.col("workflow").is_in(NOT_RECORDED_GROUPS))
+    assert hidden["hidden_tokens"].null_count() == 2
+
+
+def test_no_cheapest_and_an_undecided_flip() -> None:
+    comparison = compare(attempts_frame())
+    # Keep: SONNET (200,000) might be beaten by OPUS (>= 150,000): nobody is surely cheapest.
+    assert comparison.best("keep") is None
+    assert comparison.best("drop") == "20250923_droid_claude-4-opus"
+    assert not comparison.flips()
+    assert comparison.flip_undecided()
+    moved = {move.group: move for move in comparison.possible_moves()}
+    assert set(moved) == {
+        "20250923_droid_claude-4-sonnet",
+        "20250923_droid_claude-4-opus",
+        "20250923_droid_claude-4-1-opus",
+    }
+    assert not any(move.certain for move in moved.values())
+
+
+def test_the_same_figures_from_a_csv_file(tmp_path: Path) -> None:
+    ledger = load.load([write_csv(tmp_path / "real.csv")])
+    assert_expected(compare(ledger.attempts))
+
+
+def test_the_same_figures_from_terminal_bench_folders(tmp_path: Path) -> None:
+    ledger = load.load(write_terminal_bench(tmp_path))
+    assert sorted(set(ledger.attempts["workflow"].cast(pl.String))) == sorted(GROUPS)
+    assert_expected(compare(ledger.attempts))
+
+
+@pytest.mark.parametrize("streaming", [False, True])
+def test_streamed_and_in_memory_agree(tmp_path: Path, streaming: bool) -> None:
+    path = write_csv(tmp_path / "real.csv")
+    attempts = load.scan([path])[0] if streaming else load.load([path]).attempts
+    assert_expected(compare(attempts, streaming=streaming))
