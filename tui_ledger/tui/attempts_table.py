@@ -186,8 +186,9 @@ def fit_columns(columns: Sequence[_Column], available: int) -> list[_Column]:
     The text columns before the last of them give way, in turn, until the line fits: the
     widest shrinks, a cell at a time, down to `MIN_TEXT_WIDTH` (its values are then cut in
     the middle); the text columns after the first move, last first, to just after the
-    essential ones; the first shrinks down to 3 cells; the outcome shows its symbol alone
-    (`✔`, `✘`, `⧗`, `⚠`, `?`, each in its colour); and last the first text column moves too.
+    essential ones (the first then grows into the room they left); the outcome shows its
+    symbol alone (`✔`, `✘`, `⧗`, `⚠`, `?`, each in its colour); and last the first text
+    column moves too, the outcome taking its words back if they fit.
     A column that moves keeps its whole width; every column is still there to scroll to.
     `available` 0 (not laid out yet) keeps every width.
     """
@@ -215,14 +216,21 @@ def fit_columns(columns: Sequence[_Column], available: int) -> list[_Column]:
             widths[widest.name] -= 1
         while span() > available and len(shrinking) > 1:
             move(shrinking.pop())
-        if span() > available and shrinking:
-            first = shrinking[0].name
-            widths[first] = max(3, widths[first] - (span() - available))
         outcome = next((column for column in lead if column.kind == "outcome"), None)
         if span() > available and outcome is not None:
             widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
         if span() > available and shrinking:
             move(shrinking.pop())
+            if outcome is not None:  # the room it left may hold the outcome's words again
+                widths[outcome.name] = outcome.natural or outcome.width
+                if span() > available:
+                    widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if shrinking and span() < available:
+            # A text column that moved left room behind: the one still before grows into it.
+            first = shrinking[0]
+            widths[first.name] = min(
+                first.natural or first.width, widths[first.name] + available - span()
+            )
         order = lead + rest
     fitted: list[_Column] = []
     offset = 0
