@@ -195,6 +195,7 @@ def run_checks(
     found += _task_checks(cells, keys, groups)
     found += _mixed_versions(cells, attempts, keys)
     found += _duplicates(attempts, keys)
+    found += _not_recorded(groups)
     found += _no_accepted(groups)
     found += _small_samples(groups)
     order = {severity: index for index, severity in enumerate(SEVERITIES)}
@@ -226,6 +227,11 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             pl.len().cast(pl.Int64).alias("attempts"),
             (pl.col("outcome") == ACCEPTED).sum().cast(pl.Int64).alias("accepted"),
             *flags,
+            *(
+                [(pl.col("tokens") > 0).sum().cast(pl.Int64).alias("recorded_usage")]
+                if "tokens" in attempts.columns
+                else []
+            ),
         )
         .with_columns(pl.col(text).cast(pl.String))
         .collect()
@@ -234,7 +240,11 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
 
 def _group_counts(cells: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
-    counts = [name for name in cells.columns if name in ("attempts", "accepted", *_LOADER_FLAGS)]
+    counts = [
+        name
+        for name in cells.columns
+        if name in ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
+    ]
     return (
         cells.group_by(keys)
         .agg(pl.col(counts).sum())
@@ -496,6 +506,35 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
             )
         )
     return found
+
+
+def _not_recorded(groups: pl.DataFrame) -> list[Check]:
+    """Groups none of whose attempts recorded usage (every one missing or 0): SPEC.md's usage
+    not recorded, which no figure or rank may pass off as free."""
+    if "recorded_usage" not in groups.columns:
+        return []
+    none = groups.filter(pl.col("recorded_usage") == 0)
+    if none.height == 0:
+        return []
+    details = [
+        f"{row['group']}: {row['attempts']:,} attempts, "
+        f"{row.get('missing_usage', 0) or 0:,} missing, {row.get('suspect_zero', 0) or 0:,} at 0"
+        for row in none.iter_rows(named=True)
+    ]
+    one = none.height == 1
+    return [
+        Check(
+            "usage_not_recorded",
+            "warning",
+            f"{listing(none['group'].to_list(), limit=EXAMPLES)} recorded no usage (every "
+            "attempt's tokens missing or 0, as harnesses write for agents they cannot meter): "
+            f"{'its' if one else 'their'} totals and tokens per accepted result read "
+            f"'not recorded', never 0, and {'it is' if one else 'they are'} left out of the "
+            "ranking.",
+            none.height,
+            details,
+        )
+    ]
 
 
 def _no_accepted(groups: pl.DataFrame) -> list[Check]:

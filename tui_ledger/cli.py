@@ -275,7 +275,12 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
             warnings=prepared.warnings[len(prepared.report.warnings) :],
         )
     text = render_summary(
-        comparison, args.out_format, view, warnings=prepared.warnings, checks=checks
+        comparison,
+        args.out_format,
+        view,
+        warnings=prepared.warnings,
+        checks=checks,
+        width=_terminal_width() if args.out_format == "table" else None,
     )
     if args.pareto_svg:
         from tui_ledger.export_files import write_text_atomic
@@ -286,6 +291,16 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         )
         print(f"wrote the {metric} chart to {target}", file=sys.stderr)
     return str(text)
+
+
+def _terminal_width() -> int | None:
+    """The width the table format fits: the terminal's (or `COLUMNS`), None when piped."""
+    import os
+    import shutil
+
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return None
+    return max(shutil.get_terminal_size().columns, 40)
 
 
 def _watch_summary(args: argparse.Namespace) -> int:
@@ -362,11 +377,13 @@ def run_check(argv: Sequence[str]) -> int:
         print("Prices (USD per million tokens):")
         for line in prepared.table.describe():
             print(safe_text(f"  {line}"))
+    from tui_ledger.wording import plural
+
     groups = prepared.attempts.select(prepared.by).n_unique()
     print(
         safe_text(
-            f"Checks for {prepared.attempts.height:,} attempts in {groups:,} groups "
-            f"(by {', '.join(prepared.by)}):"
+            f"Checks for {plural(prepared.attempts.height, 'attempt')} in "
+            f"{plural(groups, 'group')} (by {', '.join(prepared.by)}):"
         )
     )
     extra = prepared.warnings[len(prepared.report.warnings) :]

@@ -789,6 +789,55 @@ class Comparison:
         """A group's tokens (or cost) per accepted result in a view."""
         return self.view(view)[_RANKED[metric][0]][self.labels.index(label)]
 
+    def is_lower_bound(self, label: str, view: View, metric: Metric = "tokens") -> bool:
+        """Whether a group's per-accepted figure in a view is only a lower bound."""
+        column = "lower_bound" if metric == "tokens" else "cost_lower_bound"
+        return bool(self.view(view)[column][self.labels.index(label)])
+
+    def not_recorded(self, metric: Metric = "tokens") -> list[str]:
+        """Groups whose usage (or cost) was never recorded: no figure and no rank anywhere."""
+        column = "usage" if metric == "tokens" else "cost_usage"
+        return [
+            label
+            for label, usage in zip(self.labels, self.keep[column], strict=True)
+            if usage == NOT_RECORDED
+        ]
+
+    def hidden_is_lower_bound(self, metric: Metric = "tokens") -> bool:
+        """Whether what dropping failures hides is only a lower bound: some attempt it drops
+        has missing usage (or cost) or a suspect 0."""
+        missing, zeros = (
+            ("missing_usage", "suspect_zeros")
+            if metric == "tokens"
+            else ("missing_cost", "suspect_zero_cost")
+        )
+        dropped = (self.keep[missing].cast(pl.Int64) - self.drop[missing].cast(pl.Int64)) + (
+            self.keep[zeros].cast(pl.Int64) - self.drop[zeros].cast(pl.Int64)
+        )
+        return bool((dropped > 0).any())
+
+    def open_bounds(self, metric: Metric = "tokens") -> list[tuple[str, int, int, int]]:
+        """Groups ranked with a lower-bound figure in either view, the cause of every rank
+        range: (label, attempts, attempts without usage, attempts reading 0), keep view."""
+        bound, missing, zeros = (
+            ("lower_bound", "missing_usage", "suspect_zeros")
+            if metric == "tokens"
+            else ("cost_lower_bound", "missing_cost", "suspect_zero_cost")
+        )
+        either = self.keep[bound] | self.drop[bound]
+        return [
+            (label, int(attempts), int(absent), int(zero))
+            for label, flagged, attempts, absent, zero in zip(
+                self.labels,
+                either,
+                self.keep["attempts"],
+                self.keep[missing],
+                self.keep[zeros],
+                strict=True,
+            )
+            if flagged
+        ]
+
 
 def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
     """Group names as shown: the key values, several keys joined with ` · `, null as `—`."""

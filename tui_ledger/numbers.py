@@ -43,6 +43,26 @@ def format_tokens(value: int | float | Decimal | None, *, lower_bound: bool = Fa
     return text
 
 
+NOT_RECORDED = "not recorded"
+"""How a figure reads when the group's usage was never recorded (never `0`, never `≥ 0`)."""
+
+
+def format_usage_figure(
+    value: int | float | Decimal | None,
+    usage: str | None,
+    *,
+    lower_bound: bool = False,
+    money: bool = False,
+) -> str:
+    """A total, median or per-accepted figure given the group's usage status (`ledger.usage`):
+    `not recorded` when it was never recorded, else the figure, `≥ N` when `lower_bound`."""
+    if usage == "not_recorded":
+        return NOT_RECORDED
+    if money:
+        return format_money(None if value is None else float(value), lower_bound=lower_bound)
+    return format_tokens(value, lower_bound=lower_bound)
+
+
 def format_rate(value: float | None) -> str:
     """A pass rate as a percentage with no false precision."""
     if value is None or math.isnan(value):

@@ -22,6 +22,8 @@ PER_TASK_COLUMNS: tuple[str, ...] = (
     "pass_rate",
     *OUTCOMES,
     "missing_usage",
+    "suspect_zeros",
+    "usage",
     "total_tokens",
     "tokens_per_accepted_result",
     "lower_bound",
@@ -61,10 +63,11 @@ def per_task(
 ) -> pl.DataFrame:
     """One group's attempts task by task (keep view): where the spend went, what passed.
 
-    Columns: `PER_TASK_COLUMNS`, plus `total_cost`, `cost_per_accepted_result` and
-    `missing_cost` with a cost column. `never_passed` marks tasks with no accepted attempt,
-    whose whole spend is what the drop-failures view hides. Sorted by `sort_by` (nulls last).
-    Raises ValueError when the attempts have no `task` column.
+    Columns: `PER_TASK_COLUMNS`, plus `missing_cost`, `cost_usage`, `total_cost` and
+    `cost_per_accepted_result` with a cost column. A task whose usage is not recorded
+    (`usage`) has null figures, as a group does. `never_passed` marks tasks with no accepted
+    attempt, whose whole spend is what the drop-failures view hides. Sorted by `sort_by`
+    (nulls last). Raises ValueError when the attempts have no `task` column.
     """
     frame = attempts.lazy()
     if "task" not in frame.collect_schema():
@@ -73,7 +76,11 @@ def per_task(
     if condition is not None:
         frame = frame.filter(condition)
     summary = summarize(frame, ["task"], "keep", intervals="none")
-    cost = ["missing_cost", "total_cost", "cost_per_accepted_result"] if has_cost(frame) else []
+    cost = (
+        ["missing_cost", "cost_usage", "total_cost", "cost_per_accepted_result"]
+        if has_cost(frame)
+        else []
+    )
     result = summary.with_columns((pl.col("accepted") == 0).alias("never_passed")).select(
         *PER_TASK_COLUMNS, *cost
     )
@@ -88,6 +95,8 @@ class NeverPassed:
     attempts: int
     tokens: int | None
     cost: float | None
+    # Some of those tasks' usage is missing, a suspect 0 or not recorded: `tokens` is a least.
+    tokens_lower_bound: bool = False
 
 
 def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
@@ -103,4 +112,6 @@ def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
         attempts=int(unpassed["attempts"].sum()),
         tokens=int(known_tokens.sum()) if len(known_tokens) else None,
         cost=cost,
+        tokens_lower_bound=bool(len(known_tokens))
+        and bool((unpassed["usage"] != "recorded").any()),
     )

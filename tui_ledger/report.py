@@ -33,9 +33,13 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
+from rich.cells import cell_len
+
 from tui_ledger.export_files import neutralise_text
 from tui_ledger.findings import Finding
+from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import (
+    LOWER_BOUND,
     VIEW_GLOSSES,
     VIEW_TITLES,
     VIEWS,
@@ -43,8 +47,10 @@ from tui_ledger.ledger import (
     Metric,
     View,
 )
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
     FLOAT_EXACT,
+    NOT_RECORDED,
     NOTE_MARK,
     exact_per_accepted,
     format_count,
@@ -53,10 +59,13 @@ from tui_ledger.numbers import (
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
     plain_number,
 )
+from tui_ledger.ranking import rank_text
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.wording import listing
 
 if TYPE_CHECKING:
     from tui_ledger.checks import Check
@@ -67,47 +76,106 @@ SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
 
 def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
     """One computed sentence: what dropping failures hides (tokens, or spend for `metric`
-    "cost"), and whether the ranking by that metric per accepted result flips."""
+    "cost"), and whether the ranking by that metric per accepted result flips.
+
+    It claims only what every value the bounds allow agrees on (SPEC.md section 3): a flip,
+    "cheapest" and "who moved" only when no missing usage or suspect 0 could undo them, and
+    otherwise says the ranking is undecided, naming the groups whose figures are lower bounds
+    and how much of their usage is missing. Groups whose usage was never recorded are named
+    as left out of the ranking.
+    """
     hidden_attempts = comparison.hidden_attempts
     if hidden_attempts == 0:
         return "Every attempt here was accepted, so dropping failures changes nothing."
     cost = metric == "cost"
-    figure = format_money if cost else format_tokens
     ranking = "cost ranking" if cost else "ranking"
+    at_least = "at least " if comparison.hidden_is_lower_bound(metric) else ""
     if cost:
         hidden_cost = comparison.hidden_cost
         hides = (
-            f"Dropping failures hides {format_money(hidden_cost)} of spend"
+            f"Dropping failures hides {at_least}{format_money(hidden_cost)} of spend"
             if hidden_cost is not None
             else "Dropping failures hides an unknown amount of spend"
         )
     else:
         hidden_tokens = comparison.hidden_tokens
         hides = (
-            f"Dropping failures hides {format_tokens(hidden_tokens)} tokens"
+            f"Dropping failures hides {at_least}{format_tokens(hidden_tokens)} tokens"
             if hidden_tokens is not None
             else "Dropping failures hides an unknown number of tokens"
         )
     hides += f" in {format_count(hidden_attempts)} attempts"
-    keep = comparison.keep
-    if cost and keep["cost_per_accepted_result"].null_count() == keep.height:
-        return f"{hides}; no group has a known cost to rank (unpriced: see w)."
-    if not comparison.flips(metric):
-        return f"{hides}; the {ranking} does not change."
-    keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
-    if keep_best is not None and drop_best is not None and keep_best != drop_best:
-        drop_value = comparison.per_accepted(drop_best, "drop", metric)
-        keep_value = comparison.per_accepted(keep_best, "keep", metric)
-        true_value = comparison.per_accepted(drop_best, "keep", metric)
-        return (
-            f"{hides} and flips the {ranking}: {drop_best} looks cheapest "
-            f"({figure(drop_value)} per accepted result) but {keep_best} is cheaper "
-            f"({figure(keep_value)} vs {figure(true_value)} when failures are kept)."
-        )
-    moved = ", ".join(
-        f"{move.group} #{move.keep_rank}→#{move.drop_rank}" for move in comparison.moves(metric)
+    unrecorded = comparison.not_recorded(metric)
+    what = "cost" if cost else "usage"
+    left_out = (
+        f" {listing(unrecorded, limit=_NAMED, joiner='and')}: {what} not recorded, so "
+        f"{'it has' if len(unrecorded) == 1 else 'they have'} no figure and no rank."
+        if unrecorded
+        else ""
     )
-    return f"{hides} and reorders the {ranking} ({moved})."
+    keep = comparison.keep
+    column = "cost_per_accepted_result" if cost else "tokens_per_accepted_result"
+    if keep[column].null_count() == keep.height:
+        if cost and not unrecorded:
+            return f"{hides}; no group has a known cost to rank (unpriced: see w)."
+        return f"{hides}; no group has a figure to rank.{left_out}"
+    if comparison.flips(metric):
+        keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
+        if keep_best is not None and drop_best is not None and keep_best != drop_best:
+            return (
+                f"{hides} and flips the {ranking}: {drop_best} looks cheapest "
+                f"({_figure(comparison, drop_best, 'drop', metric)} per accepted result) but "
+                f"{keep_best} is cheaper ({_figure(comparison, keep_best, 'keep', metric)} vs "
+                f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept)."
+                f"{left_out}"
+            )
+        moved = ", ".join(
+            f"{move.group} #{rank_text(move.keep_rank, move.keep_worst)}"
+            f"→#{rank_text(move.drop_rank, move.drop_worst)}"
+            for move in comparison.moves(metric)
+        )
+        return f"{hides} and reorders the {ranking} ({moved}).{left_out}"
+    if comparison.flip_undecided(metric):
+        why = undecided(comparison, metric)
+        return f"{hides}; whether the {ranking} changes is undecided: {why}.{left_out}"
+    return f"{hides}; the {ranking} does not change.{left_out}"
+
+
+_NAMED = 3  # groups a sentence names before "and N more"
+
+
+def _figure(comparison: Comparison, label: str, view: View, metric: Metric) -> str:
+    """A group's per-accepted figure as it reads, `≥` when it is a lower bound."""
+    value = comparison.per_accepted(label, view, metric)
+    bound = comparison.is_lower_bound(label, view, metric)
+    if metric == "cost":
+        return format_money(value, lower_bound=bound)
+    return format_tokens(value, lower_bound=bound)
+
+
+def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
+    """Why ranks are ranges: which groups' figures are lower bounds, and how much of their
+    usage is missing or reads 0 (`A's is ≥ 150,000 (2 of 6 attempts without usage)`)."""
+    what = "cost" if metric == "cost" else "usage"
+    parts = []
+    for label, attempts, missing, zeros in comparison.open_bounds(metric):
+        causes = []
+        if missing:
+            causes.append(f"{missing:,} of {attempts:,} attempts without {what}")
+        if zeros:
+            zero = "$0" if metric == "cost" else "0 tokens"
+            causes.append(
+                f"{zeros:,} reading {zero}"
+                if missing
+                else f"{zeros:,} of {attempts:,} attempts reading {zero}"
+            )
+        parts.append(f"{label} ({', '.join(causes)})" if causes else label)
+    if not parts:
+        return "some figures are lower bounds"
+    named = listing(parts, limit=_NAMED, joiner="and")
+    verb = "is a lower bound" if len(parts) == 1 else "are lower bounds"
+    noun = "figure" if len(parts) == 1 else "figures"
+    return f"the {noun} of {named} {verb}, so their ranks are ranges"
 
 
 # --------------------------------------------------------------------------- JSON
@@ -198,10 +266,22 @@ def summary_json(
         document["hidden_cost"] = plain_number(comparison.hidden_cost)
     document.update(
         {
-            "ranking_flips": comparison.flips(),
+            # true / false only where every value the bounds allow agrees; null: undecided.
+            "ranking_flips": None if comparison.flip_undecided() else comparison.flips(),
+            "ranking_undecided": undecided(comparison) if comparison.flip_undecided() else None,
+            "usage_not_recorded": comparison.not_recorded(),
+            # Groups whose rank may differ between the views; `certain`: it does, whatever the
+            # missing usage was. keep_rank / drop_rank are the best places, *_worst the worst.
             "moves": [
-                {"group": m.group, "keep_rank": m.keep_rank, "drop_rank": m.drop_rank}
-                for m in comparison.moves()
+                {
+                    "group": m.group,
+                    "keep_rank": m.keep_rank,
+                    "keep_rank_worst": m.keep_worst,
+                    "drop_rank": m.drop_rank,
+                    "drop_rank_worst": m.drop_worst,
+                    "certain": m.certain,
+                }
+                for m in comparison.possible_moves()
             ],
             "callout": callout(comparison),
             "intervals": {
@@ -236,6 +316,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("accepted", "accepted"),
     ("pass_rate", "pass rate [95%]"),
     ("missing_usage", "missing usage"),
+    ("suspect_zeros", "usage 0"),
     ("median_tokens_per_attempt", "median / attempt"),
     ("total_tokens", "total tokens"),
     ("tokens_per_accepted_result", "per accepted [95%]"),
@@ -259,29 +340,42 @@ def _with_interval(text: str, row: dict[str, Any], name: str, kind: str) -> str:
 def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
     per_accepted = exact_per_accepted(row)
     note = NOTE_MARK if row.get("ci_note") else ""
+    usage = row["usage"]
+    if usage == NOT_RECORDED_STATUS:
+        per_accepted_text = NOT_RECORDED
+    elif per_accepted is None:
+        per_accepted_text = "— (no accepted attempt)"
+    else:
+        per_accepted_text = (
+            _with_interval(
+                format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
+                row,
+                "tokens_per_accepted_result",
+                "count",
+            )
+            + note
+        )
     cells = [
         format_count(row["attempts"]),
         f"{row['accepted']}/{row['attempts']}",
         _with_interval(format_rate(row["pass_rate"]), row, "pass_rate", "rate"),
         format_count(row["missing_usage"]),
-        format_tokens(row["median_tokens_per_attempt"]),
-        format_tokens(row["total_tokens"]),
-        _with_interval(
-            format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
-            row,
-            "tokens_per_accepted_result",
-            "count",
-        )
-        + note
-        if per_accepted is not None
-        else "— (no accepted attempt)",
-        format_count(row["rank"]),
+        format_count(row["suspect_zeros"]),
+        format_usage_figure(row["median_tokens_per_attempt"], usage),
+        format_usage_figure(row["total_tokens"], usage, lower_bound=usage == LOWER_BOUND),
+        per_accepted_text,
+        rank_text(row["rank_best"], row["rank_worst"]),
     ]
     if with_cost:
         cost = row["cost_per_accepted_result"]
+        cost_usage = row["cost_usage"]
         cells += [
-            format_money(row["total_cost"]),
-            _with_interval(
+            format_usage_figure(
+                row["total_cost"], cost_usage, lower_bound=cost_usage == LOWER_BOUND, money=True
+            ),
+            NOT_RECORDED
+            if cost_usage == NOT_RECORDED_STATUS
+            else _with_interval(
                 format_money(cost, lower_bound=bool(row["cost_lower_bound"])),
                 row,
                 "cost_per_accepted_result",
@@ -296,12 +390,52 @@ def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
 MISSING_TEXT = "—"
 
 
-def _rows(comparison: Comparison, view: View) -> list[list[str]]:
+def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric: Metric) -> str:
+    """What dropping failures hides in one group: `not recorded`, `≥ 2,000` when some dropped
+    attempt's usage (or cost) is missing or a suspect 0, else the figure."""
+    usage, missing, zeros = (
+        ("usage", "missing_usage", "suspect_zeros")
+        if metric == "tokens"
+        else ("cost_usage", "missing_cost", "suspect_zero_cost")
+    )
+    if keep[usage] == NOT_RECORDED_STATUS:
+        return NOT_RECORDED
+    bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
+    if metric == "cost":
+        return format_money(hidden, lower_bound=bound)
+    return format_tokens(hidden, lower_bound=bound)
+
+
+def _rows(
+    comparison: Comparison, view: View, labels: Sequence[str] | None = None
+) -> list[list[str]]:
     frame = comparison.view(view)
+    shown = labels if labels is not None else [safe_text(label) for label in comparison.labels]
     return [
-        [safe_text(label), *_cells(row, comparison.has_cost)]
-        for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
+        [label, *_cells(row, comparison.has_cost)]
+        for label, row in zip(shown, frame.iter_rows(named=True), strict=True)
     ]
+
+
+_LABEL_MIN = 12  # a narrow table's group labels keep at least this many cells
+_COLUMN_GAP = 3  # a table column's padding and rule, in cells
+
+
+def _fitted_labels(comparison: Comparison, views: Sequence[View], width: int | None) -> list[str]:
+    """The group labels of a table `width` cells wide: whole where they fit, else cut by
+    `labels.fit_labels` so that no two read the same (the other columns keep their width)."""
+    labels = [safe_text(label) for label in comparison.labels]
+    if width is None:
+        return labels
+    headings = [heading for _, heading in _columns(comparison)]
+    widest = [cell_len(heading) for heading in headings]
+    for view in views:
+        for cells in _rows(comparison, view, labels):
+            widest = [max(w, cell_len(text)) for w, text in zip(widest, cells[1:], strict=True)]
+    room = width - sum(w + _COLUMN_GAP for w in widest) - 1
+    if all(cell_len(label) <= room for label in labels):
+        return labels
+    return fit_labels(comparison.labels, max(room, _LABEL_MIN))
 
 
 def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> list[str]:
@@ -321,18 +455,28 @@ def _group_title(comparison: Comparison) -> str:
     return safe_text(" · ".join(comparison.by))  # column names are the file's own text
 
 
-def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
+def _table_text(
+    comparison: Comparison,
+    views: Sequence[View],
+    warnings: list[Finding],
+    width: int | None = None,
+) -> str:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=_TABLE_WIDTH, color_system=None, legacy_windows=False)
+    console = Console(
+        file=buffer, width=width or _TABLE_WIDTH, color_system=None, legacy_windows=False
+    )
+    labels = _fitted_labels(comparison, views, width)
+    label_width = max((cell_len(label) for label in labels), default=0)
+    prose = min(_PROSE_WIDTH, width) if width else _PROSE_WIDTH
 
     def say(text: str, indent: str = "") -> None:
         # Prose wraps at a reading width; only the tables may be wider.
         wrapped = textwrap.fill(
-            text, width=_PROSE_WIDTH, subsequent_indent=indent + "  " if indent else ""
+            text, width=prose, subsequent_indent=indent + "  " if indent else ""
         )
         console.print(Text(indent + wrapped if indent else wrapped), soft_wrap=True)
 
@@ -342,34 +486,40 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Fi
             title_justify="left",
             show_edge=False,
         )
-        table.add_column(Text(_group_title(comparison)))
+        table.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
         for _, heading in _columns(comparison):
             table.add_column(Text(heading), justify="right")
-        for cells in _rows(comparison, view):
+        for cells in _rows(comparison, view, labels):
             table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
         console.print()
     if len(views) == 2:
         say(safe_text(callout(comparison)))
         trap = Table(show_edge=False, title=Text("What dropping failures hides"))
-        trap.add_column(Text(_group_title(comparison)))
+        trap.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
         headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
         if comparison.has_cost:
             headings += ["hidden cost", "cost trap factor"]
         for heading in headings:
             trap.add_column(Text(heading), justify="right")
-        for label, row in zip(
-            comparison.labels, comparison.trap.iter_rows(named=True), strict=True
+        for index, (label_text, row) in enumerate(
+            zip(labels, comparison.trap.iter_rows(named=True), strict=True)
         ):
+            keep_row = comparison.keep.row(index, named=True)
+            drop_row = comparison.drop.row(index, named=True)
             cells = [
-                safe_text(label),
+                label_text,
                 format_count(row["hidden_attempts"]),
-                format_tokens(row["hidden_tokens"]),
+                _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
                 format_factor(row["trap_factor"]),
-                f"{row['keep_rank']}→{row['drop_rank']}",
+                f"{rank_text(row['keep_rank_best'], row['keep_rank_worst'])}→"
+                f"{rank_text(row['drop_rank_best'], row['drop_rank_worst'])}",
             ]
             if comparison.has_cost:
-                cells += [format_money(row["hidden_cost"]), format_factor(row["cost_trap_factor"])]
+                cells += [
+                    _hidden_text(keep_row, drop_row, row["hidden_cost"], "cost"),
+                    format_factor(row["cost_trap_factor"]),
+                ]
             trap.add_row(*(Text(cell) for cell in cells))
         console.print()
         console.print(trap)
@@ -509,8 +659,12 @@ def render_summary(
     checks: Iterable[Check] = (),
     *,
     spreadsheet_safe: bool = False,
+    width: int | None = None,
 ) -> str:
     """The summary as text in one of SUMMARY_FORMATS; one view, or both with the trap.
+
+    `width`: the table format fits a terminal that wide (group labels cut by
+    `labels.fit_labels`, so no two read the same); None takes the table's natural width.
 
     `checks` (from `checks.run_checks`) go into the JSON document; the text formats list the
     `warnings` and point at `ledger-tui check`.
@@ -530,5 +684,5 @@ def render_summary(
     if fmt == "markdown":
         return _markdown_text(comparison, views, warning_list)
     if fmt == "table":
-        return _table_text(comparison, views, warning_list)
+        return _table_text(comparison, views, warning_list, width)
     raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(SUMMARY_FORMATS)}")

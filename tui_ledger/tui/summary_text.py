@@ -18,9 +18,11 @@ import polars as pl
 from rich.cells import cell_len
 from rich.text import Text
 
-from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
+from tui_ledger.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
     MISSING,
+    NOT_RECORDED,
     NOTE_MARK,
     exact_per_accepted,
     format_compact,
@@ -30,7 +32,9 @@ from tui_ledger.numbers import (
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
 )
+from tui_ledger.ranking import rank_text as range_text
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.theme import (
     ATTENTION_STYLE,
@@ -68,6 +72,8 @@ class MetricColumns:
     value: str
     lower_bound: str
     rank: str
+    usage: str
+    """The group's usage status column (`recorded`, `lower_bound`, `not_recorded`)."""
     total: str
     missing: str
     trap_factor: str
@@ -80,7 +86,10 @@ class MetricColumns:
     interval_kind: str
 
     def missing_reason(self, row: dict[str, Any]) -> str:
-        """Why a group has no figure: nothing accepted, or (cost) no known cost at all."""
+        """Why a group has no figure: usage never recorded, nothing accepted, or (cost) no
+        known cost at all."""
+        if row[self.usage] == NOT_RECORDED_STATUS and (self.name == "tokens" or row["accepted"]):
+            return NOT_RECORDED
         if not row["accepted"]:
             return NO_ACCEPTED
         return UNPRICED if self.name == "cost" else "no usage known"
@@ -109,6 +118,7 @@ TOKENS = MetricColumns(
     value="tokens_per_accepted_result",
     lower_bound="lower_bound",
     rank="rank",
+    usage="usage",
     total="total_tokens",
     missing="missing_usage",
     trap_factor="trap_factor",
@@ -123,6 +133,7 @@ COST = MetricColumns(
     value="cost_per_accepted_result",
     lower_bound="cost_lower_bound",
     rank="cost_rank",
+    usage="cost_usage",
     total="total_cost",
     missing="missing_cost",
     trap_factor="cost_trap_factor",
@@ -141,10 +152,13 @@ def metric_columns(comparison: Comparison, metric: str) -> MetricColumns:
 
 
 def figure_text(metric: MetricColumns, row: dict[str, Any]) -> str:
-    """A group's headline figure: `3,000`, `≥ $0.043`, or `— unpriced` / `—`."""
+    """A group's headline figure: `3,000`, `≥ $0.043`, `not recorded`, or `— unpriced` /
+    `—`."""
     value = row[metric.value]
     if value is None:
         reason = metric.missing_reason(row)
+        if reason == NOT_RECORDED:
+            return NOT_RECORDED
         return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
     return metric.fmt(exact_figure(metric, row), bool(row[metric.lower_bound]))
 
@@ -163,10 +177,24 @@ def accepted_text(row: dict[str, Any]) -> str:
 
 
 def rank_text(row: dict[str, Any], metric: MetricColumns = TOKENS) -> str:
-    """A rank, or `—` for a group with no figure to rank."""
-    if row[metric.value] is None:
-        return MISSING
-    return format_count(row[metric.rank])
+    """A rank as far as the figures prove it: `3`, `2–5` when the bounds leave it open, `—`
+    for a group whose usage was not recorded. A group with nothing accepted is ranked after
+    every group with a figure."""
+    return range_text(row[f"{metric.rank}_best"], row[f"{metric.rank}_worst"])
+
+
+def total_text(metric: MetricColumns, row: dict[str, Any]) -> str:
+    """A group's total (tokens or cost): `not recorded`, `≥ 1,294,100` when some usage is
+    missing or a suspect 0, else the figure."""
+    usage = row[metric.usage]
+    return format_usage_figure(
+        row[metric.total], usage, lower_bound=usage == LOWER_BOUND, money=metric.name == "cost"
+    )
+
+
+def median_text(row: dict[str, Any]) -> str:
+    """Median tokens per attempt, `not recorded` when usage never was."""
+    return format_usage_figure(row["median_tokens_per_attempt"], row["usage"])
 
 
 def cell(text: str, *, style: str = "", justify: str = "right") -> Text:
@@ -292,7 +320,14 @@ def group_row(
     notes: set[str] = set()
     value = row[metric.value]
     if value is None:
-        notes.add("unpriced" if metric.missing_reason(row) == UNPRICED else "no accepted")
+        reason = metric.missing_reason(row)
+        notes.add(
+            "unpriced"
+            if reason == UNPRICED
+            else "not recorded"
+            if reason == NOT_RECORDED
+            else "no accepted"
+        )
     note = NOTE_MARK if value is not None and row["ci_note"] else ""
     if note:
         notes.add("small sample")
@@ -332,13 +367,14 @@ def group_row(
         total_cost = row["total_cost"]
         cells.append(
             cell(
-                format_money(total_cost) if total_cost is not None else MISSING,
+                total_text(COST, row),
                 style="" if total_cost is not None else MISSING_STYLE,
             )
         )
+    recorded = row["usage"] != NOT_RECORDED_STATUS
     cells += [
-        cell(format_tokens(row["median_tokens_per_attempt"])),
-        cell(format_tokens(row["total_tokens"])),
+        cell(median_text(row), style="" if recorded else MISSING_STYLE),
+        cell(total_text(TOKENS, row), style="" if recorded else MISSING_STYLE),
     ]
     return cells, notes
 
@@ -357,11 +393,20 @@ def missing_notes(
         extra.append(f"not shown (narrow pane): {', '.join(left_out)}")
     if "no accepted" in notes:
         extra.append(f"{MISSING} {NO_ACCEPTED}")
+    if "not recorded" in notes or bool((frame[metric.usage] == NOT_RECORDED_STATUS).any()):
+        extra.append(f"{NOT_RECORDED}: every attempt's usage missing or 0; no figure, no rank")
     if "unpriced" in notes:
         extra.append(f"{MISSING} {UNPRICED}: no price for the model (never $0; w)")
     if bool(frame[metric.lower_bound].any()):
         what = "cost" if metric is COST else "usage"
-        extra.append(f"≥ lower bound: some {what} is missing")
+        extra.append(f"≥ lower bound: some {what} is missing or 0")
+    if bool(
+        frame[f"{metric.rank}_best"]
+        .ne_missing(frame[f"{metric.rank}_worst"])
+        .fill_null(False)
+        .any()
+    ):
+        extra.append("2–4: rank as far as the bounds prove it")
     if "small sample" in notes:
         extra.append(f"{NOTE_MARK} small sample: wide interval (see below)")
     if groups > MAX_TABLE_GROUPS:
@@ -388,18 +433,8 @@ def focus_lines(
             _rate_with_interval(drop),
             "Wilson" if keep["pass_rate_lo"] is not None else "",
         ),
-        (
-            "median / attempt",
-            format_tokens(keep["median_tokens_per_attempt"]),
-            format_tokens(drop["median_tokens_per_attempt"]),
-            "",
-        ),
-        (
-            "total tokens",
-            format_tokens(keep["total_tokens"]),
-            format_tokens(drop["total_tokens"]),
-            "",
-        ),
+        ("median / attempt", median_text(keep), median_text(drop), ""),
+        ("total tokens", total_text(TOKENS, keep), total_text(TOKENS, drop), ""),
     ]
     if comparison.has_cost:
         lines.append(
@@ -479,7 +514,14 @@ def focus_block(
             text.append(f" {trailing}", style=LABEL_STYLE)
     if keep[metric.value] is None:
         reason = metric.missing_reason(keep)
-        if reason == UNPRICED:
+        if reason == NOT_RECORDED:
+            what = "cost" if metric is COST else "usage"
+            text.append(
+                f"\n  {NOT_RECORDED}: every attempt's {what} is missing or 0 (unmetered?); "
+                "no figure and no rank",
+                style=MISSING_STYLE,
+            )
+        elif reason == UNPRICED:
             text.append(
                 f"\n  {MISSING} {UNPRICED}: no attempt of this group has a known cost",
                 style=MISSING_STYLE,
@@ -495,11 +537,9 @@ def focus_block(
     )
     hidden_attempts = trap["hidden_attempts"]
     if hidden_attempts:
-        hidden = (
-            f"{plural(hidden_attempts, 'attempt')} · {format_tokens(trap['hidden_tokens'])} tokens"
-        )
+        hidden = f"{plural(hidden_attempts, 'attempt')} · {_hidden(keep, drop, trap, TOKENS)}"
         if comparison.has_cost:
-            hidden += f" · {format_money(trap['hidden_cost'])}"
+            hidden += f" · {_hidden(keep, drop, trap, COST)}"
         text.append("\n  ")
         text.append("hidden when dropped".ljust(label_width), style=LABEL_STYLE)
         text.append(hidden, style=DROP_STYLE.replace("bold ", ""))
@@ -531,9 +571,26 @@ def _rate_with_interval(row: dict[str, Any]) -> str:
 
 def _total_cost_text(row: dict[str, Any]) -> str:
     value = row["total_cost"]
+    if row["cost_usage"] == NOT_RECORDED_STATUS and row["attempts"]:
+        return NOT_RECORDED
     if value is None:
         return f"{MISSING} {UNPRICED}"
-    return format_money(value, lower_bound=bool(row["missing_cost"]) and value > 0)
+    return format_money(value, lower_bound=row["cost_usage"] == LOWER_BOUND and value > 0)
+
+
+def _hidden(
+    keep: dict[str, Any], drop: dict[str, Any], trap: dict[str, Any], metric: MetricColumns
+) -> str:
+    """What dropping failures hides of one group: `2,000 tokens`, `≥ $0.04` when a dropped
+    attempt's usage is missing or a suspect 0, `tokens not recorded`."""
+    cost = metric is COST
+    if keep[metric.usage] == NOT_RECORDED_STATUS:
+        return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
+    zeros = "suspect_zero_cost" if cost else "suspect_zeros"
+    bound = keep[metric.missing] + keep[zeros] > drop[metric.missing] + drop[zeros]
+    if cost:
+        return format_money(trap[metric.hidden], lower_bound=bound)
+    return f"{format_tokens(trap[metric.hidden], lower_bound=bound)} tokens"
 
 
 def _interval_text(metric: MetricColumns, row: dict[str, Any]) -> str:
