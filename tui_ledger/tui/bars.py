@@ -66,6 +66,9 @@ class Bars(Widget):
             for label, keep_row, drop_row in zip(shown, keep, drop, strict=True)
         ]
         self._more = max(0, len(labels) - MAX_BAR_GROUPS)
+        # Its height as a style, not only `get_content_height`: a refresh(layout=True) asked
+        # while the pane handles a Resize (the first fit, in a real terminal) can be lost.
+        self.styles.height = 1 + 2 * len(self._rows) + (1 if self._more else 0)
         self.refresh(layout=True)
 
     def _text(self, row: dict[str, Any]) -> str:

@@ -183,6 +183,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         index = self._index[label]
         # The block's heading reads the group as the table does (cut, distinct); a name cut
         # there is shown whole above it, wrapping as it needs.
+        if not self._block and self._labels:  # shown before the table has a width
+            self._block = fit_labels(self._labels, FOCUS_LABEL)
         whole = safe_text(label)
         shown = self._block[index] if index < len(self._block) else whole
         name_line.display = shown != whole or cell_len(whole) > FOCUS_LABEL
