@@ -185,8 +185,8 @@ def test_svg_marks_lower_bounds_and_leaves_out_unrecorded_groups_with_a_note() -
     for group in real_shaped.NOT_RECORDED_GROUPS:
         # Named once, in the note under the chart: no point, no label, no tooltip.
         assert svg.count(group) == 1 and group in notes
-    assert "not recorded (every attempt reads 0 or nothing)" in notes
-    assert f"no accepted attempt: {real_shaped.NOTHING_ACCEPTED}" in notes
+    assert "(tokens not recorded: every attempt reads 0 or nothing)" in notes
+    assert f"Not plotted (no accepted attempt): {real_shaped.NOTHING_ACCEPTED}" in notes
     arrows = ["".join(node.itertext()) for node in root.iter("{http://www.w3.org/2000/svg}polygon")]
     assert sorted(arrows) == sorted(
         f"{group}: a lower bound, the figure is ≥ {figure}"

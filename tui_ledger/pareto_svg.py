@@ -157,10 +157,10 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
     if not_recorded:
         names = ", ".join(label for label in comparison.labels if label in not_recorded)
         footer.append(
-            f"Not plotted, {unit} not recorded (every attempt reads 0 or nothing): {names}"
+            f"Not plotted ({unit} not recorded: every attempt reads 0 or nothing): {names}"
         )
     if unplaced:
-        footer.append(f"Not plotted, no accepted attempt: {', '.join(unplaced)}")
+        footer.append(f"Not plotted (no accepted attempt): {', '.join(unplaced)}")
     if any(row["lower_bound"] for row in by_view["keep"].values()):
         footer.append(
             "≥ and →: some usage or cost is missing, so the figure is a lower bound "
