@@ -4,9 +4,12 @@ never 0, suspect zeros and missing usage make lower bounds, ranks are ranges (is
 from __future__ import annotations
 
 from pathlib import Path
+from random import Random
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.real_shaped import (
     EXPECTED_DROP,
@@ -19,6 +22,7 @@ from tests.real_shaped import (
 )
 from tui_ledger import load
 from tui_ledger.ledger import Comparison, compare
+from tui_ledger.schema import OUTCOME_DTYPE, OUTCOMES
 
 
 def by_group(frame: pl.DataFrame) -> dict[str, dict[str, object]]:
@@ -84,3 +88,67 @@ def test_streamed_and_in_memory_agree(tmp_path: Path, streaming: bool) -> None:
     path = write_csv(tmp_path / "real.csv")
     attempts = load.scan([path])[0] if streaming else load.load([path]).attempts
     assert_expected(compare(attempts, streaming=streaming))
+
+
+# --------------------------------------------------------------------------- honest ranks
+
+
+realistic_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c", "d", "e"]),
+        st.one_of(st.none(), st.just(0), st.integers(min_value=1, max_value=10_000)),
+        st.sampled_from(OUTCOMES),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _realised_ranks(values: dict[str, float | None]) -> dict[str, int]:
+    """Plain ranks of exact figures: 1 + the groups strictly cheaper; none accepted last."""
+    inf = float("inf")
+
+    def key(value: float | None) -> float:
+        return inf if value is None else value
+
+    return {
+        name: 1 + sum(1 for other, v in values.items() if other != name and key(v) < key(value))
+        for name, value in values.items()
+    }
+
+
+@settings(max_examples=150, deadline=None)
+@given(realistic_rows, st.randoms(use_true_random=False))
+def test_every_value_the_bounds_allow_ranks_inside_the_range(
+    rows: list[tuple[str, int | None, str]], rng: Random
+) -> None:
+    """Fill each missing usage and suspect 0 with some real count: every group's rank then
+    lies in its range, a decided rank is that rank, and a certain move really moves."""
+    frame = pl.DataFrame(
+        {"workflow": [r[0] for r in rows], "tokens": [r[1] for r in rows]},
+        schema={"workflow": pl.String, "tokens": pl.Int64},
+    ).with_columns(pl.Series("outcome", [r[2] for r in rows], dtype=OUTCOME_DTYPE))
+    comparison = compare(frame, intervals="none")
+    realised_tokens = [tokens if tokens else rng.randint(1, 50_000) for _, tokens, _ in rows]
+    realised = compare(frame.with_columns(pl.Series("tokens", realised_tokens)), intervals="none")
+    ranks: dict[str, dict[str, int]] = {}
+    for view in ("keep", "drop"):
+        bounded = by_group(comparison.view(view))  # type: ignore[arg-type]
+        exact = by_group(realised.view(view))  # type: ignore[arg-type]
+        ranked = [name for name, row in bounded.items() if row["rank_best"] is not None]
+        ranks[view] = _realised_ranks(
+            {name: exact[name]["tokens_per_accepted_result"] for name in ranked}
+        )
+        for name in ranked:
+            row = bounded[name]
+            assert row["rank_best"] <= ranks[view][name] <= row["rank_worst"], (view, name)
+            if row["rank"] is not None:
+                assert ranks[view][name] == row["rank"]
+        for row in bounded.values():
+            if row["usage"] == "not_recorded":
+                assert row["total_tokens"] is None and row["rank_best"] is None
+    for move in comparison.moves():
+        assert ranks["keep"][move.group] != ranks["drop"][move.group]
+    if not comparison.possible_moves():
+        both = set(ranks["keep"]) & set(ranks["drop"])
+        assert all(ranks["keep"][name] == ranks["drop"][name] for name in both)

@@ -796,11 +796,14 @@ class Comparison:
 
     def not_recorded(self, metric: Metric = "tokens") -> list[str]:
         """Groups whose usage (or cost) was never recorded: no figure and no rank anywhere."""
+        # A cost missing where usage is recorded is unpriced, not unrecorded.
         column = "usage" if metric == "tokens" else "cost_usage"
         return [
             label
-            for label, usage in zip(self.labels, self.keep[column], strict=True)
-            if usage == NOT_RECORDED
+            for label, usage, tokens in zip(
+                self.labels, self.keep[column], self.keep["usage"], strict=True
+            )
+            if usage == NOT_RECORDED and tokens == NOT_RECORDED
         ]
 
     def hidden_is_lower_bound(self, metric: Metric = "tokens") -> bool:

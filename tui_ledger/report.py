@@ -370,11 +370,13 @@ def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
         cost = row["cost_per_accepted_result"]
         cost_usage = row["cost_usage"]
         cells += [
-            format_usage_figure(
+            MISSING_TEXT  # usage recorded, cost unknown: unpriced
+            if cost_usage == NOT_RECORDED_STATUS and usage != NOT_RECORDED_STATUS
+            else format_usage_figure(
                 row["total_cost"], cost_usage, lower_bound=cost_usage == LOWER_BOUND, money=True
             ),
             NOT_RECORDED
-            if cost_usage == NOT_RECORDED_STATUS
+            if cost_usage == NOT_RECORDED_STATUS and usage == NOT_RECORDED_STATUS
             else _with_interval(
                 format_money(cost, lower_bound=bool(row["cost_lower_bound"])),
                 row,
@@ -398,7 +400,7 @@ def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric
         if metric == "tokens"
         else ("cost_usage", "missing_cost", "suspect_zero_cost")
     )
-    if keep[usage] == NOT_RECORDED_STATUS:
+    if keep[usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
         return NOT_RECORDED
     bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
     if metric == "cost":
@@ -435,7 +437,8 @@ def _fitted_labels(comparison: Comparison, views: Sequence[View], width: int | N
     room = width - sum(w + _COLUMN_GAP for w in widest) - 1
     if all(cell_len(label) <= room for label in labels):
         return labels
-    return fit_labels(comparison.labels, max(room, _LABEL_MIN))
+    # A narrow terminal: labels keep a quarter of it, the figures wrap in the rest.
+    return fit_labels(comparison.labels, max(room, _LABEL_MIN, width // 4))
 
 
 def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> list[str]:
@@ -476,7 +479,9 @@ def _table_text(
     def say(text: str, indent: str = "") -> None:
         # Prose wraps at a reading width; only the tables may be wider.
         wrapped = textwrap.fill(
-            text, width=prose, subsequent_indent=indent + "  " if indent else ""
+            text,
+            width=prose - len(indent),
+            subsequent_indent=indent + "  " if indent else "",
         )
         console.print(Text(indent + wrapped if indent else wrapped), soft_wrap=True)
 
@@ -488,7 +493,8 @@ def _table_text(
         )
         table.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
         for _, heading in _columns(comparison):
-            table.add_column(Text(heading), justify="right")
+            # On a narrow terminal a figure wraps onto a second line; it is never cut short.
+            table.add_column(Text(heading, overflow="ellipsis"), justify="right", overflow="fold")
         for cells in _rows(comparison, view, labels):
             table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
@@ -501,7 +507,7 @@ def _table_text(
         if comparison.has_cost:
             headings += ["hidden cost", "cost trap factor"]
         for heading in headings:
-            trap.add_column(Text(heading), justify="right")
+            trap.add_column(Text(heading), justify="right", overflow="fold")
         for index, (label_text, row) in enumerate(
             zip(labels, comparison.trap.iter_rows(named=True), strict=True)
         ):

@@ -88,8 +88,8 @@ class MetricColumns:
     def missing_reason(self, row: dict[str, Any]) -> str:
         """Why a group has no figure: usage never recorded, nothing accepted, or (cost) no
         known cost at all."""
-        if row[self.usage] == NOT_RECORDED_STATUS and (self.name == "tokens" or row["accepted"]):
-            return NOT_RECORDED
+        if row["usage"] == NOT_RECORDED_STATUS and row[self.usage] == NOT_RECORDED_STATUS:
+            return NOT_RECORDED  # (a cost missing where usage is recorded is unpriced)
         if not row["accepted"]:
             return NO_ACCEPTED
         return UNPRICED if self.name == "cost" else "no usage known"
@@ -187,6 +187,8 @@ def total_text(metric: MetricColumns, row: dict[str, Any]) -> str:
     """A group's total (tokens or cost): `not recorded`, `≥ 1,294,100` when some usage is
     missing or a suspect 0, else the figure."""
     usage = row[metric.usage]
+    if usage == NOT_RECORDED_STATUS and row["usage"] != NOT_RECORDED_STATUS:
+        return MISSING  # cost: usage recorded but unpriced
     return format_usage_figure(
         row[metric.total], usage, lower_bound=usage == LOWER_BOUND, money=metric.name == "cost"
     )
@@ -571,7 +573,7 @@ def _rate_with_interval(row: dict[str, Any]) -> str:
 
 def _total_cost_text(row: dict[str, Any]) -> str:
     value = row["total_cost"]
-    if row["cost_usage"] == NOT_RECORDED_STATUS and row["attempts"]:
+    if row["cost_usage"] == NOT_RECORDED_STATUS and row["usage"] == NOT_RECORDED_STATUS:
         return NOT_RECORDED
     if value is None:
         return f"{MISSING} {UNPRICED}"
@@ -584,7 +586,7 @@ def _hidden(
     """What dropping failures hides of one group: `2,000 tokens`, `≥ $0.04` when a dropped
     attempt's usage is missing or a suspect 0, `tokens not recorded`."""
     cost = metric is COST
-    if keep[metric.usage] == NOT_RECORDED_STATUS:
+    if keep[metric.usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
         return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
     zeros = "suspect_zero_cost" if cost else "suspect_zeros"
     bound = keep[metric.missing] + keep[zeros] > drop[metric.missing] + drop[zeros]
