@@ -9,6 +9,7 @@ the groups whose usage was not recorded.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 from rich.cells import cell_len
+from textual.app import App
 
 from tests import real_shaped
 from tests.pilot_helpers import press, screen_text, settle
@@ -213,3 +215,52 @@ async def test_in_app_chart_arrow_and_note(real_csv: Path) -> None:
         for group in real_shaped.NOT_RECORDED_GROUPS:
             assert group in text
         assert "≥ 0" not in text
+
+
+async def test_terminal_bench_folders_read_apart_at_120(tmp_path: Path) -> None:
+    folders = real_shaped.write_terminal_bench(tmp_path / "runs")
+    app = LedgerApp([str(folder) for folder in folders])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        labels = table_labels(app.summary)
+        assert len(labels) == len(real_shaped.GROUPS)
+        assert len(set(labels)) == len(labels), labels
+        assert {"outcome", "tokens"} <= set(visible_columns(app.table))
+        text = screen_text(app)
+        assert "≥ 0" not in text and "not recorded" in text
+
+
+def test_per_task_view_cuts_task_names_apart() -> None:
+    from tui_ledger.per_task import per_task
+    from tui_ledger.schema import OUTCOME_DTYPE
+    from tui_ledger.tui.audit_screens import TASK_LABEL, PerTaskScreen
+
+    prefix = "terminal-bench-core-0.1.1-" * 2
+    names = [f"{prefix}fix-git-history", f"{prefix}fix-git-remote", "hello-world"]
+    attempts = pl.DataFrame(
+        {
+            "workflow": ["g"] * 6,
+            "task": [name for name in names for _ in range(2)],
+            "outcome": ["passed", "failed", "failed", "failed", "passed", "passed"],
+            "tokens": [10, 20, 30, 40, 50, 60],
+        },
+        schema_overrides={"outcome": OUTCOME_DTYPE},
+    )
+    tasks = per_task(attempts, {"workflow": "g"})
+    screen = PerTaskScreen("g", {"workflow": "g"}, tasks)
+
+    class Host(App[None]):
+        def on_mount(self) -> None:
+            self.push_screen(screen)
+
+    async def run() -> list[str]:
+        async with Host().run_test(size=(160, 45)) as pilot:
+            await pilot.pause()
+            table = screen.table
+            return [table.get_row_at(row)[0].plain for row in range(table.row_count)]
+
+    shown = asyncio.run(run())
+    names = [text.removeprefix("✘ ") for text in shown]
+    assert len(set(names)) == 3, names
+    assert all(cell_len(name) <= TASK_LABEL for name in names)
+    assert "hello-world" in names
