@@ -152,3 +152,16 @@ def test_every_value_the_bounds_allow_ranks_inside_the_range(
     if not comparison.possible_moves():
         both = set(ranks["keep"]) & set(ranks["drop"])
         assert all(ranks["keep"][name] == ranks["drop"][name] for name in both)
+
+
+def test_trap_factor_is_a_lower_bound_or_undetermined_where_usage_is_unknown() -> None:
+    trap = by_group(compare(attempts_frame(), intervals="none").trap)
+    # Failures' usage missing, accepted usage known: keep / drop can only be higher.
+    assert trap["20250923_droid_claude-4-opus"]["trap_factor"] == 2.0
+    assert trap["20250923_droid_claude-4-opus"]["trap_factor_lower_bound"] is True
+    # An accepted attempt reads 0: both totals could grow, the factor is undetermined.
+    assert trap["20250923_droid_claude-4-1-opus"]["trap_factor"] is None
+    assert trap["20250923_droid_claude-4-sonnet"]["trap_factor"] == 2.0
+    assert trap["20250923_droid_claude-4-sonnet"]["trap_factor_lower_bound"] is False
+    for name in NOT_RECORDED_GROUPS:
+        assert trap[name]["trap_factor"] is None and trap[name]["hidden_tokens"] is None

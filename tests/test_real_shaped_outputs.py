@@ -9,7 +9,10 @@ import io
 import json
 import re
 
+import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.real_shaped import (
     EXPECTED_DROP,
@@ -26,6 +29,7 @@ from tests.real_shaped import (
 from tui_ledger.cli import main
 from tui_ledger.ledger import compare
 from tui_ledger.report import callout, render_summary
+from tui_ledger.schema import OUTCOME_DTYPE
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
@@ -174,3 +178,37 @@ def test_check_names_unrecorded_usage_and_counts_in_the_singular(
     code, out, _ = run(capsys, "check", *folders)
     assert f"in {len(GROUPS)} groups" in out
     assert re.search(r"WARNING \(usage_not_recorded, 2\)", out)
+
+
+zero_heavy_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "c"]),
+        st.one_of(st.none(), st.just(0), st.integers(min_value=1, max_value=5_000)),
+        st.sampled_from(["passed", "failed", "timeout"]),
+    ),
+    min_size=1,
+    max_size=25,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(zero_heavy_rows)
+def test_no_output_ever_reads_at_least_zero_or_ranks_an_unrecorded_group(
+    rows: list[tuple[str, int | None, str]],
+) -> None:
+    frame = pl.DataFrame(
+        {"workflow": [r[0] for r in rows], "tokens": [r[1] for r in rows]},
+        schema={"workflow": pl.String, "tokens": pl.Int64},
+    ).with_columns(pl.Series("outcome", [r[2] for r in rows], dtype=OUTCOME_DTYPE))
+    comparison = compare(frame, intervals="none")
+    for fmt in ("table", "markdown"):
+        text = render_summary(comparison, fmt)
+        assert not re.search(r"≥ 0(?![.\d])", text), text
+    document = json.loads(render_summary(comparison, "json"))
+    for view in ("keep", "drop"):
+        for name, record in document["views"][view].items():
+            if record["usage"] == "not_recorded":
+                assert record["tokens_per_accepted_result"] is None
+                assert record["total_tokens"] is None and record["rank_best"] is None
+            if name in document["usage_not_recorded"]:
+                assert record["usage"] == "not_recorded"

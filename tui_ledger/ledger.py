@@ -700,8 +700,10 @@ class Comparison:
     by: tuple[str, ...]
     keep: pl.DataFrame
     drop: pl.DataFrame
-    # by + hidden_tokens, hidden_attempts, trap_factor, and per view (keep_, drop_) rank,
-    # rank_best, rank_worst; with a cost column also hidden_cost, cost_trap_factor and per
+    # by + hidden_tokens, hidden_attempts, trap_factor (null when the drop figure is a lower
+    # bound), trap_factor_lower_bound, and per view (keep_, drop_) rank,
+    # rank_best, rank_worst; with a cost column also hidden_cost, cost_trap_factor(_lower_bound)
+    # and per
     # view cost_rank, cost_rank_best, cost_rank_worst.
     trap: pl.DataFrame
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
@@ -877,9 +879,7 @@ def compare(
         (keep["attempts"].cast(pl.Int64) - drop["attempts"].cast(pl.Int64)).alias(
             "hidden_attempts"
         ),
-        (keep["tokens_per_accepted_result"] / drop["tokens_per_accepted_result"]).alias(
-            "trap_factor"
-        ),
+        *_trap_factor(keep, drop, "tokens_per_accepted_result", "lower_bound", "trap_factor"),
         *[
             frame[f"rank{end}"].alias(f"{view}_rank{end}")
             for view, frame in (("keep", keep), ("drop", drop))
@@ -889,8 +889,8 @@ def compare(
     if with_cost:
         trap_columns += [
             (keep["total_cost"] - drop["total_cost"]).alias("hidden_cost"),
-            (keep["cost_per_accepted_result"] / drop["cost_per_accepted_result"]).alias(
-                "cost_trap_factor"
+            *_trap_factor(
+                keep, drop, "cost_per_accepted_result", "cost_lower_bound", "cost_trap_factor"
             ),
             *[
                 frame[f"cost_rank{end}"].alias(f"{view}_cost_rank{end}")
@@ -900,6 +900,26 @@ def compare(
         ]
     trap = keep.lazy().select(keys).with_columns(trap_columns).collect()
     return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
+
+
+def _trap_factor(
+    keep: pl.DataFrame, drop: pl.DataFrame, value: str, bound: str, name: str
+) -> list[pl.Series]:
+    """keep / drop per accepted result, and whether that is only a lower bound.
+
+    Both views divide by the same accepted attempts, so the factor is keep total / drop total.
+    Unknown usage on failed attempts only (the drop figure exact) makes it a lower bound; unknown
+    usage on an accepted attempt leaves it undetermined (null): both totals would grow.
+    """
+    frame = pl.DataFrame(
+        {"keep": keep[value], "drop": drop[value], "kb": keep[bound], "db": drop[bound]}
+    )
+    out = frame.select(
+        pl.when(~pl.col("db")).then(pl.col("keep") / pl.col("drop")).alias(name),
+    ).with_columns(
+        (pl.col(name).is_not_null() & frame["kb"] & ~frame["db"]).alias(f"{name}_lower_bound")
+    )
+    return [out[name], out[f"{name}_lower_bound"]]
 
 
 def with_intervals(

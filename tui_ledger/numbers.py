@@ -70,11 +70,12 @@ def format_rate(value: float | None) -> str:
     return f"{value * 100:.0f}%"
 
 
-def format_factor(value: float | None) -> str:
-    """A trap factor, e.g. `×3.0`; `—` when there is nothing to compare."""
+def format_factor(value: float | None, *, lower_bound: bool = False) -> str:
+    """A trap factor, e.g. `×3.0`, `≥ ×2.8` when only a lower bound; `—` when there is
+    nothing to compare."""
     if value is None or math.isnan(value) or math.isinf(value):
         return MISSING
-    return f"×{value:.1f}"
+    return f"≥ ×{value:.1f}" if lower_bound else f"×{value:.1f}"
 
 
 def plain_number(value: int | float | Decimal | None) -> int | float | Decimal | None:

@@ -94,14 +94,14 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
         hidden_cost = comparison.hidden_cost
         hides = (
             f"Dropping failures hides {at_least}{format_money(hidden_cost)} of spend"
-            if hidden_cost is not None
+            if hidden_cost is not None and not (at_least and hidden_cost == 0)
             else "Dropping failures hides an unknown amount of spend"
         )
     else:
         hidden_tokens = comparison.hidden_tokens
         hides = (
             f"Dropping failures hides {at_least}{format_tokens(hidden_tokens)} tokens"
-            if hidden_tokens is not None
+            if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
             else "Dropping failures hides an unknown number of tokens"
         )
     hides += f" in {format_count(hidden_attempts)} attempts"
@@ -403,6 +403,8 @@ def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric
     if keep[usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
         return NOT_RECORDED
     bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
+    if bound and not hidden:
+        return NOT_RECORDED  # what the dropped attempts spent was never recorded
     if metric == "cost":
         return format_money(hidden, lower_bound=bound)
     return format_tokens(hidden, lower_bound=bound)
@@ -517,14 +519,16 @@ def _table_text(
                 label_text,
                 format_count(row["hidden_attempts"]),
                 _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
-                format_factor(row["trap_factor"]),
+                format_factor(row["trap_factor"], lower_bound=row["trap_factor_lower_bound"]),
                 f"{rank_text(row['keep_rank_best'], row['keep_rank_worst'])}→"
                 f"{rank_text(row['drop_rank_best'], row['drop_rank_worst'])}",
             ]
             if comparison.has_cost:
                 cells += [
                     _hidden_text(keep_row, drop_row, row["hidden_cost"], "cost"),
-                    format_factor(row["cost_trap_factor"]),
+                    format_factor(
+                        row["cost_trap_factor"], lower_bound=row["cost_trap_factor_lower_bound"]
+                    ),
                 ]
             trap.add_row(*(Text(cell) for cell in cells))
         console.print()

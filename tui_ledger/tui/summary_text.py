@@ -199,6 +199,12 @@ def median_text(row: dict[str, Any]) -> str:
     return format_usage_figure(row["median_tokens_per_attempt"], row["usage"])
 
 
+def tight(text: str) -> str:
+    """A figure for the groups table's narrow columns: `≥1,484,917` (the bound sign kept,
+    its space dropped)."""
+    return text.replace("≥ ", "≥", 1)
+
+
 def cell(text: str, *, style: str = "", justify: str = "right") -> Text:
     """A table cell: literal text (never markup), right-aligned unless asked."""
     return Text(text, style=style, justify=justify)  # type: ignore[arg-type]
@@ -341,7 +347,11 @@ def group_row(
             style=VIEW_STYLES[view] if value is not None else MISSING_STYLE,
         ),
         cell(
-            "" if factor is not None and factor == 1.0 else format_factor(factor),
+            ""
+            if factor is not None and factor == 1.0
+            else tight(
+                format_factor(factor, lower_bound=trap_row[f"{metric.trap_factor}_lower_bound"])
+            ),
             style=DROP_STYLE.replace("bold ", "") if factor and factor > 1.0 else "",
         ),
         cell(rank_text(row, metric)),
@@ -376,7 +386,7 @@ def group_row(
     recorded = row["usage"] != NOT_RECORDED_STATUS
     cells += [
         cell(median_text(row), style="" if recorded else MISSING_STYLE),
-        cell(total_text(TOKENS, row), style="" if recorded else MISSING_STYLE),
+        cell(tight(total_text(TOKENS, row)), style="" if recorded else MISSING_STYLE),
     ]
     return cells, notes
 
@@ -534,7 +544,9 @@ def focus_block(
     text.append("\n  ")
     text.append("trap factor".ljust(label_width), style=LABEL_STYLE)
     text.append(
-        format_factor(factor).rjust(width - 1),
+        format_factor(factor, lower_bound=trap[f"{metric.trap_factor}_lower_bound"]).rjust(
+            width - 1
+        ),
         style=DROP_STYLE if factor is not None and factor > 1.0 else "bold",
     )
     hidden_attempts = trap["hidden_attempts"]
@@ -590,6 +602,8 @@ def _hidden(
         return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
     zeros = "suspect_zero_cost" if cost else "suspect_zeros"
     bound = keep[metric.missing] + keep[zeros] > drop[metric.missing] + drop[zeros]
+    if bound and not trap[metric.hidden]:
+        return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
     if cost:
         return format_money(trap[metric.hidden], lower_bound=bound)
     return f"{format_tokens(trap[metric.hidden], lower_bound=bound)} tokens"
