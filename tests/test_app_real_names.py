@@ -264,3 +264,19 @@ def test_per_task_view_cuts_task_names_apart() -> None:
     assert len(set(names)) == 3, names
     assert all(cell_len(name) <= TASK_LABEL for name in names)
     assert "hello-world" in names
+
+
+async def test_bars_say_not_recorded_where_usage_never_was(real_csv: Path) -> None:
+    app = LedgerApp([str(real_csv)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        lines = app.summary.query_one(Bars).render().plain.splitlines()[1:]
+        order = list(app.comparison.labels) if app.comparison else []
+        for index, group in enumerate(order):
+            keep, drop = lines[2 * index], lines[2 * index + 1]
+            if group in real_shaped.NOT_RECORDED_GROUPS:
+                assert keep.endswith("keep  not recorded") and drop.endswith("not recorded")
+            elif group == real_shaped.NOTHING_ACCEPTED:
+                assert keep.endswith("— no accepted attempt")
+            else:
+                assert "█" in keep and "not recorded" not in keep

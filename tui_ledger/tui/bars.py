@@ -11,12 +11,10 @@ from textual.widget import Widget
 
 from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import Comparison
-from tui_ledger.numbers import MISSING, format_count
+from tui_ledger.numbers import MISSING, NOT_RECORDED, format_count
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.summary_text import (
-    NO_ACCEPTED,
     TOKENS,
-    UNPRICED,
     MetricColumns,
     exact_figure,
     metric_columns,
@@ -39,7 +37,8 @@ class Bars(Widget):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        # Per group: its label, then per view the figure (for the bar) and its text.
+        # Per group: its label, then per view the figure (for the bar) and its text (or,
+        # without a figure, why: `MetricColumns.missing_reason`).
         self._rows: list[tuple[str, float | None, str, float | None, str]] = []
         self._more = 0
         self._metric: MetricColumns = TOKENS
@@ -73,7 +72,7 @@ class Bars(Widget):
 
     def _text(self, row: dict[str, Any]) -> str:
         if row[self._metric.value] is None:
-            return ""
+            return self._metric.missing_reason(row)
         return self._metric.fmt(
             exact_figure(self._metric, row), bool(row[self._metric.lower_bound])
         )
@@ -114,7 +113,12 @@ class Bars(Widget):
         ]
         scale = max(values, default=0.0)
         value_width = max(
-            (cell_len(figure) for _, _, k, _, d in self._rows for figure in (k, d)),
+            (
+                cell_len(figure)
+                for _, keep, k, drop, d in self._rows
+                for value, figure in ((keep, k), (drop, d))
+                if value is not None
+            ),
             default=1,
         )
         bar_width = max(4, width - label_width - 6 - value_width - 2)
@@ -127,8 +131,9 @@ class Bars(Widget):
                 bar = self._bar(value, scale, bar_width)
                 text.append(bar, style=VIEW_STYLES[view].replace("bold ", ""))
                 if value is None:
-                    reason = UNPRICED if metric.name == "cost" and keep is not None else ""
-                    text.append(f" {MISSING} {reason or NO_ACCEPTED}", style=MISSING_STYLE)
+                    # `not recorded` reads alone; a missing figure's other reasons follow `—`.
+                    shown = figure if figure == NOT_RECORDED else f"{MISSING} {figure}"
+                    text.append(f" {shown}", style=MISSING_STYLE)
                 else:
                     text.append(" " + figure)
         if self._more:
