@@ -280,3 +280,27 @@ async def test_bars_say_not_recorded_where_usage_never_was(real_csv: Path) -> No
                 assert keep.endswith("— no accepted attempt")
             else:
                 assert "█" in keep and "not recorded" not in keep
+
+
+async def test_per_task_view_of_an_unmetered_group_reads_not_recorded(real_csv: Path) -> None:
+    from tui_ledger.tui.audit_screens import PerTaskScreen
+
+    app = LedgerApp([str(real_csv)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        pane = app.summary
+        pane.groups_table.focus()
+        for _ in range(len(real_shaped.GROUPS)):
+            if pane.focus_label == real_shaped.UNMETERED:
+                break
+            await press(pilot, "down")
+        assert pane.focus_label == real_shaped.UNMETERED
+        await press(pilot, "p")
+        assert isinstance(app.screen, PerTaskScreen)
+        text = screen_text(app)
+        table = app.screen.table
+        rows = [[cell.plain for cell in table.get_row_at(row)] for row in range(table.row_count)]
+        assert rows and all(row[4] == "not recorded" for row in rows), rows  # tokens
+        assert all(row[5] == "not recorded" for row in rows), rows  # per accepted
+        assert "not recorded tokens" in text
+        assert "≥ 0" not in text and " 0 tokens" not in text

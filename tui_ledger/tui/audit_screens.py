@@ -28,7 +28,8 @@ from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
 from tui_ledger.labels import fit_labels
-from tui_ledger.ledger import VIEW_TITLES, Comparison, ParetoMetric
+from tui_ledger.ledger import LOWER_BOUND, RECORDED, VIEW_TITLES, Comparison, ParetoMetric
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
     MISSING,
     format_compact,
@@ -36,6 +37,7 @@ from tui_ledger.numbers import (
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
 )
 from tui_ledger.pareto import pareto_points
 from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
@@ -80,9 +82,17 @@ class _TaskColumn:
 
 def _per_accepted_tokens(row: dict[str, Any]) -> str:
     value = row["tokens_per_accepted_result"]
+    if row.get("usage") == NOT_RECORDED_STATUS:
+        return NOT_RECORDED_TEXT
     if value is None:
         return f"{MISSING} never passed" if row["never_passed"] else MISSING
     return format_tokens(value, lower_bound=bool(row["lower_bound"]))
+
+
+def _total_tokens(row: dict[str, Any]) -> str:
+    """A task's tokens: `not recorded`, `≥ N` when some usage is missing or a suspect 0."""
+    usage = row.get("usage")
+    return format_usage_figure(row["total_tokens"], usage, lower_bound=usage == LOWER_BOUND)
 
 
 def _per_accepted_cost(row: dict[str, Any]) -> str:
@@ -110,7 +120,7 @@ def task_columns(frame: pl.DataFrame) -> list[_TaskColumn]:
             "accepted", "acc", lambda row: f"{format_count(row['accepted'])}/{row['attempts']:,}"
         ),
         _TaskColumn("pass_rate", "pass", lambda row: format_rate(row["pass_rate"])),
-        _TaskColumn("total_tokens", "tokens", lambda row: format_tokens(row["total_tokens"])),
+        _TaskColumn("total_tokens", "tokens", _total_tokens),
         _TaskColumn("tokens_per_accepted_result", "per accepted", _per_accepted_tokens),
     ]
     if "total_cost" in frame.columns:
@@ -209,11 +219,18 @@ class PerTaskScreen(_Dialog):
         tasks = frame.height
         text = Text()
         total_tokens = frame["total_tokens"].drop_nulls()
+        usage = frame["usage"] if "usage" in frame.columns else None
+        if usage is not None and tasks and bool((usage == NOT_RECORDED_STATUS).all()):
+            tokens_text = NOT_RECORDED_TEXT
+        else:
+            tokens_text = format_tokens(
+                int(total_tokens.sum()) if len(total_tokens) else None,
+                lower_bound=usage is not None and bool((usage != RECORDED).any()),
+            )
         text.append(plural(tasks, "task"), style="bold")
         text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
         text.append(
-            f" · {format_count(int(frame['accepted'].sum()))} accepted"
-            f" · {format_tokens(int(total_tokens.sum()) if len(total_tokens) else None)} tokens"
+            f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text} tokens"
         )
         if has_cost:
             known = frame["total_cost"].drop_nulls()
@@ -229,7 +246,12 @@ class PerTaskScreen(_Dialog):
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(
-            f" · {format_count(spend.attempts)} attempts · {format_tokens(spend.tokens)} tokens",
+            f" · {format_count(spend.attempts)} attempts · "
+            + (
+                f"{format_tokens(spend.tokens, lower_bound=spend.tokens_lower_bound)} tokens"
+                if spend.tokens is not None or usage is None
+                else f"tokens {NOT_RECORDED_TEXT}"
+            ),
             style=NEVER_PASSED_STYLE,
         )
         if has_cost:
