@@ -5,11 +5,13 @@ result, both views, the frontier; and the axis choices the app's own chart share
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 
 import polars as pl
 
-from tui_ledger.ledger import VIEWS, Comparison, ParetoMetric
+from tui_ledger.labels import fit_labels
+from tui_ledger.ledger import NOT_RECORDED, VIEWS, Comparison, ParetoMetric
 from tui_ledger.numbers import format_compact, format_money
 from tui_ledger.pareto import pareto_points
 from tui_ledger.textsafe import safe_text
@@ -30,6 +32,9 @@ _FONT = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
 _WIDTH, _HEIGHT = 880, 560
 _LEFT, _RIGHT, _TOP, _BOTTOM = 84, 40, 92, 96
 _LABEL_LIMIT = 30  # past this many groups only frontier points are labelled
+_POINT_LABEL = 28  # characters of a name beside its point
+_FOOTER_CHARS = 120  # characters of a footer line at 12 px (the chart's width)
+_FOOTER_LINE = 16  # pixels from one footer line to the next
 
 
 def _svg_text(value: object) -> str:
@@ -100,6 +105,17 @@ class _Axis:
         return [self.low + i * self.step for i in range(count + 1)]
 
 
+def not_recorded_groups(comparison: Comparison, metric: ParetoMetric = "tokens") -> list[str]:
+    """The groups whose usage (or cost) was not recorded at all (SPEC.md section 1): no
+    point on either chart, and a note naming them instead."""
+    column = "cost_usage" if metric == "cost" else "usage"
+    keep = comparison.keep
+    if column not in keep.columns:
+        return []
+    flags = (keep[column] == NOT_RECORDED).fill_null(False).to_list()
+    return [label for label, flag in zip(comparison.labels, flags, strict=True) if flag]
+
+
 def _y(rate: float) -> float:
     return _TOP + (1.0 - rate) * (_HEIGHT - _TOP - _BOTTOM)
 
@@ -129,12 +145,36 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
         }
         for view in VIEWS
     }
+    not_recorded = set(not_recorded_groups(comparison, metric))
+    unplaced = [
+        label
+        for label in comparison.labels
+        if label not in by_view["keep"]
+        and label not in by_view["drop"]
+        and label not in not_recorded
+    ]
+    footer = []
+    if not_recorded:
+        names = ", ".join(label for label in comparison.labels if label in not_recorded)
+        footer.append(
+            f"Not plotted ({unit} not recorded: every attempt reads 0 or nothing): {names}"
+        )
+    if unplaced:
+        footer.append(f"Not plotted (no accepted attempt): {', '.join(unplaced)}")
+    if any(row["lower_bound"] for row in by_view["keep"].values()):
+        footer.append(
+            "≥ and →: some usage or cost is missing, so the figure is a lower bound "
+            "(the true one lies at or right of the point)"
+        )
+    # Wrapped to the chart's width; the picture grows downwards to hold them all.
+    footer = [piece for line in footer for piece in textwrap.wrap(line, _FOOTER_CHARS)]
+    height = _HEIGHT + _FOOTER_LINE * max(0, len(footer) - 2)
     out: list[str] = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-        f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family={quoteattr(_FONT)} font-size="13">',
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{height}" '
+        f'viewBox="0 0 {_WIDTH} {height}" font-family={quoteattr(_FONT)} font-size="13">',
         f"<title>{_svg_text(f'Pass rate vs {unit} per accepted result')}</title>",
-        f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>',
+        f'<rect width="{_WIDTH}" height="{height}" fill="#ffffff"/>',
         f'<text x="{_LEFT}" y="34" font-size="20" font-weight="600" fill="#222">'
         f"{_svg_text(f'Pass rate vs {unit} per accepted result')}</text>",
         f'<text x="{_LEFT}" y="58" fill="#555">'
@@ -191,6 +231,10 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
                 f'stroke={quoteattr(colours[label])} stroke-opacity="0.45" stroke-dasharray="3 3"/>'
             )
     labelled = len(comparison.labels) <= _LABEL_LIMIT
+    # Names beside points are cut together (`fit_labels`), so none read alike; tooltips and
+    # the footer keep them whole.
+    placed = list(by_view["keep"])
+    short = dict(zip(placed, fit_labels(placed, _POINT_LABEL), strict=True))
     for label in comparison.labels:
         colour = quoteattr(colours[label])
         ghost = by_view["drop"].get(label)
@@ -207,6 +251,18 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
             continue
         value = fmt(real["per_accepted"])
         shown = f"≥ {value}" if real["lower_bound"] else value
+        if real["lower_bound"]:
+            # A lower bound: the true figure lies at or right of the point, toward more spend.
+            x, y = axis.x(real["per_accepted"]), _y(real["pass_rate"])
+            arrow_end = min(x + 34, right)
+            out.append(
+                f'<line x1="{x:.1f}" y1="{y:.1f}" x2="{arrow_end - 6:.1f}" y2="{y:.1f}" '
+                f'stroke={colour} stroke-width="2"/>'
+                f'<polygon points="{arrow_end:.1f},{y:.1f} {arrow_end - 7:.1f},{y - 4:.1f} '
+                f'{arrow_end - 7:.1f},{y + 4:.1f}" fill={colour}>'
+                f"<title>{_svg_text(f'{label}: a lower bound, the figure is {shown}')}</title>"
+                "</polygon>"
+            )
         out.append(
             f'<circle cx="{axis.x(real["per_accepted"]):.1f}" cy="{_y(real["pass_rate"]):.1f}" '
             f'r="6.5" fill={colour} stroke="#ffffff" stroke-width="1">'
@@ -214,24 +270,18 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
             "</title></circle>"
         )
         if labelled or real["frontier"]:
+            text = f"{short[label]} ({shown})"
+            x = axis.x(real["per_accepted"])
+            # About 7 px a character at 13 px: a name that would run off the right edge
+            # ends at its point instead.
+            anchor = ' text-anchor="end"' if x + 10 + 7 * len(text) > _WIDTH else ""
             out.append(
-                f'<text x="{axis.x(real["per_accepted"]) + 10:.1f}" '
-                f'y="{_y(real["pass_rate"]) - 8:.1f}" fill="#222">'
-                f"{_svg_text(f'{label} ({shown})')}</text>"
+                f'<text x="{x - 10 if anchor else x + 10:.1f}"{anchor} '
+                f'y="{_y(real["pass_rate"]) - 8:.1f}" fill="#222">{_svg_text(text)}</text>'
             )
-    unplaced = [
-        label
-        for label in comparison.labels
-        if label not in by_view["keep"] and label not in by_view["drop"]
-    ]
-    footer = []
-    if unplaced:
-        footer.append("Not plotted (no accepted attempt): " + ", ".join(unplaced))
-    if any(row["lower_bound"] for row in by_view["keep"].values()):
-        footer.append("≥: some usage or cost is missing, so the figure is a lower bound")
     for index, line in enumerate(footer):
         out.append(
-            f'<text x="{_LEFT}" y="{_HEIGHT - 24 + index * 16 - 16 * (len(footer) - 1)}" '
+            f'<text x="{_LEFT}" y="{_HEIGHT - 40 + index * _FOOTER_LINE}" '
             f'fill="#666" font-size="12">{_svg_text(line)}</text>'
         )
     out.append("</svg>")

@@ -68,6 +68,8 @@ class _Column:
     kind: ColumnKind
     width: int
     offset: int
+    natural: int = 0
+    """The width its values ask for (`width` is less where the table is fitted to the pane)."""
 
     @property
     def right(self) -> bool:
@@ -165,6 +167,95 @@ def format_cells(
         else:
             append((safe_cell(value, width), None))
     return cells
+
+
+ESSENTIAL_COLUMNS: tuple[str, ...] = ("outcome", "tokens", "cost")
+"""Columns the table keeps on screen, whatever the pane's width (UX.md, Layout)."""
+
+MIN_TEXT_WIDTH = 8
+"""A text column before them shrinks to no fewer cells than this (`abc…wxyz`)."""
+
+OUTCOME_SYMBOL_WIDTH = 3
+"""The outcome column when it shows its symbol alone (`✔`; its heading `ou…`)."""
+
+
+def fit_columns(columns: Sequence[_Column], available: int) -> list[_Column]:
+    """The columns laid out for a pane `available` cells wide, so the outcome, the tokens
+    and the cost (`ESSENTIAL_COLUMNS`, those present) are on screen.
+
+    The text columns before the last of them give way, in turn, until the line fits: the
+    widest shrinks, a cell at a time, down to `MIN_TEXT_WIDTH` (its values are then cut in
+    the middle); the text columns after the first move, last first, to just after the
+    essential ones (the first then grows into the room they left); the outcome shows its
+    symbol alone (`✔`, `✘`, `⧗`, `⚠`, `?`, each in its colour); and last the first text
+    column moves too, the outcome taking its words back if they fit.
+    A column that moves keeps its whole width; every column is still there to scroll to.
+    `available` 0 (not laid out yet) keeps every width.
+    """
+    names = [column.name for column in columns]
+    essential = [index for index, name in enumerate(names) if name in ESSENTIAL_COLUMNS]
+    widths = {column.name: column.natural or column.width for column in columns}
+    order = list(columns)
+    if available > 0 and essential:
+        lead = order[: essential[-1] + 1]
+        rest = order[essential[-1] + 1 :]
+
+        def span() -> int:
+            return sum(widths[column.name] + 2 * CELL_PADDING for column in lead)
+
+        def move(column: _Column) -> None:
+            lead.remove(column)
+            rest.insert(0, column)
+            widths[column.name] = column.natural or column.width
+
+        shrinking = [column for column in lead if column.kind == "text"]
+        while span() > available and shrinking:
+            widest = max(shrinking, key=lambda column: widths[column.name])
+            if widths[widest.name] <= MIN_TEXT_WIDTH:
+                break
+            widths[widest.name] -= 1
+        while span() > available and len(shrinking) > 1:
+            move(shrinking.pop())
+        outcome = next((column for column in lead if column.kind == "outcome"), None)
+        if span() > available and outcome is not None:
+            widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if span() > available and shrinking:
+            move(shrinking.pop())
+            if outcome is not None:  # the room it left may hold the outcome's words again
+                widths[outcome.name] = outcome.natural or outcome.width
+                if span() > available:
+                    widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if shrinking and span() < available:
+            # A text column that moved left room behind: the one still before grows into it.
+            first = shrinking[0]
+            widths[first.name] = min(
+                first.natural or first.width, widths[first.name] + available - span()
+            )
+        order = lead + rest
+    fitted: list[_Column] = []
+    offset = 0
+    for column in order:
+        natural = column.natural or column.width
+        width = widths[column.name]
+        fitted.append(_Column(column.name, column.label, column.kind, width, offset, natural))
+        offset += width + 2 * CELL_PADDING
+    return fitted
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut in the middle: its start, `…`, its end."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    tail_cells = (width - 1) // 2
+    head = set_cell_size(text, width - 1 - tail_cells).rstrip(" ")
+    tail = ""
+    for character in reversed(text):
+        if cell_len(tail) + cell_len(character) > tail_cells:
+            break
+        tail = character + tail
+    return head + ELLIPSIS + tail
 
 
 def fit_cell(text: str, width: int, *, right: bool = False) -> str:
@@ -347,7 +438,9 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         self._frame: pl.DataFrame = pl.DataFrame()
         self._struck: pl.Series | None = None
-        self._columns: list[_Column] = []
+        self._columns: list[_Column] = []  # as laid out in the pane (`fit_columns`)
+        self._measured: list[_Column] = []  # in the frame's order, at their natural widths
+        self._fitted_to = 0  # the width `_columns` were laid out for
         self._column_offsets: list[int] = []
         self._window: _Window | None = None
         self._line_cache: dict[tuple[object, ...], Strip] = {}
@@ -409,7 +502,9 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
 
         self._frame = frame
         self._struck = struck
-        self._columns = self._measure_columns(frame, self._columns)
+        self._measured = self._measure_columns(frame, self._measured)
+        self._fitted_to = self._fit_width()
+        self._columns = fit_columns(self._measured, self._fitted_to)
         self._column_offsets = [column.offset for column in self._columns]
         self._invalidate()
 
@@ -478,7 +573,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         as before, no column narrows, so a filter or the view toggle does not shift the table.
         """
         kinds = {name: _column_kind(name, dtype) for name, dtype in frame.schema.items()}
-        previous_widths = {column.name: column.width for column in previous}
+        previous_widths = {column.name: column.natural or column.width for column in previous}
         same_columns = list(previous_widths) == frame.columns
         # The same columns again (a filter, the toggle, a sort): the widths only grow, so a
         # smaller sample suffices, and formatting it costs a quarter (about 10 -> 3 ms).
@@ -507,9 +602,37 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             width = min(max(cell_len(label) + 2, widest, 1), MAX_COLUMN_WIDTH)
             if same_columns:
                 width = max(width, previous_widths[name])
-            columns.append(_Column(name, label, kind, width, offset))
+            columns.append(_Column(name, label, kind, width, offset, width))
             offset += width + 2 * CELL_PADDING
         return columns
+
+    def _fit_width(self) -> int:
+        """Cells a line has on screen, a vertical scrollbar's aside (0: not laid out yet)."""
+        width = self.size.width
+        return max(0, width - self.styles.scrollbar_size_vertical) if width else 0
+
+    def _refit(self) -> None:
+        """Lay the columns out again for a new width (`fit_columns`).
+
+        Checked on every repaint: a table filled before its first layout is not always sent
+        a `Resize` once it has a size.
+        """
+        width = self._fit_width()
+        if width == self._fitted_to or not self._measured:
+            return
+        self._fitted_to = width
+        columns = fit_columns(self._measured, width)
+        if columns == self._columns:
+            return
+        # The cursor keeps its place (its index), not its column: following a column that
+        # moved past the essential ones would scroll them out of sight.
+        self._columns = columns
+        self._column_offsets = [column.offset for column in columns]
+        self._invalidate()
+        self.virtual_size = Size(columns[-1].offset + columns[-1].span, self.row_count + 1)
+        self._scroll_cursor_into_view()
+        self._post_cursor_moved()
+        self.refresh()
 
     # ------------------------------------------------------------------ rendering
 
@@ -541,7 +664,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         start = max(0, row - page)
         chunk = self._frame.slice(start, 3 * page)
         cells = [
-            format_cells(column.kind, chunk.get_column(column.name).to_list(), column.width)
+            format_cells(column.kind, chunk.get_column(column.name).to_list(), column.natural)
             for column in self._columns
         ]
         struck = None
@@ -552,6 +675,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Render a frame's worth of lines, reading the styles once for all of them."""
+        self._refit()
         self._palette = None
         return super().render_lines(crop)
 
@@ -644,6 +768,11 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
                 style += _foreground(kind_style)
             if column_index == cursor_column:
                 style += cursor
+            if column.width < column.natural:
+                if column.kind == "text":
+                    text = cut_middle(text, column.width)
+                elif column.kind == "outcome" and style_name is not None:
+                    text = text.split(" ", 1)[0]  # the symbol; the colour says it too
             text = fit_cell(text, column.width, right=column.right)
             segments.append(Segment(pad + text + pad, style))
         strip = Strip(segments).simplify()

@@ -27,7 +27,9 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
-from tui_ledger.ledger import VIEW_TITLES, Comparison, ParetoMetric
+from tui_ledger.labels import fit_labels
+from tui_ledger.ledger import LOWER_BOUND, RECORDED, VIEW_TITLES, Comparison, ParetoMetric
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
     MISSING,
     format_compact,
@@ -35,9 +37,10 @@ from tui_ledger.numbers import (
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
 )
 from tui_ledger.pareto import pareto_points
-from tui_ledger.pareto_svg import log_axis_bounds, nice_step
+from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
 from tui_ledger.per_task import never_passed_spend
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.screens import _Dialog
@@ -45,6 +48,16 @@ from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, S
 from tui_ledger.wording import plural
 
 NEVER_PASSED_STYLE = DROP
+LOWER_BOUND_ARROW = "→"
+"""Beside a point whose figure is a lower bound: the true one lies toward more spend."""
+POINT_LABEL = 18
+"""Cells of a group's name beside its point (names cut together, `labels.fit_labels`)."""
+LEGEND_LABEL = 28
+"""Cells of a group's name in the chart's legend."""
+TASK_LABEL = 36
+"""Cells of a task's name in the per-task table."""
+NOT_RECORDED_TEXT = "not recorded"
+"""A figure whose usage was not recorded (SPEC.md section 1): never 0, never `≥ 0`."""
 
 # --------------------------------------------------------------------------- per task
 
@@ -69,9 +82,17 @@ class _TaskColumn:
 
 def _per_accepted_tokens(row: dict[str, Any]) -> str:
     value = row["tokens_per_accepted_result"]
+    if row.get("usage") == NOT_RECORDED_STATUS:
+        return NOT_RECORDED_TEXT
     if value is None:
         return f"{MISSING} never passed" if row["never_passed"] else MISSING
     return format_tokens(value, lower_bound=bool(row["lower_bound"]))
+
+
+def _total_tokens(row: dict[str, Any]) -> str:
+    """A task's tokens: `not recorded`, `≥ N` when some usage is missing or a suspect 0."""
+    usage = row.get("usage")
+    return format_usage_figure(row["total_tokens"], usage, lower_bound=usage == LOWER_BOUND)
 
 
 def _per_accepted_cost(row: dict[str, Any]) -> str:
@@ -99,7 +120,7 @@ def task_columns(frame: pl.DataFrame) -> list[_TaskColumn]:
             "accepted", "acc", lambda row: f"{format_count(row['accepted'])}/{row['attempts']:,}"
         ),
         _TaskColumn("pass_rate", "pass", lambda row: format_rate(row["pass_rate"])),
-        _TaskColumn("total_tokens", "tokens", lambda row: format_tokens(row["total_tokens"])),
+        _TaskColumn("total_tokens", "tokens", _total_tokens),
         _TaskColumn("tokens_per_accepted_result", "per accepted", _per_accepted_tokens),
     ]
     if "total_cost" in frame.columns:
@@ -198,11 +219,18 @@ class PerTaskScreen(_Dialog):
         tasks = frame.height
         text = Text()
         total_tokens = frame["total_tokens"].drop_nulls()
+        usage = frame["usage"] if "usage" in frame.columns else None
+        if usage is not None and tasks and bool((usage == NOT_RECORDED_STATUS).all()):
+            tokens_text = NOT_RECORDED_TEXT
+        else:
+            tokens_text = format_tokens(
+                int(total_tokens.sum()) if len(total_tokens) else None,
+                lower_bound=usage is not None and bool((usage != RECORDED).any()),
+            )
         text.append(plural(tasks, "task"), style="bold")
         text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
         text.append(
-            f" · {format_count(int(frame['accepted'].sum()))} accepted"
-            f" · {format_tokens(int(total_tokens.sum()) if len(total_tokens) else None)} tokens"
+            f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text} tokens"
         )
         if has_cost:
             known = frame["total_cost"].drop_nulls()
@@ -218,7 +246,12 @@ class PerTaskScreen(_Dialog):
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(
-            f" · {format_count(spend.attempts)} attempts · {format_tokens(spend.tokens)} tokens",
+            f" · {format_count(spend.attempts)} attempts · "
+            + (
+                f"{format_tokens(spend.tokens, lower_bound=spend.tokens_lower_bound)} tokens"
+                if spend.tokens is not None or usage is None
+                else f"tokens {NOT_RECORDED_TEXT}"
+            ),
             style=NEVER_PASSED_STYLE,
         )
         if has_cost:
@@ -246,12 +279,16 @@ class PerTaskScreen(_Dialog):
                 Text(column.heading + arrow, style="bold", justify=column.justify),  # type: ignore[arg-type]
                 key=column.name,
             )
+        # Task names cut together, so that no two read alike (`labels.fit_labels`).
+        tasks = self._frame["task"].to_list()
+        texts = [safe_text(task) for task in tasks]
+        task_names = dict(zip(texts, fit_labels(texts, TASK_LABEL), strict=True))
         rows = []
-        for row in self._frame.iter_rows(named=True):
+        for row, task_text in zip(self._frame.iter_rows(named=True), texts, strict=True):
             style = NEVER_PASSED_STYLE if row["never_passed"] else ""
             cells = []
             for column in self._columns:
-                text = column.fmt(row)
+                text = task_names[task_text] if column.name == "task" else column.fmt(row)
                 if column.name == "task" and row["never_passed"]:
                     text = "✘ " + text
                 cells.append(Text(text, style=style, justify=column.justify))  # type: ignore[arg-type]
@@ -448,18 +485,24 @@ class ParetoChart(Widget):
         )
         for first, second in itertools.pairwise(frontier):
             canvas.line(at(first), at(second), FRONTIER_STYLE)
-        # Markers: ghosts first, real points on top, then labels where they fit.
+        # Markers: ghosts first, real points on top, then labels where they fit. A lower
+        # bound's point has an arrow toward more spend: the true figure is at or right of it.
         for view, marker in (("drop", "○"), ("keep", "●")):
             for label, row in by_view[view].items():
                 x, y = at(row)
                 style = self.colours[label] + (" bold" if view == "keep" else "")
                 canvas.put(int(x // 2), int(y // 4), marker, style)
+                if view == "keep" and row["lower_bound"]:
+                    canvas.put(int(x // 2) + 1, int(y // 4), LOWER_BOUND_ARROW, style)
+        placed = list(by_view["keep"])
+        names = dict(zip(placed, fit_labels(placed, POINT_LABEL), strict=True))
         for label, row in by_view["keep"].items():
             x, y = at(row)
             column, line = int(x // 2), int(y // 4)
-            name = safe_cell(label, 18) + ("★" if row["frontier"] else "")
+            name = names[label] + ("★" if row["frontier"] else "")
+            after = column + (3 if row["lower_bound"] else 2)
             for place_column, place_line in (
-                (column + 2, line),
+                (after, line),
                 (column - cell_len(name) - 1, line),
                 (column + 2, line - 1),
                 (column + 2, line + 1),
@@ -570,6 +613,7 @@ class ParetoScreen(_Dialog):
         text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP}")
         text.append("   ⠒⠒ ghost → real   ", style=MUTED)
         text.append("⠤⠔⠊ frontier ★", style="bold")
+        text.append(f"   ●{LOWER_BOUND_ARROW} lower bound", style=MUTED)
         text.append("   up and left is better", style=MUTED)
         return text
 
@@ -587,15 +631,21 @@ class ParetoScreen(_Dialog):
         )
         rows = {(row["group"], row["view"]): row for row in points.iter_rows(named=True)}
         labels = self._comparison.labels
+        not_recorded = set(not_recorded_groups(self._comparison, self._metric))
         unplotted = [
             label
             for label in labels
-            if (keep := rows.get((label, "keep"))) is None or keep["per_accepted"] is None
+            if label not in not_recorded
+            and ((keep := rows.get((label, "keep"))) is None or keep["per_accepted"] is None)
         ]
-        for label in labels[: self.LEGEND_LIMIT]:
+        shown_labels = labels[: self.LEGEND_LIMIT]
+        names = fit_labels(shown_labels, LEGEND_LABEL)
+        for label, name in zip(shown_labels, names, strict=True):
             keep, drop = rows.get((label, "keep")), rows.get((label, "drop"))
 
-            def figure(row: dict[str, Any] | None) -> str:
+            def figure(row: dict[str, Any] | None, unrecorded: bool = label in not_recorded) -> str:
+                if unrecorded:
+                    return NOT_RECORDED_TEXT
                 if row is None or row["per_accepted"] is None:
                     return MISSING
                 shown = chart.exact(row["per_accepted"])
@@ -603,7 +653,7 @@ class ParetoScreen(_Dialog):
 
             frontier = keep is not None and keep["frontier"]
             table.add_row(
-                Text("● " + safe_cell(label, 28), style=chart.colours[label]),
+                Text("● " + name, style=chart.colours[label]),
                 Text(format_rate(keep["pass_rate"]) if keep else MISSING),
                 Text(figure(keep)),
                 Text(format_rate(drop["pass_rate"]) if drop else MISSING, style=MUTED),
@@ -614,6 +664,15 @@ class ParetoScreen(_Dialog):
         if len(labels) > self.LEGEND_LIMIT:
             parts.append(
                 Text(f"… {format_count(len(labels) - self.LEGEND_LIMIT)} more groups", style=MUTED)
+            )
+        if not_recorded:
+            unit = "cost" if self._metric == "cost" else "usage"
+            parts.append(
+                Text(
+                    f"not plotted, {unit} not recorded (every attempt reads 0 or nothing): "
+                    + ", ".join(safe_text(label) for label in labels if label in not_recorded),
+                    style=f"italic {MUTED}",
+                )
             )
         if unplotted:
             shown = ", ".join(safe_text(label) for label in unplotted[:12])

@@ -9,6 +9,7 @@ this widget lays it out and keeps the groups table's cursor on the group under f
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -16,6 +17,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
+from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.numbers import format_count
 from tui_ledger.textsafe import safe_text
@@ -26,6 +28,7 @@ from tui_ledger.tui.summary_text import (
     TOKENS,
     MetricColumns,
     callout_text,
+    cell,
     fit_columns,
     focus_block,
     group_columns,
@@ -37,6 +40,13 @@ from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STY
 from tui_ledger.wording import plural
 
 __all__ = ["SummaryPane"]
+
+MIN_LABEL = 12
+"""A group's label is never cut below this many cells (`…` and eleven of the name)."""
+MAX_LABEL = 30
+"""Nor kept wider than this: past it the figures need the room more."""
+FOCUS_LABEL = 20
+"""Cells the focus block's heading gives the group's name (`summary_text.focus_block`)."""
 
 
 class SummaryPane(VerticalScroll, can_focus=False):
@@ -60,6 +70,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._columns: MetricColumns = TOKENS  # the headline metric's, as drawn
         self._labels: list[str] = []  # the rows of the groups table (at most MAX_TABLE_GROUPS)
         self._all_labels: list[str] = []  # every group of the comparison, in summary order
+        self._shown: list[str] = []  # the table's rows' labels as drawn (`fit_labels`)
+        self._block: list[str] = []  # the same, as the focus block's heading reads them
         self._index: dict[str, int] = {}
         self.focus_label: str | None = None
         """The group under focus, shown in both views below the table."""
@@ -75,6 +87,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         """The pieces, top to bottom."""
         yield GroupsTable(id="groups")
         yield Static(id="missing-note")
+        yield Static(id="focus-name")
         yield Static(id="focus")
         yield Static(id="callout")
         yield Bars(id="bars")
@@ -118,6 +131,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._all_labels = comparison.labels
         self._index = {label: index for index, label in enumerate(self._all_labels)}
         self._labels = self._all_labels[:MAX_TABLE_GROUPS]
+        self._shown, self._block = [], []  # fitted with the table, once it has a width
         self.focus_label = focus_label
         self._draw()
         self.show_warnings(warning_count, note_count, hint)
@@ -161,7 +175,6 @@ class SummaryPane(VerticalScroll, can_focus=False):
             title.append(f"  {self._columns.name} per accepted result", style=LABEL_STYLE)
         self.border_title = title
         self._fill_table(comparison, view, self.focus_label)
-        self.query_one(Bars).show(comparison, self._all_labels, self._columns.name)
         self.query_one("#callout", Static).update(callout_text(comparison, self._columns))
         self.focus_group(self.focus_label)
 
@@ -186,14 +199,28 @@ class SummaryPane(VerticalScroll, can_focus=False):
         """Show a group's figures in both views side by side, and put the summary cursor on it."""
         self.focus_label = label
         focus = self.query_one("#focus", Static)
+        name_line = self.query_one("#focus-name", Static)
         comparison = self._comparison
         if comparison is None or label is None or label not in self._index:
             focus.update("")
+            name_line.display = False
             return
         index = self._index[label]
-        focus.update(
-            focus_block(comparison, index, self._all_labels[index], self._columns, self.view)
+        # The block's heading reads the group as the table does (cut, distinct); a name cut
+        # there is shown whole above it, wrapping as it needs.
+        if not self._block and self._labels:  # shown before the table has a width
+            self._block = fit_labels(self._labels, FOCUS_LABEL)
+        whole = safe_text(label)
+        shown = self._block[index] if index < len(self._block) else whole
+        name_line.display = shown != whole or cell_len(whole) > FOCUS_LABEL
+        name_line.styles.margin = (1, 0, 0, 0)
+        focus.styles.margin = (0, 0, 0, 0) if name_line.display else (1, 0, 0, 0)
+        name_line.update(
+            Text.assemble(
+                (safe_text(" · ".join(comparison.by)) + ": ", LABEL_STYLE), (whole, "bold")
+            )
         )
+        focus.update(focus_block(comparison, index, shown, self._columns, self.view))
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
             table.move_cursor(index)
@@ -203,6 +230,11 @@ class SummaryPane(VerticalScroll, can_focus=False):
     def _table_width(self) -> int:
         """Cells the groups table can use without scrolling sideways (0: not laid out yet)."""
         return max(0, self.content_size.width - 1)  # the vertical scrollbar's column
+
+    def _label_width(self) -> int:
+        """Cells for a group's label in the table and the bars: a third of the table, between
+        `MIN_LABEL` and `MAX_LABEL`."""
+        return max(MIN_LABEL, min(MAX_LABEL, self._table_width() // 3))
 
     def on_resize(self) -> None:
         """Fit the groups table to the new width (the first time, when shown before layout)."""
@@ -232,6 +264,14 @@ class SummaryPane(VerticalScroll, can_focus=False):
             cells, row_notes = group_row(label, row, trap_row, columns, view)
             rows.append(cells)
             notes |= row_notes
+        # Labels cut together, so that no two groups read the same (`labels.fit_labels`),
+        # to a third of the pane: the figures keep their room, the focus block names the
+        # group under focus whole.
+        width = self._label_width()
+        self._shown = fit_labels(self._labels, width)
+        self._block = self._shown if width <= FOCUS_LABEL else fit_labels(self._labels, FOCUS_LABEL)
+        for cells, shown in zip(rows, self._shown, strict=False):
+            cells[0] = cell(shown, justify="left")
         headings, rows, left_out = fit_columns(
             [heading for heading, _ in columns.headings], rows, self._table_width()
         )
@@ -250,6 +290,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         note_widget = self.query_one("#missing-note", Static)
         note_widget.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note_widget.display = bool(extra)
+        self.query_one(Bars).show(comparison, self._shown, self._columns.name)
 
     # ------------------------------------------------------------------ events
 
