@@ -106,12 +106,11 @@ def attempt_lines(screen: str, workflow: str) -> list[str]:
 
 def test_toggle_filter_and_quit_in_a_real_terminal(pane_for: Callable[[str], Pane]) -> None:
     pane = pane_for(ARTICLE)
-    started = time.monotonic()
+    # No bound on how long that took: speed is benchmarks/'s to print, and a bound here failed
+    # on a loaded machine (11.4 s) with nothing wrong.
     screen = pane.wait_for(
         lambda s: "KEEP FAILURES" in header(s) and "3,000" in s and "steady" in s and "lean" in s
     )
-    first_screen = time.monotonic() - started
-    assert first_screen < 10  # generous: the figure that matters is printed by benchmarks/
     assert sum(line.count("✘ failed") for line in attempt_lines(screen, "lean")) == 2
 
     pane.keys("t")
