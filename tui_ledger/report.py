@@ -33,7 +33,7 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from tui_ledger.export_files import neutralise_text
+from tui_ledger.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import (
     VIEW_GLOSSES,
@@ -392,7 +392,9 @@ _PROSE_WIDTH = 110
 
 
 def _markdown_cell(text: str) -> str:
-    return safe_text(text).replace("\\", "\\\\").replace("|", "\\|")
+    # A file's text is shown, never run: raw HTML is escaped (`<` -> `&lt;`, before
+    # `safe_text`, whose `<U+202E>` is no HTML), as are `|` (a cell's end) and `\\`.
+    return safe_text(escape_html(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:

@@ -25,7 +25,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, SelectionList, Static
+from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from tui_ledger.checks import is_warning
@@ -229,10 +229,12 @@ class DetailScreen(_Dialog):
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """What to write: either path may be empty (skip it)."""
+    """What to write: either path may be empty (skip it). `raw`: CSV cells exactly as they are,
+    even those a spreadsheet would run as formulas (by default they get a leading apostrophe)."""
 
     summary_path: str
     attempts_path: str
+    raw: bool = False
 
 
 class _FileDialog(_Dialog):
@@ -288,6 +290,11 @@ class ExportScreen(_FileDialog):
                 )
             )
             yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
+            yield Checkbox(
+                "raw CSV: keep cells starting with = + - @ as they are (a spreadsheet runs them)",
+                False,
+                id="export-raw",
+            )
             yield from self.buttons()
 
     def on_mount(self) -> None:
@@ -299,6 +306,7 @@ class ExportScreen(_FileDialog):
         return ExportRequest(
             self.query_one("#summary-path", Input).value.strip(),
             self.query_one("#attempts-path", Input).value.strip(),
+            raw=self.query_one("#export-raw", Checkbox).value,
         )
 
     @on(Input.Submitted, "#summary-path")
