@@ -56,7 +56,7 @@ from tui_ledger.numbers import (
     plain_number,
 )
 from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_label, safe_text
 
 if TYPE_CHECKING:
     from tui_ledger.checks import Check
@@ -100,12 +100,13 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
         keep_value = comparison.per_accepted(keep_best, "keep", metric)
         true_value = comparison.per_accepted(drop_best, "keep", metric)
         return (
-            f"{hides} and flips the {ranking}: {drop_best} looks cheapest "
-            f"({figure(drop_value)} per accepted result) but {keep_best} is cheaper "
+            f"{hides} and flips the {ranking}: {safe_label(drop_best)} looks cheapest "
+            f"({figure(drop_value)} per accepted result) but {safe_label(keep_best)} is cheaper "
             f"({figure(keep_value)} vs {figure(true_value)} when failures are kept)."
         )
     moved = ", ".join(
-        f"{move.group} #{move.keep_rank}→#{move.drop_rank}" for move in comparison.moves(metric)
+        f"{safe_label(move.group)} #{move.keep_rank}→#{move.drop_rank}"
+        for move in comparison.moves(metric)
     )
     return f"{hides} and reorders the {ranking} ({moved})."
 
@@ -299,7 +300,7 @@ MISSING_TEXT = "—"
 def _rows(comparison: Comparison, view: View) -> list[list[str]]:
     frame = comparison.view(view)
     return [
-        [safe_text(label), *_cells(row, comparison.has_cost)]
+        [safe_label(label), *_cells(row, comparison.has_cost)]
         for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
     ]
 
@@ -313,7 +314,9 @@ def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> lis
         frame = comparison.view(view)
         for label, note in zip(comparison.labels, frame["ci_note"], strict=True):
             if note:
-                notes.append(f"{NOTE_MARK} {label} ({VIEW_TITLES[view].lower()}): {note}.")
+                notes.append(
+                    f"{NOTE_MARK} {safe_label(label)} ({VIEW_TITLES[view].lower()}): {note}."
+                )
     return notes
 
 
@@ -362,7 +365,7 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Fi
             comparison.labels, comparison.trap.iter_rows(named=True), strict=True
         ):
             cells = [
-                safe_text(label),
+                safe_label(label),
                 format_count(row["hidden_attempts"]),
                 format_tokens(row["hidden_tokens"]),
                 format_factor(row["trap_factor"]),
