@@ -403,7 +403,7 @@ class ExportScreen(_FileDialog):
             )
             yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
             yield Checkbox(
-                "raw CSV: keep cells starting with = + - @ as they are (a spreadsheet runs them)",
+                "raw CSV: keep cells starting = + - @ as typed (spreadsheets run them)",
                 False,
                 id="export-raw",
             )
