@@ -288,7 +288,7 @@ def test_summary_csv_can_neutralise_formulas_in_labels() -> None:
 def attempts_frame() -> pl.DataFrame:
     return pl.DataFrame(
         {
-            "workflow": ["=cmd|' /C calc'!A0", "+1", "-lean", "@SUM(A1)", "\tTAB", "\rCR", "ok"],
+            "workflow": ["=cmd|' /C calc'!A0", "+1+1", "-lean", "@SUM(A1)", "\tTAB", "\rCR", "ok"],
             "tokens": [-1, 2, 3, 4, 5, 6, 7],
             "notes": ["＝HYPERLINK()", "a", "b", None, "c", "d", "-2"],
             "outcome": ["passed"] * 7,
@@ -304,7 +304,7 @@ def test_spreadsheet_safe_csv_neutralises_every_formula_start(tmp_path: Path) ->
     assert rows[0] == ["workflow", "tokens", "notes", "outcome", "tags", "'=header"]
     assert [row[0] for row in rows[1:]] == [
         "'=cmd|' /C calc'!A0",
-        "'+1",
+        "'+1+1",
         "'-lean",
         "'@SUM(A1)",
         "'\tTAB",
@@ -313,7 +313,7 @@ def test_spreadsheet_safe_csv_neutralises_every_formula_start(tmp_path: Path) ->
     ]
     assert [row[1] for row in rows[1:]][:2] == ["-1", "2"]  # numbers stay numbers
     assert rows[1][2] == "'＝HYPERLINK()"  # full-width, in a category column
-    assert rows[7][2] == "'-2"
+    assert rows[7][2] == "-2"  # a plain number, even as text, is read as a number: kept
     assert rows[1][4] == '["x","y"]'  # lists as their JSON
 
 

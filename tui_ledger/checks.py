@@ -5,6 +5,10 @@ groups, tasks and counts. What the loader already counted (missing usage, suspec
 ungraded attempts, contradicting statuses, bucket mismatches) is taken from its report, not
 recomputed, and given a per-group breakdown; price warnings can be merged the same way. Every
 check is a vectorised polars query. Decisions are in docs/ACCOUNTING.md ("Checks").
+
+The checks work on group ids (`gid`, the group's place in key order), never on labels: a
+group's label is made once, for the groups table, and only the labels a sentence names are
+read, cut to `textsafe.LABEL_WIDTH` cells. So a 5 MB label costs its size once, not once per task.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
+from tui_ledger.textsafe import safe_label
 from tui_ledger.wording import listing, plural
 
 Severity = Literal["warning", "info"]
@@ -186,14 +191,14 @@ def run_checks(
     for name in keys:
         if name not in attempts.columns:
             raise ValueError(f"no column {name!r} to group by")
-    cells = _cells(attempts, keys)
-    groups = _group_counts(cells, keys)
+    cells, named = _cells(attempts, keys)
+    groups = _group_counts(cells, named, keys)
     loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
     found: list[Check] = []
     found += [_from_warning(w, groups) for w in loader]
     found += [_from_warning(w, groups) for w in warnings]
     found += _task_checks(cells, keys, groups)
-    found += _mixed_versions(cells, attempts, keys)
+    found += _mixed_versions(cells, attempts, keys, groups)
     found += _duplicates(attempts, keys)
     found += _not_recorded(groups)
     found += _no_accepted(groups)
@@ -202,8 +207,9 @@ def run_checks(
     return sorted(found, key=lambda check: order[check.severity])
 
 
-def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """The one pass over the attempts: counts per group, task and model/version value.
+def _cells(attempts: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The one pass over the attempts: counts per group id, task and model/version value, and
+    the groups' keys by id.
 
     Every group-, task- and version-level figure the checks need is a sum over these cells,
     so a ledger of millions of rows is read once however many checks run.
@@ -219,7 +225,7 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     # 3x faster on 10M rows); the few cells come back as String, so a Categorical input reads,
     # sorts and labels exactly as text does.
     text = [name for name in columns if attempts.schema[name] in (pl.String, pl.Categorical)]
-    return (
+    cells = (
         attempts.lazy()
         .with_columns(pl.col(text).cast(pl.Categorical))
         .group_by(columns)
@@ -233,24 +239,64 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
                 else []
             ),
         )
-        .with_columns(pl.col(text).cast(pl.String))
         .collect()
     )
+    # The group id: its place among the groups in key order (text keys sorted as text). The
+    # keys themselves stay in `named`, one row per group: a cell carries its group's id.
+    text_keys = [name for name in keys if name in text]
+    order = [f"__order_{name}" for name in keys]
+    named = (
+        cells.select(keys)
+        .unique()
+        .with_columns(
+            (pl.col(name).cast(pl.String) if name in text_keys else pl.col(name)).alias(sort)
+            for name, sort in zip(keys, order, strict=True)
+        )
+        .sort(order, nulls_last=True)
+        .drop(order)
+        .with_row_index("gid")
+    )
+    others = [name for name in text if name not in keys]
+    cells = (
+        cells.join(named, on=keys, how="left", nulls_equal=True)
+        .drop(keys)
+        .with_columns(pl.col(others).cast(pl.String))
+    )
+    return cells, named.with_columns(pl.col(text_keys).cast(pl.String))
 
 
-def _group_counts(cells: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
+def _group_counts(cells: pl.DataFrame, named: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per group (in `gid` order): its keys, label, attempts, accepted, and the counts behind
+    loader warnings."""
     counts = [
         name
         for name in cells.columns
         if name in ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
     ]
+    per_group = cells.group_by("gid").agg(pl.col(counts).sum())
     return (
-        cells.group_by(keys)
-        .agg(pl.col(counts).sum())
-        .sort(keys, nulls_last=True)
+        named.join(per_group, on="gid", how="left")
+        .sort("gid")
         .with_columns(_label(keys).alias("group"))
     )
+
+
+def _name(text: object) -> str:
+    """A group's or task's name as a sentence shows it: terminal-safe, cut (`safe_label`)."""
+    if isinstance(text, str) and len(text) <= _PLAIN_NAME and text.isascii() and text.isprintable():
+        return text  # the common case, 200,000 times over: nothing to escape or cut
+    return safe_label(text)
+
+
+_PLAIN_NAME = 40  # printable ASCII this short is shown as it is
+
+
+def _names(labels: pl.Series | Sequence[object]) -> str:
+    """The first few labels in a sentence, `and N more` for the rest (only those few made)."""
+    count = len(labels)
+    head = labels.head(EXAMPLES) if isinstance(labels, pl.Series) else labels[:EXAMPLES]
+    shown = [_name(label) for label in head]
+    return listing(shown + [""] * (count - len(shown)), limit=EXAMPLES)
 
 
 def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
@@ -275,7 +321,7 @@ def _from_warning(warning: Finding, groups: pl.DataFrame) -> Check:
     if kind in groups.columns and groups.height > 1:
         hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True, maintain_order=True)
         details = [
-            f"{row['group']}: {row[kind]:,} of {row['attempts']:,} "
+            f"{_name(row['group'])}: {row[kind]:,} of {row['attempts']:,} "
             f"({_share(row[kind], row['attempts'])})"
             for row in hit.iter_rows(named=True)
         ]
@@ -300,52 +346,72 @@ def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> 
         return []
     per_task = (
         cells.filter(pl.col("task").is_not_null())
-        .group_by(*keys, "task")
+        .group_by("gid", "task")
         .agg(pl.col("attempts").sum().alias("n"))
-        .with_columns(_label(keys).alias("group"))
     )
-    return [*_unmatched(per_task, groups), *_unequal(per_task)]
+    return [*_unmatched(per_task, groups), *_unequal(per_task, groups)]
+
+
+def _first_missing(attempted: Sequence[int], total: int, limit: int) -> list[int]:
+    """The first `limit` numbers in 0..total-1 that are not in `attempted` (sorted)."""
+    missing: list[int] = []
+    following = 0
+    for number in attempted:
+        while following < number and len(missing) < limit:
+            missing.append(following)
+            following += 1
+        if len(missing) >= limit:
+            return missing
+        following = number + 1
+    while following < total and len(missing) < limit:
+        missing.append(following)
+        following += 1
+    return missing
 
 
 def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
-    all_tasks = per_task["task"].n_unique()
-    coverage = per_task.group_by("group").agg(pl.len().alias("tasks"))
-    short = groups.select("group").join(coverage, on="group", how="left", maintain_order="left")
-    short = short.with_columns(pl.col("tasks").fill_null(0)).filter(pl.col("tasks") < all_tasks)
+    tasks = per_task.select("task").unique().sort("task").with_row_index("tid")
+    all_tasks = tasks.height
+    attempted = (
+        per_task.join(tasks, on="task")
+        .group_by("gid")
+        .agg(pl.col("tid").sort().alias("tids"), pl.len().alias("tasks"))
+    )
+    short = (
+        groups.select("gid")
+        .join(attempted, on="gid", how="left", maintain_order="left")
+        .with_columns(pl.col("tasks").fill_null(0))
+        .filter(pl.col("tasks") < all_tasks)
+        .with_columns((all_tasks - pl.col("tasks")).alias("skipped"))
+        .sort("skipped", descending=True, maintain_order=True)
+    )
     if short.height == 0:
         return []
-    # Which tasks each short group skipped: every task less the ones it attempted.
-    tasks = per_task.select("task").unique().sort("task")
-    skipped = (
-        short.select("group")
-        .join(tasks, how="cross")
-        .join(per_task.select("group", "task"), on=["group", "task"], how="anti")
-        .group_by("group", maintain_order=True)
-        .agg(pl.col("task").sort().head(EXAMPLES).alias("examples"), pl.len().alias("skipped"))
-    )
-    details = [
-        f"{row['group']}: skipped {plural(row['skipped'], 'task')} of {all_tasks:,} "
-        f"(e.g. {', '.join(row['examples'])})"
-        for row in skipped.sort("skipped", descending=True, maintain_order=True).iter_rows(
-            named=True
+    # Which tasks each short group skipped: the first few task numbers it has no cell for
+    # (no group x task cross product: that grows with groups times tasks).
+    names = tasks.get_column("task")
+    labels = groups.get_column("group")
+    details = []
+    for row in short.iter_rows(named=True):
+        skipped = _first_missing(row["tids"] or [], all_tasks, EXAMPLES)
+        examples = ", ".join(_name(names[tid]) for tid in skipped)
+        details.append(
+            f"{_name(labels[row['gid']])}: skipped {plural(row['skipped'], 'task')} of "
+            f"{all_tasks:,} (e.g. {examples})"
         )
-    ]
     matched = (
         per_task.group_by("task")
-        .agg(pl.col("group").n_unique().alias("g"))
+        .agg(pl.col("gid").n_unique().alias("g"))
         .filter(pl.col("g") == groups.height)
         .height
     )
-    missing = int(skipped["skipped"].sum())
-    names = listing(
-        skipped.sort("skipped", descending=True, maintain_order=True)["group"].to_list(),
-        limit=EXAMPLES,
-    )
+    missing = int(short["skipped"].sum())
+    named = _names(labels.gather(short["gid"]))
     return [
         Check(
             "unmatched_tasks",
             "warning",
-            f"Groups attempted different task sets: {names} did not attempt every one of the "
+            f"Groups attempted different task sets: {named} did not attempt every one of the "
             f"{all_tasks:,} tasks; only {matched:,} tasks were attempted by every group. "
             "Easier or harder task mixes move pass rates and spend; compare on matched tasks "
             "only (--matched-tasks).",
@@ -355,26 +421,30 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     ]
 
 
-def _unequal(per_task: pl.DataFrame) -> list[Check]:
+def _unequal(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     spread = (
         per_task.group_by("task")
         .agg(
             pl.col("n").min().alias("least"),
             pl.col("n").max().alias("most"),
             pl.len().alias("groups"),
-            pl.concat_str(pl.col("group"), pl.lit(" "), pl.col("n").cast(pl.String))
-            .sort()
-            .alias("counts"),
         )
         .filter(pl.col("groups") > 1)
     )
     uneven = spread.filter(pl.col("least") != pl.col("most")).sort("task")
     if uneven.height == 0:
         return []
-    details = [
-        f"{row['task']}: {', '.join(row['counts'])}"
-        for row in uneven.head(EXAMPLES).iter_rows(named=True)
-    ]
+    # Only the tasks a sentence names get their per-group counts written out.
+    shown = uneven.head(EXAMPLES).get_column("task")
+    labels = groups.get_column("group")
+    counts = per_task.filter(pl.col("task").is_in(shown.implode()))
+    details = []
+    for task in shown.to_list():
+        rows = counts.filter(pl.col("task") == task)
+        parts = sorted(
+            f"{_name(labels[gid])} {n}" for gid, n in zip(rows["gid"], rows["n"], strict=True)
+        )
+        details.append(f"{_name(task)}: {', '.join(parts)}")
     if uneven.height > EXAMPLES:
         details.append(f"and {uneven.height - EXAMPLES:,} more tasks")
     return [
@@ -400,33 +470,35 @@ def _version_columns(attempts: pl.DataFrame, keys: list[str]) -> list[str]:
     ]
 
 
-def _mixed_versions(cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+def _mixed_versions(
+    cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str], groups: pl.DataFrame
+) -> list[Check]:
     found: list[Check] = []
+    labels = groups.get_column("group")
     for column in _version_columns(attempts, keys):
         values = (
             cells.filter(pl.col(column).is_not_null())
-            .group_by(*keys, column)
+            .group_by("gid", column)
             .agg(pl.col("attempts").sum().alias("n"))
-            .with_columns(
-                _label(keys).alias("group"),
-                pl.col(column).n_unique().over(keys).alias("kinds"),
-            )
+            .with_columns(pl.col(column).n_unique().over("gid").alias("kinds"))
             .filter(pl.col("kinds") > 1)
-            .sort("group", "n", column, descending=[False, True, False], nulls_last=True)
+            .sort("gid", "n", column, descending=[False, True, False], nulls_last=True)
         )
         if values.height == 0:
             continue
-        mixed = values.group_by("group", maintain_order=True).agg(
+        mixed = values.group_by("gid", maintain_order=True).agg(
             pl.col(column).cast(pl.String).fill_null("—").alias("values"),
             pl.col("n").alias("counts"),
         )
         details = [
-            f"{row['group']}: "
-            + ", ".join(f"{v} ({n:,})" for v, n in zip(row["values"], row["counts"], strict=True))
+            f"{_name(labels[row['gid']])}: "
+            + ", ".join(
+                f"{_name(v)} ({n:,})" for v, n in zip(row["values"], row["counts"], strict=True)
+            )
             for row in mixed.iter_rows(named=True)
         ]
         affected = int(values["n"].sum())
-        names = listing(mixed["group"].to_list(), limit=EXAMPLES)
+        names = _names(labels.gather(mixed["gid"]))
         found.append(
             Check(
                 "mixed_models" if column.startswith("model") else "mixed_versions",
@@ -472,9 +544,14 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
             pl.col(column).is_not_null() & pl.struct(identity).is_duplicated()
         )
         if repeated.height:
-            sample = repeated.select(_label(identity).alias("who")).unique(maintain_order=True)[
-                "who"
-            ]
+            # Labels of the first few identities only (a label can be megabytes).
+            sample = (
+                repeated.select(identity)
+                .unique(maintain_order=True)
+                .head(3)
+                .select(_label(identity).alias("who"))["who"]
+                .map_elements(_name, return_dtype=pl.String)
+            )
             found.append(
                 Check(
                     f"duplicate_{column}",
@@ -542,13 +619,14 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
     if none.height == 0:
         return []
     details = [
-        f"{row['group']}: 0 of {row['attempts']:,} accepted" for row in none.iter_rows(named=True)
+        f"{_name(row['group'])}: 0 of {row['attempts']:,} accepted"
+        for row in none.iter_rows(named=True)
     ]
     return [
         Check(
             "no_accepted",
             "warning",
-            f"{listing(none['group'].to_list(), limit=EXAMPLES)} "
+            f"{_names(none['group'])} "
             f"{'has' if none.height == 1 else 'have'} no "
             "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
             "and dropping failures removes every one of its attempts from the arithmetic.",
@@ -566,7 +644,7 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     if small.height == 0:
         return []
     details = [
-        f"{row['group']}: {row['accepted']:,} accepted of {row['attempts']:,}"
+        f"{_name(row['group'])}: {row['accepted']:,} accepted of {row['attempts']:,}"
         for row in small.iter_rows(named=True)
     ]
     return [
@@ -574,7 +652,8 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
             "small_sample",
             "warning",
             f"Small samples (under {SMALL_ATTEMPTS} attempts or under {SMALL_ACCEPTED} "
-            f"accepted): {listing(small['group'].to_list(), limit=EXAMPLES)}. Their figures can "
+            f"accepted): {_names(small['group'])}. "
+            "Their figures can "
             "move a lot with a few more attempts; read the 95% intervals before ranking them.",
             small.height,
             details,

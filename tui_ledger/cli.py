@@ -83,6 +83,12 @@ def _summary_parser() -> argparse.ArgumentParser:
         help="what the chart's x axis shows (default: cost when prices are known, else tokens)",
     )
     parser.add_argument("--force", action="store_true", help="replace OUT.svg if it exists")
+    parser.add_argument(
+        "--csv-raw",
+        action="store_true",
+        help="with --format csv: write labels exactly, even those a spreadsheet would run as "
+        "formulas (by default a label starting with = + - @ gets a leading apostrophe)",
+    )
     add_watch_option(parser)
     add_query_options(parser)
     add_load_options(parser)
@@ -281,13 +287,17 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         warnings=prepared.warnings,
         checks=checks,
         width=_terminal_width() if args.out_format == "table" else None,
+        spreadsheet_safe=not args.csv_raw,
     )
     if args.pareto_svg:
         from tui_ledger.export_files import write_text_atomic
         from tui_ledger.pareto_svg import pareto_svg
 
         target = write_text_atomic(
-            args.pareto_svg, pareto_svg(comparison, metric), overwrite=overwrite_chart
+            args.pareto_svg,
+            pareto_svg(comparison, metric),
+            overwrite=overwrite_chart,
+            protected=args.files,
         )
         print(f"wrote the {metric} chart to {target}", file=sys.stderr)
     return str(text)
@@ -395,22 +405,27 @@ def run_check(argv: Sequence[str]) -> int:
 
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
-    from tui_ledger.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.export_files import (
+        ATTEMPT_FORMATS,
+        format_for_path,
+        input_problem,
+        write_attempts,
+    )
 
     args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
+    problem = input_problem(args.output, args.files)
+    if problem is not None:
+        raise UsageError(f"--output {problem}")
     ledger = _load(args)
-    attempts = ledger.attempts
-    if "status" in attempts.columns:
-        # `outcome` is an alias of status (SPEC section 1): beside the raw status it would
-        # make the file ambiguous to every reader, ledger-tui included. Loading derives it.
-        attempts = attempts.drop("outcome")
+    # Canonical: without the derived outcome beside a raw status (`canonical_attempts`).
     target = write_attempts(
-        attempts,
+        ledger.attempts,
         args.output,
         fmt,
         overwrite=args.force,
         spreadsheet_safe=args.spreadsheet_safe,
+        protected=args.files,
     )
     print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
     return 0

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
+from functools import cache, cached_property
 from typing import Literal, TypeVar
 
 import polars as pl
@@ -725,9 +725,10 @@ class Comparison:
         """The summary frame of one view."""
         return self.keep if view == "keep" else self.drop
 
-    @property
+    @cached_property
     def labels(self) -> list[str]:
-        """Each group's name as people read it (several keys joined with ` · `)."""
+        """Each group's name as people read it (several keys joined with ` · `); made once
+        (200,000 groups: the callout and the summary read it many times a keystroke)."""
         return group_labels(self.keep, self.by)
 
     def possible_moves(self, metric: Metric = "tokens") -> list[Move]:

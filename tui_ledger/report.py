@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rich.cells import cell_len
 
-from tui_ledger.export_files import neutralise_text
+from tui_ledger.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
 from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import (
@@ -64,7 +64,7 @@ from tui_ledger.numbers import (
 )
 from tui_ledger.ranking import rank_text
 from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
 from tui_ledger.wording import listing
 
 if TYPE_CHECKING:
@@ -108,7 +108,8 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
     unrecorded = comparison.not_recorded(metric)
     what = "cost" if cost else "usage"
     left_out = (
-        f" {listing(unrecorded, limit=_NAMED, joiner='and')}: {what} not recorded, so "
+        f" {listing([safe_label(name) for name in unrecorded], limit=_NAMED, joiner='and')}: "
+        f"{what} not recorded, so "
         f"{'it has' if len(unrecorded) == 1 else 'they have'} no figure and no rank."
         if unrecorded
         else ""
@@ -123,14 +124,15 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
         keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
         if keep_best is not None and drop_best is not None and keep_best != drop_best:
             return (
-                f"{hides} and flips the {ranking}: {drop_best} looks cheapest "
+                f"{hides} and flips the {ranking}: {safe_label(drop_best)} looks cheapest "
                 f"({_figure(comparison, drop_best, 'drop', metric)} per accepted result) but "
-                f"{keep_best} is cheaper ({_figure(comparison, keep_best, 'keep', metric)} vs "
+                f"{safe_label(keep_best)} is cheaper "
+                f"({_figure(comparison, keep_best, 'keep', metric)} vs "
                 f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept)."
                 f"{left_out}"
             )
         moved = ", ".join(
-            f"{move.group} #{rank_text(move.keep_rank, move.keep_worst)}"
+            f"{safe_label(move.group)} #{rank_text(move.keep_rank, move.keep_worst)}"
             f"→#{rank_text(move.drop_rank, move.drop_worst)}"
             for move in comparison.moves(metric)
         )
@@ -169,7 +171,7 @@ def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
                 if missing
                 else f"{zeros:,} of {attempts:,} attempts reading {zero}"
             )
-        parts.append(f"{label} ({', '.join(causes)})" if causes else label)
+        parts.append(f"{safe_label(label)} ({', '.join(causes)})" if causes else safe_label(label))
     if not parts:
         return "some figures are lower bounds"
     named = listing(parts, limit=_NAMED, joiner="and")
@@ -414,7 +416,7 @@ def _rows(
     comparison: Comparison, view: View, labels: Sequence[str] | None = None
 ) -> list[list[str]]:
     frame = comparison.view(view)
-    shown = labels if labels is not None else [safe_text(label) for label in comparison.labels]
+    shown = labels if labels is not None else fit_labels(comparison.labels, LABEL_WIDTH)
     return [
         [label, *_cells(row, comparison.has_cost)]
         for label, row in zip(shown, frame.iter_rows(named=True), strict=True)
@@ -427,8 +429,10 @@ _COLUMN_GAP = 3  # a table column's padding and rule, in cells
 
 def _fitted_labels(comparison: Comparison, views: Sequence[View], width: int | None) -> list[str]:
     """The group labels of a table `width` cells wide: whole where they fit, else cut by
-    `labels.fit_labels` so that no two read the same (the other columns keep their width)."""
-    labels = [safe_text(label) for label in comparison.labels]
+    `labels.fit_labels` so that no two read the same (the other columns keep their width).
+    Without a width, a label longer than `LABEL_WIDTH` is cut too: a 5 MB group name costs in
+    a table what an 80-character one costs."""
+    labels = fit_labels(comparison.labels, LABEL_WIDTH)
     if width is None:
         return labels
     headings = [heading for _, heading in _columns(comparison)]
@@ -452,7 +456,9 @@ def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> lis
         frame = comparison.view(view)
         for label, note in zip(comparison.labels, frame["ci_note"], strict=True):
             if note:
-                notes.append(f"{NOTE_MARK} {label} ({VIEW_TITLES[view].lower()}): {note}.")
+                notes.append(
+                    f"{NOTE_MARK} {safe_label(label)} ({VIEW_TITLES[view].lower()}): {note}."
+                )
     return notes
 
 
@@ -552,7 +558,9 @@ _PROSE_WIDTH = 110
 
 
 def _markdown_cell(text: str) -> str:
-    return safe_text(text).replace("\\", "\\\\").replace("|", "\\|")
+    # A file's text is shown, never run: raw HTML is escaped (`<` -> `&lt;`, before
+    # `safe_text`, whose `<U+202E>` is no HTML), as are `|` (a cell's end) and `\\`.
+    return safe_text(escape_html(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:

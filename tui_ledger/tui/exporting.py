@@ -16,9 +16,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import polars as pl
+
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.numbers import format_count
+from tui_ledger.schema import SOURCE_COLUMN
 from tui_ledger.tui.messages import Said
 from tui_ledger.tui.snapshot import Snapshot
 
@@ -70,6 +73,7 @@ def export(app: LedgerApp) -> None:
                     shown,
                     warnings,
                     list(pipeline.checks or ()),
+                    reads(app),
                 ),
                 name="_export_worker",
                 group="export",
@@ -90,8 +94,10 @@ def _write_exports(
     snapshot: Snapshot,
     warnings: list[Finding],
     checks: Iterable[Check],
+    protected: list[str],
 ) -> None:
-    """Write the summary and the attempts (in a worker thread)."""
+    """Write the summary and the attempts (in a worker thread): never over a file the ledger
+    reads (`protected`); CSV spreadsheet-safe unless the user asked for raw cells."""
     from tui_ledger.export_files import (
         ExportError,
         format_for_path,
@@ -107,12 +113,23 @@ def _write_exports(
         if request.summary_path:
             fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
             text = render_summary(
-                snapshot.comparison, fmt, view=None, warnings=warnings, checks=checks
+                snapshot.comparison,
+                fmt,
+                view=None,
+                warnings=warnings,
+                checks=checks,
+                spreadsheet_safe=not request.raw,
             )
-            write_text_atomic(request.summary_path, text, overwrite=overwrite)
+            write_text_atomic(request.summary_path, text, overwrite=overwrite, protected=protected)
             written.append(request.summary_path)
         if request.attempts_path:
-            write_attempts(snapshot.keep_frame, request.attempts_path, overwrite=overwrite)
+            write_attempts(
+                snapshot.keep_frame,
+                request.attempts_path,
+                overwrite=overwrite,
+                spreadsheet_safe=not request.raw,
+                protected=protected,
+            )
             written.append(
                 f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
             )
@@ -156,7 +173,7 @@ def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> 
 
         def write(overwrite: bool) -> None:
             app.run_worker(
-                partial(_write_svg, app, target, comparison, metric, overwrite),
+                partial(_write_svg, app, target, comparison, metric, overwrite, reads(app)),
                 name="_svg_worker",
                 group="export",
                 exclusive=True,
@@ -177,15 +194,22 @@ def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> 
 
 
 def _write_svg(
-    app: LedgerApp, path: str, comparison: Comparison, metric: ParetoMetric, overwrite: bool
+    app: LedgerApp,
+    path: str,
+    comparison: Comparison,
+    metric: ParetoMetric,
+    overwrite: bool,
+    protected: list[str],
 ) -> None:
-    """Write the chart (in a worker thread)."""
+    """Write the chart (in a worker thread), never over a file the ledger reads."""
     from tui_ledger.export_files import ExportError, write_text_atomic
     from tui_ledger.pareto_svg import pareto_svg
     from tui_ledger.tui.served_exports import deliver_staged, discard_staged
 
     try:
-        write_text_atomic(path, pareto_svg(comparison, metric), overwrite=overwrite)
+        write_text_atomic(
+            path, pareto_svg(comparison, metric), overwrite=overwrite, protected=protected
+        )
     except (ExportError, OSError) as error:
         discard_staged([path])
         app.post_message(Said(str(error), "chart", "error"))
@@ -206,8 +230,28 @@ def placed_exports(app: LedgerApp, paths: list[str], title: str) -> list[str] | 
     return placed
 
 
+def reads(app: LedgerApp) -> list[str]:
+    """What the ledger reads: the paths it was opened on, and every file its attempts came
+    from (a folder's files, an importer's trials). No export may replace one of them."""
+    found = list(app.paths)
+    ledger = app.pipeline.ledger
+    if ledger is not None and SOURCE_COLUMN in ledger.attempts.columns:
+        sources = ledger.attempts.get_column(SOURCE_COLUMN).cast(pl.String).unique()
+        found += [str(source) for source in sources.drop_nulls().to_list()]
+    return found
+
+
 def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool], None]) -> None:
-    """Call `write(overwrite)`: at once when no file is in the way, else after a yes."""
+    """Call `write(overwrite)`: at once when no file is in the way, else after a yes; never
+    (said in one line) when a file is one the ledger reads."""
+    from tui_ledger.export_files import input_problem
+
+    protected = reads(app)
+    for path in paths:
+        problem = input_problem(path, protected) if path else None
+        if problem is not None:
+            app.say(problem, title="export", severity="error")
+            return
     existing = [path for path in paths if path and Path(path).exists()]
     if not existing:
         write(False)

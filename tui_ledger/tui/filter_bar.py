@@ -62,7 +62,9 @@ class FilterInput(Input):
     key bindings only once the key has come back up to the app, so keys typed right after
     Enter (`/lean⏎q`, typed fast or pasted) would still reach the box as text. So the keys
     that leave are handled here, as they arrive, moving focus to `leave_to` at once; a key
-    queued behind them goes on to the table, as if it had been focused when typed.
+    queued behind them goes on to the table, as if it had been focused when typed. For the same
+    reason the box's own editing bindings (ctrl+u, backspace, arrows) run here, as they arrive,
+    so a burst edits the text in the order it was typed.
     """
 
     leave_to: Widget | None = None
@@ -88,6 +90,15 @@ class FilterInput(Input):
             self._leave()
             if event.key != "enter":
                 self.post_message(self.Left())
+            return
+        editing = self._bindings.key_to_bindings.get(event.key)
+        if editing:
+            # An editing key of the box (ctrl+u, backspace, ←, ctrl+w, ...) acts now, in the
+            # order typed: as a binding it would run only once the key came back up to the
+            # app, behind characters typed after it (ctrl+u then `s` fast gave "" not "s").
+            event.stop()
+            event.prevent_default()
+            await self.run_action(editing[0].action)
             return
         await super()._on_key(event)
 
