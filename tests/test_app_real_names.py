@@ -24,13 +24,13 @@ from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger import ledger
 from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.attempts_table import (
+from tui_ledger.tui.attempts_columns import (
     OUTCOME_SYMBOL_WIDTH,
-    AttemptsTable,
-    _Column,
+    Column,
     cut_middle,
     fit_columns,
 )
+from tui_ledger.tui.attempts_table import AttemptsTable
 from tui_ledger.tui.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
 from tui_ledger.tui.bars import Bars
 from tui_ledger.tui.summary_pane import SummaryPane
@@ -110,8 +110,8 @@ async def test_cursor_still_reaches_every_column_at_80(real_csv: Path) -> None:
         assert seen == set(table.column_names)
 
 
-def column(name: str, kind: str, width: int) -> _Column:
-    return _Column(name, name, kind, width, 0, width)  # type: ignore[arg-type]
+def column(name: str, kind: str, width: int) -> Column:
+    return Column(name, name, kind, width, 0, width)  # type: ignore[arg-type]
 
 
 WIDE = [
@@ -124,7 +124,7 @@ WIDE = [
 ]
 
 
-def span(columns: list[_Column], names: set[str]) -> int:
+def span(columns: list[Column], names: set[str]) -> int:
     return max(c.offset + c.span for c in columns if c.name in names)
 
 
