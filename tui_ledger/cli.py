@@ -453,7 +453,10 @@ def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
         opened = open_input(
             url or None, args.files, load_options=load_options(args), where=args.where
         )
-        result: int = command(args, opened)
+        try:
+            result: int = command(args, opened)
+        finally:
+            opened.spark.stop()  # the server's session and what it cached go with it
         return result
 
     return on_engine(run)

@@ -24,6 +24,7 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, compare_aggregates
 from tui_ledger.load.load_report import LoadReport, LoadWarning
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
+from tui_ledger.schema import CANONICAL_ORDER
 from tui_ledger.spark.aggregate import (
     COST_COLUMN,
     aggregate_frame,
@@ -116,7 +117,9 @@ def load_report(report: SparkLoadReport) -> LoadReport:
     return LoadReport(
         files=[report.source],
         rows=report.rows,
-        mapping=dict(report.mapping),
+        mapping={  # in the loader's order
+            name: report.mapping[name] for name in CANONICAL_ORDER if name in report.mapping
+        },
         derived=list(report.derived),
         warnings=warnings,
     )
