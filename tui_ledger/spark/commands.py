@@ -38,6 +38,7 @@ from tui_ledger.spark.filters import spark_filter
 from tui_ledger.stats import IntervalSettings
 
 Result = TypeVar("Result")
+MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
 
 __all__ = [
     "SparkInput",
@@ -134,7 +135,16 @@ def spark_comparison(
     with_cost = COST_COLUMN in opened.attempts.columns
 
     def rows_for(groups: pl.DataFrame) -> pl.DataFrame:
-        return bootstrap_rows(opened.ledger, by, groups, where=opened.where, with_cost=with_cost)
+        try:
+            return bootstrap_rows(
+                opened.ledger, by, groups, where=opened.where, with_cost=with_cost, most=MOST_ROWS
+            )
+        except ValueError:
+            raise SparkEngineError(
+                f"--intervals bootstrap would bring more than {MOST_ROWS:,} attempts from the "
+                "cluster to resample them; use --intervals auto (bootstrap for small groups, "
+                "the delta method above) or delta."
+            ) from None
 
     raw = aggregate_frame(opened.attempts, by, with_cost=with_cost)
     return compare_aggregates(
