@@ -9,6 +9,7 @@ lines (a distributed table has none). Errors: one line on stderr, exit 2.
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ import pytest
 
 from tests.spark import server
 from tui_ledger import load
-from tui_ledger.cli import main
 
 pytestmark = pytest.mark.spark
 
@@ -27,12 +27,12 @@ SAMPLE = REPOSITORY / "sample_data"
 
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        code = main(list(argv))
-    except SystemExit as exit_:
-        code = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    """The command in a process of its own, as people run it: a Spark Connect session per
+    process (several sessions in one process lose each other's checkpoints on the server:
+    `DATAFRAME_NOT_FOUND`, seen when these ran in the test process)."""
+    command = [sys.executable, "-m", "tui_ledger.cli", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
+    return done.returncode, done.stdout, done.stderr
 
 
 def without_places(document: dict[str, Any]) -> dict[str, Any]:
