@@ -10,6 +10,8 @@ For each one it times:
 
 - polars: `load.load` and `ledger.compare(intervals="delta")`, what `ledger-tui summary`
   does in memory; at `--big` sizes, `load.scan` and `compare(streaming=True)` instead;
+- the command, end to end in a process of its own: `ledger-tui summary --format json`,
+  without and with `--spark URL` (start, connect, validate, figures, checks, JSON);
 - Spark: `open_ledger` (reading the schema), `validate` (the loader's checks and warnings,
   one pass), `aggregate_frame` by workflow (the cells and the medians of both views, two
   queries; run twice, cold then warm), `check_cells` (one pass), the aggregate under a
@@ -29,6 +31,7 @@ import contextlib
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import threading
@@ -175,6 +178,21 @@ def spark_side(spark: Any, path: Path) -> tuple[dict[str, float], pl.DataFrame]:
     return figures, frame
 
 
+def command_side(url: str, path: Path, big: bool) -> dict[str, float]:
+    """The user's view, end to end: `ledger-tui summary --format json` in a process of its
+    own (start, load or connect, validate, figures, checks, JSON), locally and with --spark."""
+    figures: dict[str, float] = {}
+    command = [sys.executable, "-m", "tui_ledger.cli", "summary", str(path), "--format", "json"]
+    if not big:
+        _, figures["ledger-tui summary --format json"] = timed(
+            lambda: subprocess.run(command, check=True, capture_output=True)
+        )
+    _, figures["ledger-tui summary --spark URL --format json"] = timed(
+        lambda: subprocess.run([*command, "--spark", url], check=True, capture_output=True)
+    )
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("SPARK_REMOTE"))
@@ -226,7 +244,8 @@ def run_all(url: str, state: Path | None, runs: list[tuple[int, str, bool]]) -> 
         )
         spark_figures, ours = spark_side(spark, path)
         polars_figures, reference = polars_side(path, big)
-        for name, seconds in {**polars_figures, **spark_figures}.items():
+        command_figures = command_side(url, path, big)
+        for name, seconds in {**polars_figures, **spark_figures, **command_figures}.items():
             print(f"  {name:<44} {seconds:8.2f} s")
         if reference is not None:
             assert_same_aggregates(ours, reference)

@@ -191,15 +191,38 @@ def run_checks(
     for name in keys:
         if name not in attempts.columns:
             raise ValueError(f"no column {name!r} to group by")
-    cells, named = _cells(attempts, keys)
-    groups = _group_counts(cells, named, keys)
     loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
+    return checks_from_cells(
+        _cells(attempts, keys),
+        keys,
+        attempts.columns,
+        loader=loader,
+        warnings=warnings,
+        duplicates=_duplicates(attempts, keys),
+    )
+
+
+def checks_from_cells(
+    cells: pl.DataFrame,
+    keys: list[str],
+    columns: Sequence[str],
+    *,
+    loader: Iterable[Finding],
+    warnings: Iterable[Finding] = (),
+    duplicates: Sequence[Check] = (),
+) -> list[Check]:
+    """The engine seam: every check from the cells (`_cells`' frame, whichever engine counted
+    it), the attempts' column names, the loader's warnings and the duplicate checks."""
+    cells, named = _with_group_ids(cells, keys)
+    groups = _group_counts(cells, named, keys)
     found: list[Check] = []
     found += [_from_warning(w, groups) for w in loader]
     found += [_from_warning(w, groups) for w in warnings]
     found += _task_checks(cells, keys, groups)
-    found += _mixed_versions(cells, attempts, keys, groups)
-    found += _duplicates(attempts, keys)
+    found += _mixed_versions(
+        cells, pl.DataFrame(schema=dict.fromkeys(columns, pl.Null)), keys, groups
+    )
+    found += duplicates
     found += _not_recorded(groups)
     found += _no_accepted(groups)
     found += _small_samples(groups)
@@ -207,9 +230,8 @@ def run_checks(
     return sorted(found, key=lambda check: order[check.severity])
 
 
-def _cells(attempts: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The one pass over the attempts: counts per group id, task and model/version value, and
-    the groups' keys by id.
+def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """The one pass over the attempts: counts per group, task and model/version value.
 
     Every group-, task- and version-level figure the checks need is a sum over these cells,
     so a ledger of millions of rows is read once however many checks run.
@@ -241,8 +263,17 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.Da
         )
         .collect()
     )
-    # The group id: its place among the groups in key order (text keys sorted as text). The
-    # keys themselves stay in `named`, one row per group: a cell carries its group's id.
+    return cells  # text stays Categorical until `_with_group_ids` has joined on it
+
+
+def _with_group_ids(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The cells with a group id in place of their keys, and the groups' keys by id.
+
+    The group id is a group's place among the groups in key order (text keys sorted as text);
+    the keys themselves stay in `named`, one row per group, so a long label is held once, not
+    once per cell.
+    """
+    text = [name for name, dtype in cells.schema.items() if dtype in (pl.String, pl.Categorical)]
     text_keys = [name for name in keys if name in text]
     order = [f"__order_{name}" for name in keys]
     named = (
@@ -523,20 +554,13 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
         if repeated.height:
             ids = repeated[id_column].cast(pl.String).unique(maintain_order=True).to_list()
             found.append(
-                Check(
-                    "duplicate_ids",
-                    "warning",
-                    f"{plural(len(ids), id_column + ' value')} appear more than once "
-                    f"({plural(repeated.height, 'attempt')}): the same attempt may be counted "
-                    f"twice. E.g. {listing([str(i) for i in ids], limit=EXAMPLES)}.",
-                    repeated.height - len(ids),
-                    [],
-                    *_examples(repeated),
+                duplicate_ids_check(
+                    id_column, repeated.height, len(ids), ids[:EXAMPLES], *_examples(repeated)
                 )
             )
     # Several attempts of one task inside one run are normal (harnesses repeat trials), so only
     # an explicit attempt number repeated within a workflow and task is a likely copy.
-    for column, severity in (("attempt", "warning"),):
+    for column in ("attempt",):
         if column not in attempts.columns or "task" not in attempts.columns:
             continue
         identity = [*dict.fromkeys([*keys, "task", column])]
@@ -553,14 +577,11 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                 .map_elements(_name, return_dtype=pl.String)
             )
             found.append(
-                Check(
-                    f"duplicate_{column}",
-                    severity,  # type: ignore[arg-type]
-                    f"{plural(repeated.height, 'attempt')} share their "
-                    f"{' · '.join(identity)} with another attempt (e.g. "
-                    f"{listing(sample.to_list(), limit=3)}): a repeated {column} may be a copy.",
+                duplicate_attempts_check(
+                    identity,
                     repeated.height,
-                    [],
+                    sample.len(),
+                    sample.head(3).to_list(),
                     *_examples(repeated),
                 )
             )
@@ -570,18 +591,7 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
     copies = attempts.filter(pl.struct(content).is_duplicated())
     if copies.height:
         extra = copies.height - copies.select(content).n_unique()
-        found.append(
-            Check(
-                "duplicate_rows",
-                "warning",
-                f"{plural(extra, 'attempt')} "
-                f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
-                "(every column but the file and line alike): was a file loaded twice?",
-                extra,
-                [],
-                *_examples(copies),
-            )
-        )
+        found.append(duplicate_rows_check(extra, *_examples(copies)))
     return found
 
 
@@ -612,6 +622,74 @@ def _not_recorded(groups: pl.DataFrame) -> list[Check]:
             details,
         )
     ]
+
+
+def _shown_names(names: Sequence[str], total: int, limit: int) -> str:
+    """`listing` of the first names when only those and the total are known."""
+    if total > limit:
+        return f"{', '.join(names[:limit])} and {total - limit:,} more"
+    return ", ".join(names)
+
+
+def duplicate_ids_check(
+    id_column: str,
+    rows: int,
+    ids: int,
+    examples: Sequence[str],
+    lines: tuple[int, ...] = (),
+    sources: tuple[str, ...] = (),
+) -> Check:
+    """`rows` attempts carry one of `ids` id values that appear more than once."""
+    return Check(
+        "duplicate_ids",
+        "warning",
+        f"{plural(ids, id_column + ' value')} appear more than once "
+        f"({plural(rows, 'attempt')}): the same attempt may be counted "
+        f"twice. E.g. {_shown_names([str(i) for i in examples], ids, EXAMPLES)}.",
+        rows - ids,
+        [],
+        lines,
+        sources,
+    )
+
+
+def duplicate_attempts_check(
+    identity: Sequence[str],
+    rows: int,
+    groups: int,
+    examples: Sequence[str],
+    lines: tuple[int, ...] = (),
+    sources: tuple[str, ...] = (),
+) -> Check:
+    """`rows` attempts in `groups` share their keys, task and attempt number."""
+    return Check(
+        "duplicate_attempt",
+        "warning",
+        f"{plural(rows, 'attempt')} share their "
+        f"{' · '.join(identity)} with another attempt (e.g. "
+        f"{_shown_names(list(examples), groups, 3)}): a repeated attempt may be a copy.",
+        rows,
+        [],
+        lines,
+        sources,
+    )
+
+
+def duplicate_rows_check(
+    extra: int, lines: tuple[int, ...] = (), sources: tuple[str, ...] = ()
+) -> Check:
+    """`extra` rows are exact copies of another."""
+    return Check(
+        "duplicate_rows",
+        "warning",
+        f"{plural(extra, 'attempt')} "
+        f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
+        "(every column but the file and line alike): was a file loaded twice?",
+        extra,
+        [],
+        lines,
+        sources,
+    )
 
 
 def _no_accepted(groups: pl.DataFrame) -> list[Check]:

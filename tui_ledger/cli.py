@@ -22,11 +22,13 @@ from tui_ledger.cli_options import (
     add_load_options,
     add_price_options,
     add_query_options,
+    add_spark_option,
     add_watch_option,
     check_paths,
     demo_path,
     load_options,
     price_table,
+    spark_url,
 )
 from tui_ledger.findings import Finding, Notice
 
@@ -93,6 +95,7 @@ def _summary_parser() -> argparse.ArgumentParser:
     add_query_options(parser)
     add_load_options(parser)
     add_price_options(parser)
+    add_spark_option(parser)
     return parser
 
 
@@ -106,6 +109,7 @@ def _check_parser() -> argparse.ArgumentParser:
     add_query_options(parser)
     add_load_options(parser)
     add_price_options(parser)
+    add_spark_option(parser)
     return parser
 
 
@@ -125,6 +129,13 @@ def _convert_parser() -> argparse.ArgumentParser:
         help="prefix text cells starting with = + - @ with an apostrophe (CSV for spreadsheets)",
     )
     add_load_options(parser)
+    add_spark_option(parser)
+    parser.add_argument(
+        "--where",
+        default="",
+        metavar="EXPR",
+        help="with --spark: write only the attempts matching the filter language",
+    )
     return parser
 
 
@@ -243,6 +254,9 @@ def run_summary(argv: Sequence[str]) -> int:
     """`ledger-tui summary`: print the comparison in the asked format (`--watch`: again and
     again, as the files grow)."""
     args = _summary_parser().parse_args(argv)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_summary)
     if args.watch:
         return _watch_summary(args)
     prepared = _prepare_summary(args)
@@ -254,16 +268,29 @@ def run_summary(argv: Sequence[str]) -> int:
     return 0
 
 
-def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_chart: bool) -> str:
-    """The summary `ledger-tui summary` prints; writes the chart too when asked."""
+def _summary_text(
+    args: argparse.Namespace,
+    prepared: _Prepared,
+    *,
+    overwrite_chart: bool,
+    engine: Any = None,
+) -> str:
+    """The summary `ledger-tui summary` prints; writes the chart too when asked. `engine`:
+    the input opened on Spark (`spark.commands.SparkInput`), which then computes the
+    aggregates and check cells; everything else is this path's own."""
     from tui_ledger.ledger import compare
     from tui_ledger.report import render_summary
     from tui_ledger.stats import IntervalSettings
 
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
-    comparison = compare(
-        prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
-    )
+    if engine is not None:
+        from tui_ledger.spark.commands import spark_comparison
+
+        comparison = spark_comparison(engine, prepared.by, settings)
+    else:
+        comparison = compare(
+            prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
+        )
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
         "cost" if comparison.has_cost else "tokens"
     )
@@ -271,7 +298,11 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
     checks: list[Any] = []
-    if args.out_format == "json" and view is None and not prepared.streamed:
+    if args.out_format == "json" and view is None and engine is not None:
+        from tui_ledger.spark.commands import spark_checks
+
+        checks = spark_checks(engine, prepared.by)
+    elif args.out_format == "json" and view is None and not prepared.streamed:
         from tui_ledger.checks import run_checks
 
         checks = run_checks(
@@ -378,6 +409,9 @@ def run_check(argv: Sequence[str]) -> int:
     from tui_ledger.textsafe import safe_text
 
     args = _check_parser().parse_args(argv)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_check)
     prepared = _prepare(args)
     for line in prepared.report.lines():
         # The loader's warnings are restated below as checks, with a per-group breakdown.
@@ -414,6 +448,11 @@ def run_convert(argv: Sequence[str]) -> int:
 
     args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_convert)
+    if args.where:
+        raise UsageError("convert --where needs --spark; locally, filter in the app and export")
     problem = input_problem(args.output, args.files)
     if problem is not None:
         raise UsageError(f"--output {problem}")
@@ -428,6 +467,73 @@ def run_convert(argv: Sequence[str]) -> int:
         protected=args.files,
     )
     print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
+    return 0
+
+
+# --------------------------------------------------------------------------- --spark
+
+
+def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
+    """Open the input on a Spark Connect server and run `command(args, opened)`; every
+    engine error is one line (exit 2), as a load error is."""
+    from tui_ledger.spark import require_spark
+
+    require_spark()
+    from tui_ledger.spark.commands import on_engine, open_input
+
+    def run() -> int:
+        opened = open_input(
+            url or None, args.files, load_options=load_options(args), where=args.where
+        )
+        try:
+            result: int = command(args, opened)
+        finally:
+            opened.spark.stop()  # the server's session and what it cached go with it
+        return result
+
+    return on_engine(run)
+
+
+def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
+    by = _group_columns(args.by, opened.attempts.columns)
+    prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))
+    sys.stdout.write(_summary_text(args, prepared, overwrite_chart=args.force, engine=opened))
+    return 0
+
+
+def _spark_check(args: argparse.Namespace, opened: Any) -> int:
+    from tui_ledger.checks import check_lines
+    from tui_ledger.spark.commands import spark_checks
+    from tui_ledger.textsafe import safe_text
+
+    by = _group_columns(args.by, opened.attempts.columns)
+    for line in opened.report.lines():
+        if not line.startswith(("Warning (", "No warnings")):
+            print(safe_text(line))
+    checks = spark_checks(opened, by)
+    counts = opened.attempts.select(*by).distinct().count()
+    rows = opened.attempts.count() if opened.where is not None else opened.report.rows
+    print(safe_text(f"Checks for {rows:,} attempts in {counts:,} groups (by {', '.join(by)}):"))
+    for line in check_lines(checks):
+        print(safe_text(line))
+    return 0
+
+
+def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
+    from tui_ledger.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.spark.commands import spark_rows
+
+    attempts = spark_rows(opened)
+    if "status" in attempts.columns:  # as run_convert: loading derives the outcome again
+        attempts = attempts.drop("outcome")
+    target = write_attempts(
+        attempts,
+        args.output,
+        format_for_path(args.output, ATTEMPT_FORMATS),
+        overwrite=args.force,
+        spreadsheet_safe=args.spreadsheet_safe,
+    )
+    print(f"wrote {attempts.height:,} attempts to {target}", file=sys.stderr)
     return 0
 
 
@@ -461,6 +567,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from tui_ledger.load import LoadError
     from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
+    from tui_ledger.spark.errors import SparkEngineError
 
     try:
         if arguments and arguments[0] == "serve":
@@ -470,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in handlers:
             return handlers[arguments[0]](arguments[1:])
         return run_app(arguments)
-    except (LoadError, UsageError, ExportError, PriceError) as error:
+    except (LoadError, UsageError, ExportError, PriceError, SparkEngineError) as error:
         _fail(str(error))
     except FilterError as error:
         _fail(f"--where: {error.message} (at character {error.position + 1})")

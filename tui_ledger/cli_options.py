@@ -182,6 +182,43 @@ def price_argv(args: argparse.Namespace) -> list[str]:
     return argv
 
 
+SPARK_REMOTE_VARIABLE = "SPARK_REMOTE"
+
+
+def add_spark_option(parser: argparse.ArgumentParser) -> None:
+    """`--spark [URL]`: compute on a Spark Connect server instead of in this process."""
+    parser.add_argument(
+        "--spark",
+        nargs="?",
+        const="",
+        metavar="URL",
+        help="compute on Apache Spark through Spark Connect (sc://HOST:PORT; without a URL, "
+        f"${SPARK_REMOTE_VARIABLE}); the input is then one path, glob or folder the cluster "
+        "reads, or table:catalog.schema.name (needs pip install 'ledger-tui[spark]')",
+    )
+
+
+def spark_url(args: argparse.Namespace) -> str | None:
+    """The Spark Connect URL `--spark` asks for ('' when $SPARK_REMOTE is meant), or None
+    when the command runs locally. Refuses, in one line, the options the Spark path lacks."""
+    url: str | None = getattr(args, "spark", None)
+    if url is None:
+        return None
+    local_only = {
+        "--prices": getattr(args, "prices", None) is not None,
+        "--flat-price": getattr(args, "flat_price", None) is not None,
+        "--matched-tasks": getattr(args, "matched_tasks", False),
+        "--watch": getattr(args, "watch", False),
+    }
+    refused = [option for option, given in local_only.items() if given]
+    if refused:
+        raise UsageError(
+            f"{refused[0]} is not computed on Spark yet; leave it out with --spark, or run "
+            "without --spark on a local copy."
+        )
+    return url or os.environ.get(SPARK_REMOTE_VARIABLE) or ""
+
+
 def add_query_options(parser: argparse.ArgumentParser) -> None:
     """`--by`, `--where`, `--matched-tasks`: what `summary` and `check` compare."""
     parser.add_argument(

@@ -16,7 +16,7 @@ result, both views) are built on the same definitions.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import Literal, TypeVar
@@ -507,16 +507,23 @@ def _bootstrap_rows(
     )
 
 
+BootstrapRows = Callable[[pl.DataFrame], pl.DataFrame]
+"""The engine seam of the bootstrap: the groups to resample (`__group_id`, the keys,
+`__every_row`) -> their attempts as `_bootstrap_rows` returns them, in the input's order."""
+
+
 def _with_intervals(
-    attempts: pl.DataFrame | pl.LazyFrame,
+    attempts: pl.DataFrame | pl.LazyFrame | None,
     keys: list[str],
     frames: dict[View, pl.DataFrame],
     with_cost: bool,
     settings: IntervalSettings,
     streaming: bool = False,
+    rows_for: BootstrapRows | None = None,
 ) -> dict[View, pl.DataFrame]:
     """Bootstrap intervals for the small groups of each view (one read of their attempts for
-    every view), then the `ci_method` and `ci_note` columns."""
+    every view, by `rows_for` when another engine holds them), then the `ci_method` and
+    `ci_note` columns."""
     value_columns = _value_columns(with_cost)
     frames = {view: frame.with_row_index(_GROUP_ID) for view, frame in frames.items()}
     chosen: dict[View, pl.DataFrame] = {}
@@ -536,7 +543,11 @@ def _with_intervals(
         groups = any_frame.join(wanted, on=_GROUP_ID).select(
             _GROUP_ID, *keys, pl.col(_GROUP_ID).is_in(every_row.implode()).alias("__every_row")
         )
-        rows = _bootstrap_rows(attempts, keys, groups, with_cost, streaming)
+        if rows_for is not None:
+            rows = rows_for(groups)
+        else:
+            assert attempts is not None
+            rows = _bootstrap_rows(attempts, keys, groups, with_cost, streaming)
     finished: dict[View, pl.DataFrame] = {}
     for view, frame in frames.items():
         bootstrapped = pl.lit(False)
@@ -597,20 +608,26 @@ def _finish_intervals(frame: FrameT, value_columns: list[str], bootstrapped: pl.
 
 
 def _views(
-    attempts: pl.DataFrame | pl.LazyFrame,
+    attempts: pl.DataFrame | pl.LazyFrame | None,
     keys: list[str],
     views: Sequence[View],
     with_cost: bool,
     settings: IntervalSettings,
     streaming: bool = False,
+    *,
+    raw: pl.DataFrame | None = None,
+    rows_for: BootstrapRows | None = None,
 ) -> dict[View, pl.DataFrame]:
-    """The summary frame of each view: one aggregation pass, then the intervals."""
+    """The summary frame of each view: one aggregation pass (or `raw`, the aggregate frame
+    another engine computed), then the intervals."""
     if streaming and settings.method == "bootstrap":
         raise ValueError(
             "a bootstrap of every group needs every attempt in memory; streamed attempts "
             "take 'auto' (bootstrap under the cap, delta method above), 'delta' or 'none'"
         )
-    raw = _aggregate(attempts, keys, with_cost, streaming)
+    if raw is None:
+        assert attempts is not None
+        raw = _aggregate(attempts, keys, with_cost, streaming)
     lazy = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
     columns = view_columns(with_cost)
     if settings.method in ("delta", "none"):
@@ -622,7 +639,7 @@ def _views(
         }
         return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
     frames = dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
-    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming)
+    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming, rows_for)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
 
 
@@ -874,6 +891,30 @@ def compare(
     settings = _settings(intervals)
     with_cost = has_cost(attempts)
     frames = _views(attempts, keys, VIEWS, with_cost, settings, streaming)
+    return _comparison(frames, keys, with_cost, settings)
+
+
+def compare_aggregates(
+    raw: pl.DataFrame,
+    by: Sequence[str],
+    *,
+    with_cost: bool,
+    intervals: IntervalMethod | IntervalSettings = "auto",
+    bootstrap_rows: BootstrapRows,
+) -> Comparison:
+    """`compare` from an aggregate frame another engine computed (the Spark engine's
+    `aggregate_frame`: one row per group in key order, `keep__*` and `drop__*` raw aggregates
+    as `_aggregate` returns them), so every figure past the aggregation has this one
+    definition. `bootstrap_rows` fetches the attempts of the groups a bootstrap resamples."""
+    keys = _group_keys(by)
+    settings = _settings(intervals)
+    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
+    return _comparison(frames, keys, with_cost, settings)
+
+
+def _comparison(
+    frames: dict[View, pl.DataFrame], keys: list[str], with_cost: bool, settings: IntervalSettings
+) -> Comparison:
     keep, drop = frames["keep"], frames["drop"]
     trap_columns = [
         (keep["total_tokens"] - drop["total_tokens"]).alias("hidden_tokens"),

@@ -38,3 +38,23 @@ def test_a_missing_extra_is_one_line_naming_it(monkeypatch: pytest.MonkeyPatch) 
     assert isinstance(raised.value, ValueError)
     assert "ledger-tui[spark]" in str(raised.value)
     assert "\n" not in str(raised.value)
+
+
+def test_the_commands_name_the_extra_when_it_is_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tui_ledger.cli import main
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *args: None if name.startswith("pyspark") else real(name, *args),
+    )
+    for command in ("summary", "check"):
+        with pytest.raises(SystemExit) as exited:
+            main([command, "--spark", "sc://127.0.0.1:15002", "runs.csv"])
+        assert exited.value.code == 2
+        error = capsys.readouterr().err
+        assert error.count("\n") == 1
+        assert "pip install 'ledger-tui[spark]'" in error
