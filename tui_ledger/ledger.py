@@ -6,9 +6,9 @@ counts and sums (keep = every outcome's cell, drop = the `passed` cell) and, run
 the same `collect_all`, one `group_by(keys)` of the two medians, so a toggle in the app costs
 nothing. The cells also hold the cost figures (when the attempts carry a `cost` column, see
 `prices.apply_prices`) and the sums the delta-method intervals need; only groups small enough
-for a bootstrap interval are read a second time (see `stats`, and `with_intervals` to add
-those later to a comparison made with `intervals="delta"`). Key columns may be String or
-Categorical: groups, labels and order are those of their text either way.
+for a bootstrap interval are read a second time (see `view_intervals` and `stats`, and
+`with_intervals` to add those later to a comparison made with `intervals="delta"`). Key columns
+may be String or Categorical: groups, labels and order are those of their text either way.
 
 `per_task` (one group's spend task by task) and `pareto` (pass rate against spend per accepted
 result, both views) are built on the same definitions.
@@ -16,18 +16,27 @@ result, both views) are built on the same definitions.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
 from typing import Literal, TypeVar
 
 import polars as pl
 
-from tui_ledger import stats
 from tui_ledger.medians import medians_in_memory, streamed_medians
 from tui_ledger.ranking import rank_ranges
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 from tui_ledger.stats import IntervalMethod, IntervalSettings
+from tui_ledger.view_intervals import (
+    INTERVAL_NOTES,
+    BootstrapRows,
+    delta_intervals,
+    finish_intervals,
+    interval_columns,
+    interval_settings,
+    interval_value_columns,
+    with_view_intervals,
+)
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
@@ -72,26 +81,12 @@ COST_METRICS: tuple[str, ...] = (
     "cost_rank",
 )
 
-# 95% intervals (see `stats`); the cost pair only with a cost column.
-INTERVAL_METRICS: tuple[str, ...] = (
-    "pass_rate_lo",
-    "pass_rate_hi",
-    "tokens_per_accepted_result_lo",
-    "tokens_per_accepted_result_hi",
-)
-COST_INTERVAL_METRICS: tuple[str, ...] = (
-    "cost_per_accepted_result_lo",
-    "cost_per_accepted_result_hi",
-)
-INTERVAL_NOTES: tuple[str, ...] = ("ci_method", "ci_note")
-
 _outcome = pl.col("outcome")
 _tokens = pl.col("tokens")
 _cost = pl.col(COST_COLUMN).cast(pl.Float64, strict=False)
 # A cost of 0 on an attempt whose usage was not recorded (missing or 0 tokens) is suspect in the
 # same way as a 0 token count: it may only mean nothing was metered (SPEC.md section 1).
 _suspect_zero_cost = (_cost == 0) & (_tokens.is_null() | (_tokens == 0))
-_GROUP_ID = "__group_id"
 
 
 def counted(view: View) -> pl.Expr:
@@ -302,41 +297,6 @@ def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
     return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), tuple(ranks))
 
 
-@cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _delta_intervals(with_cost: bool) -> tuple[pl.Expr, ...]:
-    """Wilson on pass rate and delta-method intervals on the per-accepted ratios."""
-    attempts, accepted = pl.col("attempts"), pl.col("accepted")
-    pass_lo, pass_hi = stats.wilson_interval(accepted, attempts)
-    tokens_lo, tokens_hi = stats.delta_interval(
-        attempts,
-        pl.col("total_tokens"),
-        accepted,
-        pl.col("var_tokens"),
-        pl.col("sum_accepted_tokens"),
-    )
-    known = pl.col("tokens_per_accepted_result").is_not_null()
-    columns = [
-        pass_lo.alias("pass_rate_lo"),
-        pass_hi.alias("pass_rate_hi"),
-        pl.when(known).then(tokens_lo).alias("tokens_per_accepted_result_lo"),
-        pl.when(known).then(tokens_hi).alias("tokens_per_accepted_result_hi"),
-    ]
-    if with_cost:
-        cost_lo, cost_hi = stats.delta_interval(
-            attempts,
-            pl.col("total_cost"),
-            accepted,
-            pl.col("var_cost"),
-            pl.col("sum_accepted_cost"),
-        )
-        known_cost = pl.col("cost_per_accepted_result").is_not_null()
-        columns += [
-            pl.when(known_cost).then(cost_lo).alias("cost_per_accepted_result_lo"),
-            pl.when(known_cost).then(cost_hi).alias("cost_per_accepted_result_hi"),
-        ]
-    return tuple(columns)
-
-
 def _group_keys(by: Sequence[str]) -> list[str]:
     if not by:
         raise ValueError("group by needs at least one column")
@@ -444,167 +404,18 @@ def _view_frame(
         for stage in _finish_cost():
             frame = frame.with_columns(stage)
     if method != "none":
-        frame = frame.with_columns(_delta_intervals(with_cost))
+        frame = frame.with_columns(delta_intervals(with_cost))
     else:
         frame = frame.with_columns(
-            pl.lit(None, dtype=pl.Float64).alias(name) for name in _interval_columns(with_cost)
+            pl.lit(None, dtype=pl.Float64).alias(name) for name in interval_columns(with_cost)
         )
     return frame
-
-
-def _interval_columns(with_cost: bool) -> tuple[str, ...]:
-    return INTERVAL_METRICS + (COST_INTERVAL_METRICS if with_cost else ())
 
 
 def view_columns(with_cost: bool) -> tuple[str, ...]:
     """The metric columns of a view frame, in order (after the group keys)."""
     cost = COST_METRICS if with_cost else ()
-    return METRICS + cost + _interval_columns(with_cost) + INTERVAL_NOTES
-
-
-def _small_groups(frame: pl.DataFrame, settings: IntervalSettings, value: str) -> pl.DataFrame:
-    """The groups of one view frame that get a bootstrap interval: `_GROUP_ID` and `attempts`."""
-    candidates = frame.filter(pl.col(value).is_not_null(), pl.col("attempts") >= 1)
-    if settings.method == "bootstrap":
-        return candidates.select(_GROUP_ID, "attempts")
-    small = candidates.filter(pl.col("attempts") < settings.bootstrap_below).sort(
-        "attempts", _GROUP_ID
-    )
-    # Smallest groups first, while the total work stays under the cap.
-    within = (pl.col("attempts").cast(pl.Int64) * settings.resamples).cum_sum()
-    return small.filter(within <= settings.max_draws).select(_GROUP_ID, "attempts")
-
-
-def _bootstrap_rows(
-    attempts: pl.DataFrame | pl.LazyFrame,
-    keys: list[str],
-    groups: pl.DataFrame,
-    with_cost: bool,
-    streaming: bool = False,
-) -> pl.DataFrame:
-    """The attempts of the chosen groups (one extra read), with `_GROUP_ID` and numerators.
-
-    `groups` holds `_GROUP_ID`, the keys and `__every_row`: false for a group only the drop
-    view bootstraps, which needs only its accepted attempts. So the rows read are at most the
-    attempts the bootstrap cap allows in each view (`IntervalSettings.max_draws`), however
-    large the groups are in the other view: `streaming` reads them in bounded memory.
-    """
-    wanted = groups.select(pl.struct(keys).alias("__key"))["__key"].implode()
-    numerators = {"tokens_per_accepted_result": _tokens}
-    if with_cost:
-        numerators["cost_per_accepted_result"] = _cost
-    return (
-        attempts.lazy()
-        .filter(pl.struct(keys).is_in(wanted, nulls_equal=True))
-        .join(groups.lazy(), on=keys, how="inner", nulls_equal=True, maintain_order="left")
-        .filter(pl.col("__every_row") | (_outcome == ACCEPTED))
-        .select(
-            _GROUP_ID,
-            *[expr.fill_null(0).cast(pl.Float64).alias(name) for name, expr in numerators.items()],
-            (_outcome == ACCEPTED).cast(pl.Int64).alias("__accepted"),
-        )
-        .collect(engine="streaming" if streaming else "auto")
-    )
-
-
-BootstrapRows = Callable[[pl.DataFrame], pl.DataFrame]
-"""The engine seam of the bootstrap: the groups to resample (`__group_id`, the keys,
-`__every_row`) -> their attempts as `_bootstrap_rows` returns them, in the input's order."""
-
-
-def _with_intervals(
-    attempts: pl.DataFrame | pl.LazyFrame | None,
-    keys: list[str],
-    frames: dict[View, pl.DataFrame],
-    with_cost: bool,
-    settings: IntervalSettings,
-    streaming: bool = False,
-    rows_for: BootstrapRows | None = None,
-) -> dict[View, pl.DataFrame]:
-    """Bootstrap intervals for the small groups of each view (one read of their attempts for
-    every view, by `rows_for` when another engine holds them), then the `ci_method` and
-    `ci_note` columns."""
-    value_columns = _value_columns(with_cost)
-    frames = {view: frame.with_row_index(_GROUP_ID) for view, frame in frames.items()}
-    chosen: dict[View, pl.DataFrame] = {}
-    if settings.method in ("auto", "bootstrap"):
-        chosen = {
-            view: _small_groups(frame, settings, "tokens_per_accepted_result")
-            for view, frame in frames.items()
-        }
-    chosen = {view: ids for view, ids in chosen.items() if ids.height}
-    rows: pl.DataFrame | None = None
-    if chosen:
-        any_frame = next(iter(frames.values()))
-        wanted = pl.concat([ids.select(_GROUP_ID) for ids in chosen.values()]).unique()
-        every_row = (
-            chosen["keep"][_GROUP_ID] if "keep" in chosen else pl.Series([], dtype=pl.UInt32)
-        )
-        groups = any_frame.join(wanted, on=_GROUP_ID).select(
-            _GROUP_ID, *keys, pl.col(_GROUP_ID).is_in(every_row.implode()).alias("__every_row")
-        )
-        if rows_for is not None:
-            rows = rows_for(groups)
-        else:
-            assert attempts is not None
-            rows = _bootstrap_rows(attempts, keys, groups, with_cost, streaming)
-    finished: dict[View, pl.DataFrame] = {}
-    for view, frame in frames.items():
-        bootstrapped = pl.lit(False)
-        if rows is not None and view in chosen:
-            group_ids = chosen[view][_GROUP_ID].implode()
-            in_view = rows.filter(pl.col(_GROUP_ID).is_in(group_ids))
-            if view == "drop":
-                in_view = in_view.filter(pl.col("__accepted") == 1)
-            intervals = stats.bootstrap_intervals(
-                in_view,
-                _GROUP_ID,
-                value_columns,
-                "__accepted",
-                resamples=settings.resamples,
-                seed=settings.seed,
-            )
-            frame = _replace_intervals(frame, intervals, value_columns)
-            bootstrapped = pl.col(_GROUP_ID).is_in(group_ids)
-        finished[view] = _finish_intervals(frame, value_columns, bootstrapped).drop(_GROUP_ID)
-    return finished
-
-
-def _replace_intervals(
-    frame: pl.DataFrame, intervals: pl.DataFrame, value_columns: list[str]
-) -> pl.DataFrame:
-    """Put bootstrap bounds in place of the delta-method ones, where a group has them."""
-    ends = [f"{name}_{end}" for name in value_columns for end in ("lo", "hi")]
-    boot = intervals.rename({name: f"{name}_boot" for name in ends})
-    frame = frame.join(boot, on=_GROUP_ID, how="left", maintain_order="left")
-    return frame.with_columns(
-        pl.when(pl.col(f"{name}_{end}_boot").is_not_null() & pl.col(name).is_not_null())
-        .then(pl.col(f"{name}_{end}_boot"))
-        .otherwise(pl.col(f"{name}_{end}"))
-        .alias(f"{name}_{end}")
-        for name in value_columns
-        for end in ("lo", "hi")
-    ).drop(f"{name}_boot" for name in ends)
-
-
-def _finish_intervals(frame: FrameT, value_columns: list[str], bootstrapped: pl.Expr) -> FrameT:
-    has_interval = (
-        pl.col("tokens_per_accepted_result_lo").is_not_null()
-        | pl.col("tokens_per_accepted_result_hi").is_not_null()
-    )
-    notes = [
-        stats.interval_note(pl.col(name), pl.col(f"{name}_lo"), pl.col(f"{name}_hi"))
-        for name in value_columns
-    ]
-    return frame.with_columns(
-        pl.when(bootstrapped)
-        .then(pl.lit("bootstrap"))
-        .when(has_interval)
-        .then(pl.lit("delta"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-        .alias("ci_method"),
-        pl.coalesce(*notes).alias("ci_note"),
-    )
+    return METRICS + cost + interval_columns(with_cost) + INTERVAL_NOTES
 
 
 def _views(
@@ -632,31 +443,15 @@ def _views(
     columns = view_columns(with_cost)
     if settings.method in ("delta", "none"):
         # Nothing to bootstrap: the notes and the final columns join the same query.
-        values = _value_columns(with_cost)
+        values = interval_value_columns(with_cost)
         lazy = {
-            view: _finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
+            view: finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
             for view, frame in lazy.items()
         }
         return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
     frames = dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
-    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming, rows_for)
+    frames = with_view_intervals(attempts, keys, frames, with_cost, settings, streaming, rows_for)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
-
-
-def _value_columns(with_cost: bool) -> list[str]:
-    """The per-accepted figures that carry intervals."""
-    return ["tokens_per_accepted_result", *(["cost_per_accepted_result"] if with_cost else [])]
-
-
-def _settings(intervals: IntervalMethod | IntervalSettings) -> IntervalSettings:
-    if isinstance(intervals, IntervalSettings):
-        return intervals
-    if intervals not in stats.INTERVAL_METHODS:
-        raise ValueError(
-            f"unknown interval method {intervals!r}: expected one of "
-            f"{', '.join(stats.INTERVAL_METHODS)}"
-        )
-    return IntervalSettings(method=intervals)
 
 
 def summarize(
@@ -674,7 +469,7 @@ def summarize(
     keys = _group_keys(by)
     if view not in VIEWS:
         counted(view)  # raises the error that names the views
-    frames = _views(attempts, keys, [view], has_cost(attempts), _settings(intervals))
+    frames = _views(attempts, keys, [view], has_cost(attempts), interval_settings(intervals))
     return frames[view]
 
 
@@ -888,7 +683,7 @@ def compare(
     its cap allows, reading those few rows again. "bootstrap" (every group) raises ValueError.
     """
     keys = _group_keys(by)
-    settings = _settings(intervals)
+    settings = interval_settings(intervals)
     with_cost = has_cost(attempts)
     frames = _views(attempts, keys, VIEWS, with_cost, settings, streaming)
     return _comparison(frames, keys, with_cost, settings)
@@ -907,7 +702,7 @@ def compare_aggregates(
     as `_aggregate` returns them), so every figure past the aggregation has this one
     definition. `bootstrap_rows` fetches the attempts of the groups a bootstrap resamples."""
     keys = _group_keys(by)
-    settings = _settings(intervals)
+    settings = interval_settings(intervals)
     frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
     return _comparison(frames, keys, with_cost, settings)
 
@@ -978,9 +773,9 @@ def with_intervals(
     a comparison made another way (its delta bounds are not all there any more), the whole
     comparison is recomputed.
     """
-    settings = _settings(intervals)
+    settings = interval_settings(intervals)
     with_cost = comparison.has_cost
-    names = [*_interval_columns(with_cost), *INTERVAL_NOTES]
+    names = [*interval_columns(with_cost), *INTERVAL_NOTES]
     if settings.method == "none":
         frames = {
             view: comparison.view(view).with_columns(
@@ -994,7 +789,7 @@ def with_intervals(
     if settings.method == "delta":
         return replace(comparison, intervals=settings)
     keys = list(comparison.by)
-    frames = _with_intervals(
+    frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
     columns = view_columns(with_cost)

@@ -260,7 +260,7 @@ def test_property_ledgers_aggregate_alike(
 
 
 def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
-    from tui_ledger import ledger, stats
+    from tui_ledger import ledger, stats, view_intervals
     from tui_ledger.spark.aggregate import GROUP_ID, bootstrap_rows
     from tui_ledger.spark.engine import open_ledger
 
@@ -271,7 +271,7 @@ def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
         GROUP_ID, "workflow", (pl.col(GROUP_ID) < 2).alias("__every_row")
     )
     ours = bootstrap_rows(open_ledger(spark, str(path)), ["workflow"], groups)
-    assert ours.equals(ledger._bootstrap_rows(attempts, ["workflow"], groups, False))
+    assert ours.equals(view_intervals.bootstrap_rows(attempts, ["workflow"], groups, False))
     keep = ours.filter(pl.col(GROUP_ID) < 2)
     intervals = stats.bootstrap_intervals(
         keep, GROUP_ID, ["tokens_per_accepted_result"], "__accepted"

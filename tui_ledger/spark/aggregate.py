@@ -443,8 +443,8 @@ def bootstrap_rows(
     with_cost: bool = False,
     most: int = 2_000_000,
 ) -> pl.DataFrame:
-    """The attempts a bootstrap resamples, for the chosen groups only: what ledger.py's
-    `_bootstrap_rows` returns, computed by the engine, so that `stats.bootstrap_intervals`
+    """The attempts a bootstrap resamples, for the chosen groups only: what view_intervals.py's
+    `bootstrap_rows` returns, computed by the engine, so that `stats.bootstrap_intervals`
     (the one definition of the bootstrap) runs on them unchanged and gives the same interval.
 
     `groups` holds `__group_id`, the keys and `__every_row` (false for a group only the drop
