@@ -231,7 +231,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def run_all(url: str, state: Path | None, runs: list[tuple[int, str, bool]]) -> None:
-    from tui_ledger.spark.engine import connect
+    from tui_ledger.spark.session import connect
 
     spark = connect(url)
     for rows, fmt, big in runs:

@@ -63,7 +63,7 @@ def spark_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def spark(spark_url: str) -> Any:
     """A Spark Connect session (case-sensitive column names, few retries)."""
     warnings.filterwarnings("ignore", module="pyspark")
-    from tui_ledger.spark.engine import connect
+    from tui_ledger.spark.session import connect
 
     session = connect(spark_url)
     yield session

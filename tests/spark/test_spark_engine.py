@@ -129,7 +129,7 @@ def test_missing_and_doubly_named_columns(spark: Any, tmp_path: Path) -> None:
 
 
 def test_an_unreachable_server_fails_fast_in_one_line() -> None:
-    from tui_ledger.spark.engine import connect
+    from tui_ledger.spark.session import connect
 
     began = time.monotonic()
     with pytest.raises(SparkUnreachable) as raised:

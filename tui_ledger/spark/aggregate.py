@@ -57,7 +57,8 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
-from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger, column
+from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger
+from tui_ledger.spark.inputs import column
 
 __all__ = [
     "COUNT_AGGREGATES",

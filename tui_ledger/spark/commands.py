@@ -32,9 +32,10 @@ from tui_ledger.spark.aggregate import (
     check_cells,
     duplicate_figures,
 )
-from tui_ledger.spark.engine import SparkLedger, SparkLoadReport, connect, open_ledger
+from tui_ledger.spark.engine import SparkLedger, SparkLoadReport, open_ledger
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
+from tui_ledger.spark.session import connect
 from tui_ledger.stats import IntervalSettings
 
 Result = TypeVar("Result")
@@ -69,7 +70,7 @@ def on_engine(work: Callable[[], Result]) -> Result:
     connection, a query the cluster refuses) into one line, as `SparkEngineError`."""
     from pyspark.errors import PySparkException
 
-    from tui_ledger.spark.engine import first_line
+    from tui_ledger.spark.session import first_line
 
     try:
         return work()
@@ -196,7 +197,7 @@ def _repeated_identities(attempts: DataFrame, identity: list[str]) -> tuple[int,
     a distributed table has no first rows)."""
     from pyspark.sql import functions as F
 
-    from tui_ledger.spark.engine import column
+    from tui_ledger.spark.inputs import column
 
     label = F.concat_ws(
         " · ", *[F.coalesce(column(n).cast("string"), F.lit("—")) for n in identity]
@@ -218,7 +219,8 @@ def spark_rows(opened: SparkInput) -> pl.DataFrame:
     frame, tiebreak = opened.ledger.ordered_attempts()
     if opened.where is not None:
         frame = frame.where(opened.where)
-    from tui_ledger.spark.engine import ORDER_COLUMNS, column
+    from tui_ledger.spark.engine import ORDER_COLUMNS
+    from tui_ledger.spark.inputs import column
 
     ordered = frame.orderBy(*[column(name).asc_nulls_last() for name in tiebreak])
     names = [name for name in ordered.columns if name not in ORDER_COLUMNS[1:]]

@@ -1,4 +1,4 @@
-"""Attempts on a Spark Connect server: connect, read, map, derive outcome and usage, validate.
+"""Attempts on a Spark Connect server: map, derive outcome and usage, validate.
 
 This is the loader's contract (SPEC.md section 1) written as Spark column expressions, so the
 rows never leave the cluster: the same aliases and explicit mapping (`schema.ALIASES`,
@@ -20,20 +20,18 @@ Int64, nothing read through a float). What differs, and why:
   allowed, a malformed row stops the read (FAILFAST). A row whose every cell is empty is
   skipped, as a blank line is.
 
+The session is `session.connect`; an input is read and its columns mapped in `inputs`; the
+cell rules `open_ledger` runs as steps are in `cells`.
+
 Nothing here imports pyspark until a function is called from `tui_ledger.spark`; this module
 itself is only imported by `tui_ledger.spark` when the Spark path is used.
 """
 
 from __future__ import annotations
 
-import os
-import socket
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import reduce
-from pathlib import Path
-from typing import Any
-from urllib.parse import urlparse
 
 import polars as pl
 from pyspark.errors import PySparkException
@@ -43,29 +41,37 @@ from pyspark.sql import types as T
 
 from tui_ledger import schema
 from tui_ledger.checks import ID_COLUMNS
-from tui_ledger.spark.errors import (
-    SparkCellError,
-    SparkEngineError,
-    SparkInputError,
-    SparkUnreachable,
+from tui_ledger.spark.cells import (
+    BAD,
+    INT64_MAX,
+    WHY,
+    as_text,
+    count_steps,
+    is_integral,
+    outcome_from,
+    read_passed,
+    read_status,
+    stripped,
+)
+from tui_ledger.spark.errors import SparkCellError, SparkInputError
+from tui_ledger.spark.inputs import (
+    Input,
+    column,
+    input_error,
+    map_columns,
+    read_input,
+    resolve_input,
 )
 
 __all__ = [
-    "TABLE_PREFIX",
     "SparkLedger",
     "SparkLoadReport",
-    "column",
-    "connect",
     "open_ledger",
     "polars_schema",
 ]
 
-TABLE_PREFIX = "table:"
-CONNECT_TIMEOUT_S = 10.0
-INT64_MAX = 2**63 - 1
-# Helper columns live only inside the engine's plans; none reaches a result.
-_WHY = "__ledger_why_"  # + canonical name: why a cell cannot be read (null when it can)
-_BAD = "__ledger_bad_"  # + canonical name: the cell as written, where it cannot be read
+# Helper columns live only inside the engine's plans; none reaches a result (and `cells.WHY`,
+# `cells.BAD`).
 _ZERO = "__ledger_zero"
 _MISMATCH = "__ledger_mismatch"
 _CONTRADICTING = "__ledger_contradicting"
@@ -76,20 +82,6 @@ HELPER_PREFIX = "__ledger_"
 # own order, for a page's tiebreak and a bootstrap's draws.
 ORDER_COLUMNS = (schema.SOURCE_COLUMN, "__ledger_block", "__ledger_position")
 
-# White space as the loader strips it: polars' strip_chars (Rust's char::is_whitespace) for
-# keys and counts; Python's str.strip (which also strips \x1c-\x1f) for outcome words.
-_RUST_SPACE = (
-    "\t\n\x0b\x0c\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007"
-    "\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
-)
-_PYTHON_SPACE = _RUST_SPACE + "\x1c\x1d\x1e\x1f"
-# The loader's number grammar, for Java's regex engine (same syntax).
-_NUMBER = r"^([+-]?)([0-9]*)(?:\.([0-9]*))?(?:[eE]([+-]?[0-9]+))?$"
-_INFINITY_WORDS = ("inf", "+inf", "-inf", "infinity", "+infinity", "-infinity")
-# Exponents are clamped to this before arithmetic: past it every count is out of range or
-# fractional anyway, and long arithmetic can then never overflow (an error under ANSI).
-_EXPONENT_CLAMP = 1_000_000_000
-
 _COUNT_PROBLEMS: dict[str, str] = {
     "negative": "is negative; token counts are 0 or more",
     "not_number": "is not a number",
@@ -97,472 +89,6 @@ _COUNT_PROBLEMS: dict[str, str] = {
     "infinite": "is not a finite number",
     "range": "is larger than the biggest count stored exactly (9,223,372,036,854,775,807)",
 }
-
-_FORMATS: dict[str, tuple[str, dict[str, str]]] = {
-    ".csv.gz": ("csv", {}),
-    ".tsv.gz": ("csv", {"sep": "\t"}),
-    ".csv": ("csv", {}),
-    ".tsv": ("csv", {"sep": "\t"}),
-    ".parquet": ("parquet", {}),
-    ".jsonl": ("json", {}),
-    ".ndjson": ("json", {}),
-    ".json": ("json", {"multiLine": "true"}),
-}
-_FORMAT_NAMES: dict[str, str] = {
-    "csv": ".csv",
-    "tsv": ".tsv",
-    "parquet": ".parquet",
-    "json": ".json",
-    "ndjson": ".jsonl",
-    "jsonl": ".jsonl",
-}
-_CSV_OPTIONS = {
-    "header": "true",
-    "inferSchema": "false",
-    "escape": '"',  # RFC 4180: a quote inside a quoted cell is doubled
-    "multiLine": "true",  # a quoted cell may hold a line end, as the loader reads it
-    "mode": "FAILFAST",  # a malformed row stops the read instead of becoming nulls
-    "encoding": "UTF-8",
-}
-
-
-# --------------------------------------------------------------------------- connection
-
-
-def connect(url: str | None = None, *, timeout: float = CONNECT_TIMEOUT_S) -> SparkSession:
-    """A Spark Connect session at `url` (or $SPARK_REMOTE), checked to answer.
-
-    An unreachable server is a `SparkUnreachable` within `timeout` seconds, not after the
-    client's ten minutes of retries. The session reads column names case-sensitively, so
-    `Tokens` and `tokens` are two columns, as they are in the file.
-    """
-    url = url or os.environ.get("SPARK_REMOTE")
-    if not url:
-        raise SparkUnreachable(
-            "no Spark Connect URL: pass --spark sc://HOST:PORT or set SPARK_REMOTE."
-        )
-    parsed = urlparse(url)
-    if parsed.scheme != "sc" or not parsed.hostname:
-        raise SparkUnreachable(
-            f"{url!r} is not a Spark Connect URL; write it as sc://HOST:PORT (e.g. "
-            "sc://127.0.0.1:15002)."
-        )
-    host, port = parsed.hostname, parsed.port or 15002
-    try:
-        with socket.create_connection((host, port), timeout=timeout):
-            pass
-    except OSError as error:
-        reason = error.strerror or type(error).__name__
-        raise SparkUnreachable(
-            f"cannot reach the Spark Connect server at {host}:{port} ({reason.lower()}); "
-            "check the URL and that the server is running."
-        ) from None
-    try:
-        spark = SparkSession.builder.remote(url).create()
-        _few_retries(spark)
-        spark.conf.set("spark.sql.caseSensitive", "true")
-    except PySparkException as error:
-        raise SparkUnreachable(
-            f"the server at {host}:{port} does not answer as Spark Connect: {first_line(error)}"
-        ) from None
-    return spark
-
-
-def _few_retries(spark: SparkSession) -> None:
-    """Retry a dropped call a few times over seconds, not 15 times over ten minutes."""
-    from pyspark.sql.connect.client.retries import DefaultPolicy
-
-    client = getattr(spark, "client", None)
-    if client is not None and hasattr(client, "set_retry_policies"):
-        client.set_retry_policies([DefaultPolicy(max_retries=3, max_backoff=2000)])
-
-
-def first_line(error: BaseException) -> str:
-    """The first line of an engine error, without its JVM stack or error-class boilerplate."""
-    text = str(error).strip().splitlines()
-    line = text[0] if text else type(error).__name__
-    return line.removeprefix("[").split("] ", 1)[-1] if line.startswith("[") else line
-
-
-# --------------------------------------------------------------------------- reading
-
-
-def column(name: str) -> Column:
-    """A column by its exact name, even one holding dots, spaces or backticks."""
-    return F.col("`" + name.replace("`", "``") + "`")
-
-
-@dataclass(frozen=True)
-class _Input:
-    display: str
-    location: str
-    fmt: str  # csv, parquet, json, table
-    options: dict[str, str]
-
-
-def _input(location: str, fmt: str | None) -> _Input:
-    if location.startswith(TABLE_PREFIX):
-        name = location.removeprefix(TABLE_PREFIX)
-        if not name:
-            raise SparkInputError("table: needs a table name, e.g. table:catalog.schema.name")
-        return _Input(location, name, "table", {})
-    suffix = _FORMAT_NAMES.get(fmt.lower(), "") if fmt else ""
-    if fmt and not suffix:
-        raise SparkInputError(
-            f"--format {fmt}: the Spark path reads {', '.join(_FORMAT_NAMES)}; pick one."
-        )
-    if not suffix:
-        lowered = location.rstrip("/").lower()
-        suffix = next((s for s in _FORMATS if lowered.endswith(s)), ".parquet")
-    kind, options = _FORMATS[suffix]
-    # A local path that exists here is given to the server whole (a local server's working
-    # folder is not the user's); anything else is the cluster's to resolve (s3a://, ...).
-    resolved = location
-    if "://" not in location and not location.startswith("file:"):
-        local = Path(location).expanduser()
-        if local.exists() or (any(c in location for c in "*?[") and local.parent.exists()):
-            resolved = str(local.absolute())
-    return _Input(location, resolved, kind, dict(options))
-
-
-def _read(spark: SparkSession, item: _Input) -> DataFrame:
-    """The input as the engine reads it, its schema resolved now (a missing path or table is
-    an error here, not at the first figure)."""
-    try:
-        if item.fmt == "table":
-            frame = spark.read.table(item.location)
-        elif item.fmt == "csv":
-            frame = spark.read.options(**_CSV_OPTIONS, **item.options).csv(item.location)
-        elif item.fmt == "json":
-            frame = spark.read.options(**item.options).json(item.location)
-        else:
-            frame = spark.read.parquet(item.location)
-        frame.schema  # noqa: B018 - resolving the schema is the point: it surfaces a bad input
-    except PySparkException as error:
-        raise _input_error(item, error) from None
-    return frame
-
-
-def _input_error(item: _Input, error: BaseException) -> SparkEngineError:
-    text = str(error)
-    if "PATH_NOT_FOUND" in text or "Path does not exist" in text:
-        return SparkInputError(f"{item.display}: no such file or folder on the cluster.")
-    if "TABLE_OR_VIEW_NOT_FOUND" in text:
-        return SparkInputError(
-            f"{item.display}: no such table; name it as table:catalog.schema.name."
-        )
-    if "UNAVAILABLE" in text or "Connection refused" in text:
-        return SparkUnreachable(f"the Spark Connect server went away: {first_line(error)}")
-    return SparkInputError(f"{item.display}: cannot be read: {first_line(error)}")
-
-
-# --------------------------------------------------------------------------- mapping
-
-
-def map_columns(names: Sequence[str], explicit: Mapping[str, str], display: str) -> dict[str, str]:
-    """canonical -> input column: the explicit mapping first, then the aliases (SPEC.md 1).
-
-    The same rule as the loader: an explicit `--col` beats the aliases; two columns that both
-    map to one canonical name are an error naming both.
-    """
-    mapping: dict[str, str] = {}
-    claimed: dict[str, str] = {}
-    for key, wanted in explicit.items():
-        canonical = schema.normalise_name(key)
-        if canonical not in schema.ALIASES:
-            raise SparkInputError(
-                f"--col {key}={wanted}: {key!r} is not a column ledger-tui knows; "
-                f"use one of {', '.join(schema.ALIASES)}."
-            )
-        if canonical in mapping:
-            raise SparkInputError(
-                f"--col {key}={wanted}: {canonical} is mapped twice; keep one --col {canonical}."
-            )
-        exact = [name for name in names if name == wanted]
-        loose = [
-            name for name in names if schema.normalise_name(name) == schema.normalise_name(wanted)
-        ]
-        found = exact[0] if exact else (loose[0] if len(loose) == 1 else None)
-        if found is None:
-            raise SparkInputError(
-                f"{display}: --col {key}={wanted} names no column of this input; its columns "
-                f"are {_listing(names)}."
-            )
-        if found in claimed:
-            raise SparkInputError(
-                f"{display}: column {found!r} is given for both {claimed[found]} and "
-                f"{canonical}; map each to a different column."
-            )
-        mapping[canonical] = found
-        claimed[found] = canonical
-    candidates: dict[str, list[str]] = {}
-    for name in names:
-        aliased = schema.canonical_for(name)
-        if name not in claimed and aliased is not None and aliased not in mapping:
-            candidates.setdefault(aliased, []).append(name)
-    for canonical, found_names in candidates.items():
-        if len(found_names) > 1:
-            listed = " and ".join(repr(name) for name in found_names)
-            raise SparkInputError(
-                f"{display}: columns {listed} all name {canonical}; rename one, or pick one "
-                f"with --col {canonical}=COLUMN."
-            )
-        mapping[canonical] = found_names[0]
-    _require(mapping, names, display)
-    return mapping
-
-
-def _require(mapping: Mapping[str, str], names: Sequence[str], display: str) -> None:
-    has = f"its columns are {_listing(names)}" if names else "it has no columns"
-    if "workflow" not in mapping:
-        raise SparkInputError(
-            f"{display}: no workflow column ({has}); name it one of "
-            f"{', '.join(schema.ALIASES['workflow'])}, or pass --col workflow=COLUMN."
-        )
-    if "passed" not in mapping and "status" not in mapping:
-        raise SparkInputError(
-            f"{display}: no outcome column ({has}); add a passed column "
-            f"({', '.join(schema.ALIASES['passed'])}) or a status column "
-            f"({', '.join(schema.ALIASES['status'])}), or pass --col passed=COLUMN or "
-            "--col status=COLUMN."
-        )
-    if "tokens" not in mapping and not any(bucket in mapping for bucket in schema.BUCKETS):
-        raise SparkInputError(
-            f"{display}: no tokens column ({has}); name it one of "
-            f"{', '.join(schema.ALIASES['tokens'])}, give token buckets "
-            f"({', '.join(schema.BUCKETS)}), or pass --col tokens=COLUMN."
-        )
-
-
-def _listing(names: Sequence[str], limit: int = 12) -> str:
-    shown = list(names[:limit])
-    if len(names) > limit:
-        shown.append(f"and {len(names) - limit} more")
-    return ", ".join(shown)
-
-
-# --------------------------------------------------------------------------- cells
-
-
-def _stripped(value: Column, spaces: str = _RUST_SPACE) -> Column:
-    # trim(BOTH chars FROM value): no regular expression per row.
-    return F.trim(value, F.lit(spaces))
-
-
-def _is_integral(dtype: T.DataType) -> bool:
-    if isinstance(dtype, T.DecimalType):
-        return dtype.scale == 0 and dtype.precision <= 18
-    return isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
-
-
-def _as_text(value: Column, dtype: T.DataType) -> Column:
-    """A cell as text, as the loader validates it: a nested value as its JSON."""
-    if isinstance(dtype, (T.ArrayType, T.MapType, T.StructType)):
-        return F.to_json(value)
-    if isinstance(dtype, T.StringType):
-        return value
-    return value.try_cast("string")
-
-
-def _count_steps(name: str, dtype: T.DataType) -> list[dict[str, Column]]:
-    """Steps that read one token-count column `name` into `name` (LONG, null = missing),
-    `_WHY + name` (why a cell is not a count, null when fine) and `_BAD + name` (the cell as
-    written, where it is not).
-
-    Integers arrive as they are (only the sign is checked). Anything else is read from its
-    text exactly as the loader reads it: `try_cast` takes the plain integers (the common
-    case); only the rest go through the exact decimal parser. Each step is one `withColumns`
-    over named helper columns, so no expression repeats another inside itself: written as one
-    nested expression, the parser is a tree Spark takes tens of seconds to plan and compile.
-    """
-    raw = column(name)
-    if _is_integral(dtype):
-        value = raw.cast("long")
-        return [
-            {name: value},
-            {
-                _WHY + name: F.when(F.col(name) < 0, F.lit("negative")),
-                _BAD + name: F.when(F.col(name) < 0, F.col(name).cast("string")),
-            },
-        ]
-
-    def h(part: str) -> Column:
-        return F.col(f"__ledger_{name}_{part}")
-
-    def named(parts: dict[str, Column]) -> dict[str, Column]:
-        return {f"__ledger_{name}_{part}": expr for part, expr in parts.items()}
-
-    rest = h("rest")
-    return [
-        named({"text": _as_text(raw, dtype)}),
-        named({"fast": h("text").try_cast("long")}),
-        named({"rest": F.when(h("fast").isNull(), _stripped(h("text")))}),
-        named(
-            {
-                "missing": F.lower(rest).isin(list(schema.MISSING_WORDS)) | h("text").isNull(),
-                "matched": rest.rlike(_NUMBER),
-                "sign": F.regexp_extract(rest, _NUMBER, 1),
-                "fraction": F.regexp_extract(rest, _NUMBER, 3),
-                "digits": F.concat(
-                    F.regexp_extract(rest, _NUMBER, 2), F.regexp_extract(rest, _NUMBER, 3)
-                ),
-                "exponent_text": F.regexp_extract(rest, _NUMBER, 4),
-            }
-        ),
-        named(
-            {
-                "significant": F.regexp_replace(h("digits"), "^0+", ""),
-                "parsed_exponent": h("exponent_text").try_cast("long"),
-            }
-        ),
-        named(
-            {
-                "trimmed": F.regexp_replace(h("significant"), "0+$", ""),
-                # least/greatest skip nulls, so an unreadable exponent is kept null here.
-                "exponent": F.when(h("exponent_text") == "", F.lit(0)).when(
-                    h("parsed_exponent").isNotNull(),
-                    F.least(
-                        F.greatest(h("parsed_exponent"), F.lit(-_EXPONENT_CLAMP)),
-                        F.lit(_EXPONENT_CLAMP),
-                    ),
-                ),
-            }
-        ),
-        named(
-            {
-                # value = trimmed * 10 ** scale; trailing zeros moved from digits to the scale
-                "scale": h("exponent")
-                - F.length(h("fraction"))
-                + F.length(h("significant"))
-                - F.length(h("trimmed")),
-                "zero": (h("digits") != "") & (h("trimmed") == ""),
-            }
-        ),
-        named({"width": F.length(h("trimmed")) + h("scale")}),
-        named(
-            {
-                "exact": F.when(
-                    ~h("zero") & (h("scale") >= 0) & (h("width") <= 19),
-                    F.rpad(h("trimmed"), F.least(h("width"), F.lit(19)).cast("int"), "0").try_cast(
-                        "decimal(20,0)"
-                    ),
-                )
-            }
-        ),
-        named(
-            {
-                "slow": F.when(h("zero"), F.lit(0).cast("long")).when(
-                    h("exact") <= F.lit(INT64_MAX), h("exact").cast("long")
-                )
-            }
-        ),
-        named(
-            {
-                "value": F.when(h("fast").isNotNull(), h("fast"))
-                .when(h("missing"), F.lit(None).cast("long"))
-                .otherwise(h("slow")),
-                "why": F.when(h("fast") < 0, F.lit("negative"))
-                .when(h("fast").isNotNull() | h("missing"), F.lit(None).cast("string"))
-                .when(F.lower(rest).isin(list(_INFINITY_WORDS)), F.lit("infinite"))
-                .when(~h("matched") | (h("digits") == ""), F.lit("not_number"))
-                .when(h("zero"), F.lit(None).cast("string"))
-                .when(h("sign") == "-", F.lit("negative"))
-                .when(
-                    (h("exponent_text") != "") & h("parsed_exponent").isNull(),
-                    F.when(h("exponent_text").startswith("-"), F.lit("fractional")).otherwise(
-                        F.lit("range")
-                    ),
-                )
-                .when(h("scale") < 0, F.lit("fractional"))
-                .when(h("slow").isNull(), F.lit("range")),
-            }
-        ),
-        {
-            name: h("value").cast("long"),
-            _WHY + name: h("why"),
-            _BAD + name: F.when(h("why").isNotNull(), h("text")),
-        },
-    ]
-
-
-def _word_table(words: Mapping[str, Any]) -> dict[str, Any]:
-    """The spellings a cell is most often written in, for a hash lookup before any
-    normalising (lower case, Capitalised, UPPER case of every vocabulary word)."""
-    table: dict[str, Any] = {}
-    for word, meaning in words.items():
-        for spelling in (word, word.capitalize(), word.upper()):
-            table.setdefault(spelling, meaning)
-    return table
-
-
-def _lookup(value: Column, table: Mapping[str, Any], otherwise: Column) -> Column:
-    """`table[value]` where `value` is a key, else `otherwise` (a CASE over a few values)."""
-    by_meaning: dict[Any, list[str]] = {}
-    for word, meaning in table.items():
-        by_meaning.setdefault(meaning, []).append(word)
-    result = otherwise
-    for meaning, words in by_meaning.items():
-        result = F.when(value.isin(words), F.lit(meaning)).otherwise(result)
-    return result
-
-
-_PASSED_WORDS: dict[str, str] = {
-    **dict.fromkeys(schema.TRUE_WORDS, "true"),
-    **dict.fromkeys(schema.FALSE_WORDS, "false"),
-    **dict.fromkeys(schema.MISSING_WORDS, "missing"),
-}
-
-
-def _passed(raw: Column) -> Column:
-    """'true', 'false', 'missing' or 'unknown' for a `passed` cell (the loader's rule:
-    trimmed, any case)."""
-    word = F.lower(_stripped(raw, _PYTHON_SPACE))
-    slow = _lookup(word, _PASSED_WORDS, F.lit("unknown"))
-    return F.when(raw.isNull(), F.lit("missing")).otherwise(
-        _lookup(raw, _word_table(_PASSED_WORDS), slow)
-    )
-
-
-def _status(raw: Column) -> Column:
-    """The outcome a `status` cell names, or 'unknown' (the loader's rule: a missing word is
-    ungraded; otherwise trimmed, lower case, spaces, dots and dashes read as `_`)."""
-    lowered = F.lower(_stripped(raw, _PYTHON_SPACE))
-    normalised = F.regexp_replace(lowered, r"(?U)[\s.\-]+", "_")
-    slow = F.when(lowered.isin(list(schema.MISSING_WORDS)), F.lit("ungraded")).otherwise(
-        _lookup(normalised, schema.STATUS_WORDS, F.lit("unknown"))
-    )
-    fast = {
-        **_word_table(schema.STATUS_WORDS),
-        **_word_table(dict.fromkeys(schema.MISSING_WORDS, "ungraded")),
-    }
-    return F.when(raw.isNull(), F.lit("ungraded")).otherwise(_lookup(raw, fast, slow))
-
-
-def _outcome(passed: Column | None, status: Column | None) -> tuple[Column, Column]:
-    """SPEC.md section 1: the outcome from `passed`, `status`, or both; and whether a row's
-    status contradicts its `passed`. Inputs are `_passed` and `_status` words."""
-    if passed is not None and status is not None:
-        outcome = (
-            F.when(passed == "true", F.lit("passed"))
-            .when(
-                passed == "false",
-                F.when(status.isin("timeout", "error"), status).otherwise(F.lit("failed")),
-            )
-            .otherwise(status)
-        )
-        contradicting = ((passed == "true") & status.isin("failed", "timeout", "error")) | (
-            (passed == "false") & (status == "passed")
-        )
-        return outcome, contradicting
-    if passed is not None:
-        outcome = (
-            F.when(passed == "true", F.lit("passed"))
-            .when(passed == "false", F.lit("failed"))
-            .otherwise(F.lit("ungraded"))
-        )
-        return outcome, F.lit(False)
-    assert status is not None
-    return status, F.lit(False)
 
 
 # --------------------------------------------------------------------------- the ledger
@@ -718,8 +244,8 @@ def open_ledger(
     the aliases. Raises `SparkInputError` for a missing input or a missing or doubly named
     column; unreadable cells are found by `SparkLedger.validate`.
     """
-    item = _input(location, fmt)
-    raw = _read(spark, item)
+    item = resolve_input(location, fmt)
+    raw = read_input(spark, item)
     fields = {f.name: f.dataType for f in raw.schema.fields}
     names = list(fields)
     mapping = map_columns(names, columns or {}, item.display)
@@ -776,19 +302,19 @@ def open_ledger(
     steps: list[dict[str, Column]] = [{}]
     for key in ("workflow", "task"):
         if key in canonical:
-            steps[0][key] = _stripped(_as_text(F.col(key), types[key]))
+            steps[0][key] = stripped(as_text(F.col(key), types[key]))
     workflow = F.col("workflow")
     empty = workflow.isNull() | (workflow == "")
     steps.append(
         {
-            _WHY + "workflow": F.when(empty, F.lit("empty")),
-            _BAD + "workflow": F.when(empty, workflow),
+            WHY + "workflow": F.when(empty, F.lit("empty")),
+            BAD + "workflow": F.when(empty, workflow),
         }
     )
 
-    # Counts, step by step side by side (see `_count_steps`).
+    # Counts, step by step side by side (see `count_steps`).
     counts = [name for name in schema.INTEGER_COLUMNS if name in mapping]
-    parsers = [_count_steps(name, types[name]) for name in counts]
+    parsers = [count_steps(name, types[name]) for name in counts]
     for index in range(max((len(p) for p in parsers), default=0)):
         steps.append(
             {k: v for parser in parsers if index < len(parser) for k, v in parser[index].items()}
@@ -802,8 +328,8 @@ def open_ledger(
             over = F.col("__ledger_total") > F.lit(INT64_MAX)
             derived_tokens = {
                 "tokens": F.when(~over, F.col("__ledger_total").cast("long")),
-                _WHY + "tokens": F.when(over, F.lit("range")),
-                _BAD + "tokens": F.when(over, F.col("__ledger_total").cast("string")),
+                WHY + "tokens": F.when(over, F.lit("range")),
+                BAD + "tokens": F.when(over, F.col("__ledger_total").cast("string")),
             }
             derived.append(
                 f"tokens = {' + '.join(buckets)} (a row missing any of them has missing usage)"
@@ -829,17 +355,17 @@ def open_ledger(
     words: dict[str, Column] = {}
     for name in ("passed", "status"):
         if name in canonical:
-            words[f"__ledger_{name}_text"] = _as_text(F.col(name), types[name])
+            words[f"__ledger_{name}_text"] = as_text(F.col(name), types[name])
     steps.append(words)
     steps.append(
         {
             **(
-                {"__ledger_passed_word": _passed(F.col("__ledger_passed_text"))}
+                {"__ledger_passed_word": read_passed(F.col("__ledger_passed_text"))}
                 if "passed" in canonical
                 else {}
             ),
             **(
-                {"__ledger_status_word": _status(F.col("__ledger_status_text"))}
+                {"__ledger_status_word": read_status(F.col("__ledger_status_text"))}
                 if "status" in canonical
                 else {}
             ),
@@ -847,7 +373,7 @@ def open_ledger(
     )
     passed_word = F.col("__ledger_passed_word") if "passed" in canonical else None
     status_word = F.col("__ledger_status_word") if "status" in canonical else None
-    outcome, contradicting = _outcome(passed_word, status_word)
+    outcome, contradicting = outcome_from(passed_word, status_word)
     verdict: dict[str, Column] = {
         "outcome": outcome,
         _CONTRADICTING: F.coalesce(contradicting, F.lit(False)),
@@ -857,10 +383,10 @@ def open_ledger(
             passed_word == "false", F.lit(False)
         )
         verdict[_PASSED_UNKNOWN] = passed_word == "unknown"
-        verdict[_BAD + "passed"] = F.when(passed_word == "unknown", F.col("__ledger_passed_text"))
+        verdict[BAD + "passed"] = F.when(passed_word == "unknown", F.col("__ledger_passed_text"))
     if status_word is not None:
         verdict[_STATUS_UNKNOWN] = status_word == "unknown"
-        verdict[_BAD + "status"] = F.when(status_word == "unknown", F.col("__ledger_status_text"))
+        verdict[BAD + "status"] = F.when(status_word == "unknown", F.col("__ledger_status_text"))
     steps.append(verdict)
     derived.append(_outcome_sentence(mapping))
     frame = _finished(base, steps)
@@ -881,7 +407,7 @@ def open_ledger(
         fmt=item.fmt,
         input_types=fields,
         order_frame=order_frame,
-        parsed_counts=tuple(name for name in counts if not _is_integral(types[name])),
+        parsed_counts=tuple(name for name in counts if not is_integral(types[name])),
         zero_is_missing=zero_usage_is_missing,
     )
 
@@ -905,7 +431,7 @@ def _finished(frame: DataFrame, steps: Sequence[Mapping[str, Column]]) -> DataFr
         and not name.startswith(HELPER_PREFIX)
         and name != schema.SOURCE_COLUMN
     ]
-    helpers = [name for name in frame.columns if name.startswith((_WHY, _BAD)) or name in _HELPERS]
+    helpers = [name for name in frame.columns if name.startswith((WHY, BAD)) or name in _HELPERS]
     order = [name for name in ORDER_COLUMNS[1:] if name in present]
     names = (*canonical, *others, schema.SOURCE_COLUMN, *helpers, *order)
     return frame.select(*[column(name) for name in names])
@@ -952,8 +478,8 @@ def _validate(ledger: SparkLedger) -> SparkLoadReport:
     if _STATUS_UNKNOWN in names:
         problems["status"] = F.col(_STATUS_UNKNOWN)
     for name in ("workflow", *schema.INTEGER_COLUMNS):
-        if _WHY + name in names:
-            problems[name] = F.col(_WHY + name).isNotNull()
+        if WHY + name in names:
+            problems[name] = F.col(WHY + name).isNotNull()
     flags = _warning_flags(names)
     aggregates = [F.count(F.lit(1)).alias("rows")]
     aggregates += [F.count_if(flag).alias(f"bad_{name}") for name, flag in problems.items()]
@@ -961,7 +487,7 @@ def _validate(ledger: SparkLedger) -> SparkLoadReport:
     try:
         summary = ledger.frame.select(*aggregates).collect()[0].asDict()
     except PySparkException as error:
-        raise _input_error(_Input(ledger.source, ledger.source, ledger.fmt, {}), error) from None
+        raise input_error(Input(ledger.source, ledger.source, ledger.fmt, {}), error) from None
     if summary["rows"] == 0:
         raise SparkInputError(
             f"{ledger.source}: no attempts in it (a header, or blank rows, and nothing else); "
@@ -984,10 +510,10 @@ def _cell_error(ledger: SparkLedger, name: str, flag: Column) -> SparkCellError:
     """The error for one bad cell: a row where `flag` holds, named by its identifying columns."""
     input_column = ledger.mapping.get(name, name)
     wanted = [column(n) for n in ledger.identity if n != name]
-    why_column = F.col(_WHY + name) if _WHY + name in ledger.frame.columns else F.lit(None)
+    why_column = F.col(WHY + name) if WHY + name in ledger.frame.columns else F.lit(None)
     first = (
         ledger.frame.where(flag)
-        .select(*wanted, F.col(_BAD + name).alias("__bad"), why_column.alias("__why"))
+        .select(*wanted, F.col(BAD + name).alias("__bad"), why_column.alias("__why"))
         .limit(1)
     )
     row = first.collect()[0].asDict()

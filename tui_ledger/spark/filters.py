@@ -43,7 +43,7 @@ from tui_ledger.query import (
     tokenize,
 )
 from tui_ledger.schema import FALSE_WORDS, OUTCOMES, SOURCE_COLUMN, TRUE_WORDS
-from tui_ledger.spark.engine import column
+from tui_ledger.spark.inputs import column
 
 __all__ = ["spark_filter"]
 

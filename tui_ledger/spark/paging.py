@@ -25,9 +25,10 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from tui_ledger.spark.engine import ORDER_COLUMNS, SparkLedger, column, polars_schema
+from tui_ledger.spark.engine import ORDER_COLUMNS, SparkLedger, polars_schema
 from tui_ledger.spark.errors import SparkQueryCancelled
 from tui_ledger.spark.filters import spark_filter
+from tui_ledger.spark.inputs import column
 
 __all__ = ["Page", "Queries", "attempt", "page"]
 
