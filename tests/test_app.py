@@ -15,8 +15,9 @@ from textual.binding import Binding
 
 from tests.pilot_helpers import screen_text, settle, wait_until
 from tui_ledger.tui import commands
-from tui_ledger.tui.app import LedgerApp, run_app
+from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.header import ViewBadge
+from tui_ledger.tui.run import run_app
 from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.summary_pane import SummaryPane
 

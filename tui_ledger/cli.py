@@ -545,7 +545,7 @@ def run_app(argv: Sequence[str]) -> int:
     check_paths(paths)
     # The price table is not a `load()` argument: the app applies it after loading.
     prices = price_table(args.prices, args.flat_price)
-    from tui_ledger.tui.app import run_app as run_interactive
+    from tui_ledger.tui.run import run_app as run_interactive
 
     return run_interactive(
         paths, demo=demo, load_options=load_options(args), prices=prices, watch_files=args.watch

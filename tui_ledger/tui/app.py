@@ -13,7 +13,7 @@ toggle between KEEP FAILURES and DROP FAILURES needs no recompute at all, becaus
 already holds both views. The same goes for the headline metric (tokens or cost per accepted
 result): the comparison holds both.
 
-Run it with `ledger-tui FILE` (cli.py calls `run_app`), or `python -m tui_ledger.tui.app FILE`.
+Run it with `ledger-tui FILE` (cli.py calls `run.run_app`), or `python -m tui_ledger.tui.run FILE`.
 `LEDGER_TUI_TIMINGS=FILE` appends a JSON line per drawn first screen and recompute to FILE
 (see `snapshot.Timings`).
 """
@@ -814,41 +814,3 @@ class LedgerApp(App[int]):
         from tui_ledger.tui.exporting import export
 
         export(self)
-
-
-def run_app(
-    paths: list[str],
-    *,
-    demo: bool = False,
-    load_options: dict[str, Any] | None = None,
-    prices: PriceTable | None = None,
-    watch_files: bool = False,
-) -> int:
-    """Open the interactive ledger; returns the exit code (2 when the file could not be read).
-
-    `load_options` are `load.load`'s keyword arguments; `prices` prices every attempt once
-    loaded; `watch_files` follows the files and shows appended attempts as they arrive
-    (`--watch`).
-    """
-    app = LedgerApp(
-        paths, demo=demo, load_options=load_options, prices=prices, watch_files=watch_files
-    )
-    app.run()
-    if app.error_message:
-        print(app.error_message, file=sys.stderr)
-    return app.return_code or 0
-
-
-def _main(argv: Sequence[str]) -> int:
-    """`python -m tui_ledger.tui.app FILE...` (no FILE: the bundled demo)."""
-    from importlib import resources
-
-    paths = list(argv)
-    demo = not paths
-    if demo:
-        paths = [str(resources.files("tui_ledger.sample_data").joinpath("demo.csv"))]
-    return run_app(paths, demo=demo)
-
-
-if __name__ == "__main__":
-    sys.exit(_main(sys.argv[1:]))
