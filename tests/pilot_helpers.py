@@ -8,11 +8,13 @@ settled by looking at it twice.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable
 from typing import Any
 
 from textual.pilot import Pilot
+from textual.worker import WorkerCancelled
 
 SETTLE_SECONDS = 60.0
 """How long a test waits for the app before failing: generous, since a busy shared machine can
@@ -24,7 +26,7 @@ async def settle(pilot: Pilot[Any], *, seconds: float = SETTLE_SECONDS) -> None:
     app = pilot.app
     deadline = time.monotonic() + seconds
     while True:
-        await app.workers.wait_for_complete()
+        await _workers_done(pilot)
         await pilot.pause()
         if app.return_code is not None:
             return
@@ -50,8 +52,20 @@ async def wait_until(
         if time.monotonic() > deadline:
             raise AssertionError(f"after {seconds:.0f} s, still not: {what}")
         await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+        await _workers_done(pilot)
     await settle(pilot, seconds=seconds)
+
+
+async def _workers_done(pilot: Pilot[Any]) -> None:
+    """Wait for the app's workers to end. A worker the app cancelled (a newer request replaced
+    it in its exclusive group) has ended too: Textual's `wait_for_complete` raises for it, which
+    would fail a test for the app doing its job, depending on when the key arrived."""
+    ended = await asyncio.gather(
+        *(worker.wait() for worker in list(pilot.app.workers)), return_exceptions=True
+    )
+    for outcome in ended:
+        if isinstance(outcome, BaseException) and not isinstance(outcome, WorkerCancelled):
+            raise outcome
 
 
 async def press(pilot: Pilot[Any], *keys: str) -> None:

@@ -15,7 +15,10 @@ from textual.binding import Binding
 
 from tests.pilot_helpers import screen_text, settle, wait_until
 from tui_ledger.tui import commands
-from tui_ledger.tui.app import LedgerApp, Snapshot, ViewBadge, run_app
+from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.header import ViewBadge
+from tui_ledger.tui.run import run_app
+from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
@@ -302,10 +305,10 @@ async def _screens_after_each_step(steps: list[tuple[str, ...]]) -> list[str]:
 async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Large files get Categorical text and filter through distinct values (query.compact_text);
+    """Large files get Categorical text and filter through distinct values (compact.compact_text);
     the demo is small, so compaction is forced here and every screen compared with the plain
     frame's, step by step: filters (word, column, regex, negated), toggle, sort, filter to cell."""
-    from tui_ledger import query
+    from tui_ledger import compact
 
     steps = [
         ("slash", *"lean", "enter"),
@@ -317,16 +320,16 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
         ("slash", "ctrl+u", "enter"),
     ]
     plain = await _screens_after_each_step(steps)
-    monkeypatch.setattr(query, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr(compact, "COMPACT_MIN_ROWS", 0)
     seen: list[object] = []
-    original = query.compact_text
+    original = compact.compact_text
 
     def spy(frame: object, **options: object) -> object:
         compact, values = original(frame, **options)  # type: ignore[arg-type]
         seen.append(compact.schema["workflow"])
         return compact, values
 
-    monkeypatch.setattr("tui_ledger.tui.app.compact_text", spy)
+    monkeypatch.setattr("tui_ledger.tui.pipeline.compact_text", spy)
     compact = await _screens_after_each_step(steps)
     assert seen and all(dtype == pl.Categorical for dtype in seen)
     assert len(set(plain)) == len(steps)  # every step changed the screen

@@ -67,14 +67,13 @@ def focus_text(app: LedgerApp) -> str:
 
 def demo_app() -> LedgerApp:
     """The bundled demo, priced by the bundled example table."""
-    return LedgerApp([str(DEMO)], load_options={"prices": load_prices(PRICES)})
+    return LedgerApp([str(DEMO)], prices=load_prices(PRICES))
 
 
 def uneven_app(tmp_path: Path, prices: PriceTable | None = None) -> LedgerApp:
     path = tmp_path / "uneven.csv"
     path.write_text(UNEVEN_CSV)
-    options = {"prices": prices} if prices is not None else {}
-    return LedgerApp([str(path)], load_options=options)
+    return LedgerApp([str(path)], prices=prices)
 
 
 def model_a_prices(tmp_path: Path) -> PriceTable:
@@ -224,8 +223,7 @@ async def test_checks_follow_the_group_by(tmp_path: Path) -> None:
         await settle(pilot)
         assert app.checks is not None
         assert "unmatched_tasks" in {check.kind for check in app.checks}
-        app._by = ("task",)
-        app._recompute()
+        app.group_by(["task"])
         await settle(pilot)
         assert app.checks is not None
         # Grouped by task there is no task set to match.
@@ -379,7 +377,7 @@ async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
 def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
     from rich.text import Text
 
-    from tui_ledger.tui.summary_pane import fit_columns
+    from tui_ledger.tui.summary_text import fit_columns
 
     headings = ["workflow", "per accepted", "att", "acc", "median", "total"]
     rows = [[Text(text) for text in ("lean", "3,000", "3", "1/3", "1,000", "3,000")]]

@@ -10,7 +10,8 @@ from textual.command import CommandPalette
 from textual.widgets import Input, SelectionList
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
-from tui_ledger.tui.app import LedgerApp, ViewBadge
+from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.header import ViewBadge
 from tui_ledger.tui.screens import (
     ConfirmScreen,
     DetailScreen,

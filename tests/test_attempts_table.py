@@ -7,7 +7,8 @@ import pytest
 from textual.app import App, ComposeResult
 
 from tui_ledger.schema import OUTCOME_DTYPE
-from tui_ledger.tui.attempts_table import AttemptsTable, fit_cell, format_float
+from tui_ledger.tui.attempts_columns import fit_cell, format_float
+from tui_ledger.tui.attempts_table import AttemptsTable
 
 HOSTILE = [
     "[bold]lean[/bold]",
@@ -429,11 +430,11 @@ def test_fit_cell_pads_aligns_and_cuts_wide_characters() -> None:
 def test_cost_columns_read_as_dollars() -> None:
     from tui_ledger.numbers import format_money
     from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
-    from tui_ledger.tui.attempts_table import MONEY_COLUMNS, _column_kind, format_cells
+    from tui_ledger.tui.attempts_columns import MONEY_COLUMNS, column_kind, format_cells
 
     assert {COST_COLUMN, TABLE_COST_COLUMN} == MONEY_COLUMNS
-    assert _column_kind("cost", pl.Float64()) == "money"
-    assert _column_kind("duration_s", pl.Float64()) == "float"
+    assert column_kind("cost", pl.Float64()) == "money"
+    assert column_kind("duration_s", pl.Float64()) == "float"
     cells = format_cells("money", [0.01234, 12.5, None])
     assert [text for text, _ in cells] == [format_money(0.01234), "$12.50", "—"]
     assert cells[0][0].startswith("$0.01")

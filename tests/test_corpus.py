@@ -26,14 +26,14 @@ from typing import Any
 import polars as pl
 import pytest
 
+import tui_ledger.load
 from tests.corpus.guard import unchanged
 from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
 from tests.pilot_helpers import settle
-from tui_ledger import load as load_module
 from tui_ledger.cli import main
 from tui_ledger.ledger import compare
-from tui_ledger.load import Ledger, LoadError, load, scan
+from tui_ledger.load import Ledger, LoadError, load, memory, scan
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -137,7 +137,7 @@ def _unreadable_in_folder(folder: Path) -> Path:
 
 
 def _far_too_big(folder: Path) -> Path:
-    available = load_module._available_memory()
+    available = memory.available_memory()
     if available is None:
         pytest.skip("no /proc/meminfo to tell how much memory is free")
     path = folder / "huge.csv"
@@ -289,7 +289,7 @@ def _figures(ledger: Ledger, case: dict[str, Any]) -> None:
     attempts = list(
         ledger.attempts.select("workflow", "tokens", pl.col("outcome").cast(pl.String)).iter_rows()
     )
-    from tui_ledger.report import exact_per_accepted
+    from tui_ledger.numbers import exact_per_accepted
 
     for view in ("keep", "drop"):
         oracle = oracle_summary(attempts, view)
@@ -417,9 +417,9 @@ def test_a_load_that_cannot_fit_is_refused_before_reading(
 ) -> None:
     path = tmp_path / "runs.csv"
     path.write_text(HEADER + "lean,1000,true\n" * 1000)
-    monkeypatch.setattr(load_module, "_available_memory", lambda: 1000)
+    monkeypatch.setattr(memory, "available_memory", lambda: 1000)
     opened: list[object] = []
-    monkeypatch.setattr(load_module, "_open", lambda *args, **kwargs: opened.append(args))
+    monkeypatch.setattr(tui_ledger.load, "open_input", lambda *args, **kwargs: opened.append(args))
 
     # 15,023 bytes of CSV need at least 3 bytes of memory each.
     with unchanged(path), pytest.raises(LoadError, match="needs at least 45,069 bytes"):

@@ -66,10 +66,10 @@ def test_article_trap_figures_and_flip() -> None:
     assert trap["lean"]["trap_factor"] == 3.0
     assert trap["steady"]["hidden_tokens"] == 0
     assert comparison.hidden_tokens == 2000
-    assert comparison.flips
+    assert comparison.flips()
     assert comparison.best("keep") == "steady"
     assert comparison.best("drop") == "lean"
-    assert {m.group for m in comparison.moves} == {"lean", "steady"}
+    assert {m.group for m in comparison.moves()} == {"lean", "steady"}
 
 
 def test_zero_accepted_group_is_null_never_zero() -> None:

@@ -15,8 +15,8 @@ import pytest
 
 from tests.corpus.guard import guarded
 from tests.frames import assert_same_attempts
-from tui_ledger import load as load_module
 from tui_ledger import schema
+from tui_ledger.importers import Imported
 from tui_ledger.load import (
     SUPPORTED_SUFFIXES,
     Ledger,
@@ -26,6 +26,7 @@ from tui_ledger.load import (
     load,
     scan,
 )
+from tui_ledger.load import inputs as load_inputs
 
 
 @pytest.fixture(autouse=True)
@@ -675,6 +676,9 @@ class FakeImporter:
             }
         )
 
+    def read_imported(self, path: Path, options: object = None) -> Imported:
+        return Imported(self.read(path), ("fake buckets, read as they are",), ("2 fakes seen",))
+
 
 def test_an_importer_is_asked_first_and_its_rows_validated_like_a_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -682,18 +686,19 @@ def test_an_importer_is_asked_first_and_its_rows_validated_like_a_file(
     folder = tmp_path / "run"
     folder.mkdir()
     monkeypatch.setattr(
-        load_module, "_find_importer", lambda path: FakeImporter() if path == folder else None
+        load_inputs, "find_importer", lambda path: FakeImporter() if path == folder else None
     )
     ledger = load([folder])
 
     assert column(ledger, "outcome") == ["passed", "timeout"]
     assert column(ledger, "tokens") == [120, None]
-    assert column(ledger, "source") == [
-        str(folder / "a" / "results.json"),
-        str(folder / "b" / "results.json"),
-    ]
+    # Named by their path below the folder opened; one attempt per file: no line number.
+    assert column(ledger, "source") == ["a/results.json", "b/results.json"]
     assert ledger.report.files == [f"{folder} (fake-harness)"]
-    assert any("results.json line 1" in line for line in ledger.report.lines())
+    lines = ledger.report.lines()
+    assert any(line.endswith("(e.g. b/results.json)") for line in lines), lines
+    assert "Convention: fake-harness: fake buckets, read as they are." in lines
+    assert "Warning (fake_harness_import, 2): 2 fakes seen." in lines
 
 
 def test_an_importers_bad_value_is_still_a_load_error(
@@ -703,8 +708,8 @@ def test_an_importers_bad_value_is_still_a_load_error(
         def read(self, path: Path) -> pl.DataFrame:
             return super().read(path).with_columns(status=pl.lit("exploded"))
 
-    monkeypatch.setattr(load_module, "_find_importer", lambda path: Broken())
-    with pytest.raises(LoadError, match=r"a/results\.json line 1, column 'status': 'exploded'"):
+    monkeypatch.setattr(load_inputs, "find_importer", lambda path: Broken())
+    with pytest.raises(LoadError, match=r"a/results\.json, column 'status': 'exploded'"):
         load([tmp_path])
 
 
@@ -822,7 +827,7 @@ def test_a_column_typed_differently_in_two_files_is_kept_as_text(tmp_path: Path)
 
 def test_fmt_can_name_an_importer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(
-        load_module, "_named_importer", lambda name: FakeImporter() if name == "fake" else None
+        load_inputs, "named_importer", lambda name: FakeImporter() if name == "fake" else None
     )
 
     assert column(load([tmp_path], fmt="fake"), "workflow") == ["orchestrator", "orchestrator"]

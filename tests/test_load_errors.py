@@ -12,9 +12,9 @@ import polars as pl
 import pytest
 
 from tests.corpus.guard import guarded
-from tui_ledger import load as load_module
 from tui_ledger import schema
 from tui_ledger.load import LoadError, load, scan
+from tui_ledger.load import inputs as load_inputs
 
 
 @pytest.fixture(autouse=True)
@@ -315,7 +315,7 @@ def test_a_file_that_cannot_be_read(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = tmp_path / "runs.csv"
     path.write_text(HEADER + "lean,1,true\n")
     # Tests may run as root, who reads everything: pretend the permission is missing.
-    monkeypatch.setattr(load_module.os, "access", lambda p, mode: Path(p) != path)
+    monkeypatch.setattr(load_inputs.os, "access", lambda p, mode: Path(p) != path)
 
     assert str(refused(path)) == (
         f"{path}: cannot be read (permission denied); check its permissions."
@@ -329,7 +329,7 @@ def test_an_unreadable_file_inside_a_folder_is_named(
     bad.parent.mkdir()
     for path in (good, bad):
         path.write_text(HEADER + "lean,1,true\n")
-    monkeypatch.setattr(load_module.os, "access", lambda p, mode: Path(p) != bad)
+    monkeypatch.setattr(load_inputs.os, "access", lambda p, mode: Path(p) != bad)
 
     assert str(refused(tmp_path)).startswith(f"{tmp_path / 'sub' / 'b.csv'}: cannot be read")
 
@@ -435,10 +435,10 @@ def test_an_importer_failure_is_a_load_error(
     class Failing:
         name = "fake-harness"
 
-        def read(self, path: Path) -> pl.DataFrame:
+        def read_imported(self, path: Path, options: object = None) -> pl.DataFrame:
             raise ValueError(f"{path}: record 3: is_resolved is 'yes', not true, false or null")
 
-    monkeypatch.setattr(load_module, "_find_importer", lambda path: Failing())
+    monkeypatch.setattr(load_inputs, "find_importer", lambda path: Failing())
 
     assert str(refused(tmp_path)) == (
         f"{tmp_path}: record 3: is_resolved is 'yes', not true, false or null"

@@ -10,14 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tui_ledger.compact import compact_text, text_values
+from tui_ledger.filter_terms import filter_term, quote_value
 from tui_ledger.query import (
     FilterError,
-    compact_text,
     describe_terms,
-    filter_term,
     parse_filter,
-    quote_value,
-    text_values,
     tokenize,
 )
 from tui_ledger.schema import OUTCOME_DTYPE
@@ -519,12 +517,10 @@ def test_text_terms_through_distinct_values_keep_the_same_rows() -> None:
 def test_compact_text_keeps_values_and_rows_and_makes_repetitive_text_categorical(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from tui_ledger import query
-
     small = pl.DataFrame({"workflow": ["lean"] * 10})
     same, no_values = compact_text(small)
     assert same is small and no_values is None  # small frames are left as they are
-    monkeypatch.setattr(query, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr("tui_ledger.compact.COMPACT_MIN_ROWS", 0)
     rows = 400
     frame = pl.DataFrame(
         {

@@ -14,18 +14,14 @@ import polars as pl
 import pytest
 
 from tests.corpus.guard import unchanged
-from tui_ledger import report as report_module
-from tui_ledger.ledger import compare, never_passed_spend, pareto_points, per_task
-from tui_ledger.numbers import format_compact, format_interval, format_money
-from tui_ledger.report import (
-    ExportError,
-    exact_per_accepted,
-    pareto_svg,
-    render_summary,
-    summary_json,
-    write_attempts,
-    write_text_atomic,
-)
+from tui_ledger import export_files
+from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
+from tui_ledger.ledger import compare
+from tui_ledger.numbers import exact_per_accepted, format_compact, format_interval, format_money
+from tui_ledger.pareto import pareto_points
+from tui_ledger.pareto_svg import pareto_svg
+from tui_ledger.per_task import never_passed_spend, per_task
+from tui_ledger.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.textsafe import UNSAFE_CODEPOINTS
 
@@ -292,7 +288,7 @@ def test_summary_csv_can_neutralise_formulas_in_labels() -> None:
 def attempts_frame() -> pl.DataFrame:
     return pl.DataFrame(
         {
-            "workflow": ["=cmd|' /C calc'!A0", "+1", "-lean", "@SUM(A1)", "\tTAB", "\rCR", "ok"],
+            "workflow": ["=cmd|' /C calc'!A0", "+1+1", "-lean", "@SUM(A1)", "\tTAB", "\rCR", "ok"],
             "tokens": [-1, 2, 3, 4, 5, 6, 7],
             "notes": ["＝HYPERLINK()", "a", "b", None, "c", "d", "-2"],
             "outcome": ["passed"] * 7,
@@ -308,7 +304,7 @@ def test_spreadsheet_safe_csv_neutralises_every_formula_start(tmp_path: Path) ->
     assert rows[0] == ["workflow", "tokens", "notes", "outcome", "tags", "'=header"]
     assert [row[0] for row in rows[1:]] == [
         "'=cmd|' /C calc'!A0",
-        "'+1",
+        "'+1+1",
         "'-lean",
         "'@SUM(A1)",
         "'\tTAB",
@@ -317,7 +313,7 @@ def test_spreadsheet_safe_csv_neutralises_every_formula_start(tmp_path: Path) ->
     ]
     assert [row[1] for row in rows[1:]][:2] == ["-1", "2"]  # numbers stay numbers
     assert rows[1][2] == "'＝HYPERLINK()"  # full-width, in a category column
-    assert rows[7][2] == "'-2"
+    assert rows[7][2] == "-2"  # a plain number, even as text, is read as a number: kept
     assert rows[1][4] == '["x","y"]'  # lists as their JSON
 
 
@@ -348,7 +344,7 @@ def test_a_failed_write_leaves_the_target_and_no_temporary_file(tmp_path: Path) 
         raise RuntimeError("disk on fire")
 
     with pytest.raises(RuntimeError):
-        report_module._write_atomic(target, explode, overwrite=True)
+        export_files.write_atomic(target, explode, overwrite=True)
     assert target.read_text() == "the old summary"
     assert [path.name for path in tmp_path.iterdir()] == ["summary.md"]
 
@@ -363,7 +359,7 @@ def test_a_file_that_appears_while_writing_is_not_replaced(
         target.write_text("someone else's")  # appears meanwhile
 
     with pytest.raises(ExportError, match="appeared while writing"):
-        report_module._write_atomic(target, write_and_race, overwrite=False)
+        export_files.write_atomic(target, write_and_race, overwrite=False)
     assert target.read_text() == "someone else's"
     assert [path.name for path in tmp_path.iterdir()] == ["out.md"]
 

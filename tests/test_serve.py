@@ -1,6 +1,7 @@
 """`ledger-tui serve` as a person meets it: a browser tab that shows the ledger.
 
-The test starts the real command on a free port, opens the page in headless Chromium and reads
+The test starts the real command on a free port, opens the address it printed (with its token)
+in headless Chromium and reads
 the terminal xterm.js drew, through the DevTools protocol: a script added before the page's own
 catches the xterm `Terminal` object when textual-serve's page stores it (`this.terminal = ...`),
 and the test reads that terminal's buffer, row by row, until the article's figures are there.
@@ -13,6 +14,7 @@ import asyncio
 import itertools
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -68,16 +70,17 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
-def wait_for_port(port: int, deadline: float, process: subprocess.Popen[bytes]) -> None:
+def wait_for_address(log: Path, deadline: float, process: subprocess.Popen[bytes]) -> str:
+    """The address `ledger-tui serve` printed (with its token), once it listens."""
     while time.monotonic() < deadline:
+        output = log.read_text(errors="replace") if log.exists() else ""
         if process.poll() is not None:
-            output = process.stdout.read().decode(errors="replace") if process.stdout else ""
             pytest.fail(f"ledger-tui serve exited early ({process.returncode}): {output}")
-        with socket.socket() as probe:
-            if probe.connect_ex(("127.0.0.1", port)) == 0:
-                return
+        printed = re.search(r"serving on (\S+)", output)
+        if printed:
+            return printed.group(1)
         time.sleep(0.1)
-    pytest.fail(f"nothing listens on port {port}")
+    pytest.fail("ledger-tui serve printed no address")
 
 
 def stop(process: subprocess.Popen[bytes] | None) -> None:
@@ -150,15 +153,19 @@ def test_serve_shows_the_ledger_in_a_browser(tmp_path: Path) -> None:
     port = free_port()
     server: subprocess.Popen[bytes] | None = None
     browser: subprocess.Popen[bytes] | None = None
+    log = tmp_path / "serve.log"
     try:
-        server = subprocess.Popen(
-            [*ledger_command(), "serve", str(RUNS), "--port", str(port)],
-            cwd=tmp_path,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-        wait_for_port(port, deadline, server)
+        # The log goes to a file: a pipe nobody reads would block the server once full.
+        with log.open("wb") as sink:
+            server = subprocess.Popen(
+                [*ledger_command(), "serve", str(RUNS), "--port", str(port)],
+                cwd=tmp_path,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        address = wait_for_address(log, deadline, server)
+        assert address.startswith(f"http://127.0.0.1:{port}/?token=")
         profile = tmp_path / "chromium-profile"
         browser = subprocess.Popen(
             [
@@ -187,9 +194,7 @@ def test_serve_shows_the_ledger_in_a_browser(tmp_path: Path) -> None:
             time.sleep(0.1)
         devtools = int(active.read_text().split()[0])
         screenshot = tmp_path / "serve.png"
-        text = asyncio.run(
-            read_terminal(devtools, f"http://127.0.0.1:{port}/", deadline, screenshot)
-        )
+        text = asyncio.run(read_terminal(devtools, address, deadline, screenshot))
         missing = [word for word in WANTED if word not in text]
         assert not missing, f"the browser's terminal lacks {missing}:\n{text}"
     finally:
@@ -205,7 +210,7 @@ def test_serve_command_quotes_paths_and_passes_options(tmp_path: Path) -> None:
         [str(odd), "--col", "tokens=usage", "--watch", "--flat-price", "2.5", "--port", "9"]
     )
     argv = shlex.split(app_command(args))
-    assert argv[:3] == [sys.executable, "-m", "tui_ledger.cli"]
+    assert argv[:3] == [sys.executable, "-m", "tui_ledger.serve_child"]
     assert argv[3:] == [str(odd), "--col", "tokens=usage", "--flat-price", "2.5", "--watch"]
 
 

@@ -64,9 +64,7 @@ def demo_app() -> LedgerApp:
     """The bundled demo priced by the bundled example table (the audit screens' data)."""
     from tui_ledger.prices import load_prices
 
-    return LedgerApp(
-        ["sample_data/demo.csv"], load_options={"prices": load_prices("sample_data/prices.toml")}
-    )
+    return LedgerApp(["sample_data/demo.csv"], prices=load_prices("sample_data/prices.toml"))
 
 
 def test_main_screen_with_prices_cost_headline(snap_compare: object) -> None:

@@ -20,7 +20,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tui_ledger import ledger as ledger_module
+from tui_ledger import medians
 from tui_ledger.cli import main
 from tui_ledger.ledger import Comparison, compare
 from tui_ledger.load import load, scan
@@ -123,7 +123,7 @@ def test_many_narrowing_passes_find_the_same_medians(
     seed: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With 4 slices per pass, each median takes many passes over the attempts."""
-    monkeypatch.setattr(ledger_module, "_MEDIAN_BUCKETS", 4)
+    monkeypatch.setattr(medians, "MEDIAN_BUCKETS", 4)
     rng = random.Random(seed)
     frame = pl.DataFrame(
         {

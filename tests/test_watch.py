@@ -7,7 +7,6 @@ exactly as the loader reads them, line numbers included.
 
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import shutil
@@ -316,49 +315,10 @@ def test_summary_watch_reprints_on_change_says_errors_and_stops_quietly_on_ctrl_
 
 
 def watching_app(paths: list[str]) -> Any:
-    """The app with --watch: LedgerApp itself once it takes `watch_files`, else the lines
-    proposed for tui/app.py, applied in a subclass."""
-    from tui_ledger.tui import app as interactive
+    """The app with --watch."""
     from tui_ledger.tui.app import LedgerApp
 
-    if "watch_files" in inspect.signature(LedgerApp).parameters:
-        return LedgerApp(paths, watch_files=True)
-    import dataclasses
-
-    from tui_ledger.prices import apply_prices
-    from tui_ledger.tui.watching import WatchUpdate, start_watching
-
-    class ProposedLedgerApp(LedgerApp):
-        CSS_PATH = str(Path(inspect.getfile(LedgerApp)).with_name("ledger.tcss"))
-        watch_files = True
-
-        def on_mount(self) -> None:  # runs before LedgerApp.on_mount, which starts the load
-            if self.watch_files:
-                start_watching(
-                    self,
-                    self.paths,
-                    self.load_options,
-                    prepare=self._priced,
-                    on_change=self._watched,
-                    on_error=self._watch_failed,
-                )
-
-        def _priced(self, ledger: Ledger) -> tuple[Ledger, list[Any]]:
-            priced, price_warnings = apply_prices(ledger.attempts, self.prices)
-            attempts = interactive._cost_beside_tokens(priced)
-            return dataclasses.replace(ledger, attempts=attempts), list(price_warnings)
-
-        def _watched(self, update: WatchUpdate[tuple[Ledger, list[Any]]]) -> None:
-            ledger, price_warnings = update.prepared
-            self._loaded(ledger, price_warnings, update.workflows, update.seconds, first=True)
-
-        def _watch_failed(self, message: str) -> None:
-            self._load_failed(LoadError(message), first=False)
-
-        def _load_failed(self, error: Exception, first: bool) -> None:
-            super()._load_failed(error, first and not self.watch_files)
-
-    return ProposedLedgerApp(paths)
+    return LedgerApp(paths, watch_files=True)
 
 
 async def wait_for(pilot: Any, condition: Any, seconds: float = 5.0) -> float:
@@ -414,3 +374,114 @@ async def test_the_app_waits_for_a_file_that_cannot_be_read_yet(live: Path) -> N
         append(live, "lean,1000,true\n")
         await wait_for(pilot, lambda: app.loaded and not busy(app))
         assert app.ledger.attempts.height == 1
+
+
+# --------------------------------------------------------------------------- never silent
+
+
+def test_a_stray_quote_row_is_the_loaders_error_within_two_polls(live: Path) -> None:
+    watcher = Watcher([str(live)])
+    good = watcher.load()
+    # One stray quote opens a "cell" that never closes: every later row looks inside it.
+    append(live, 'steady,"1600,true\nsteady,1700,true\n')
+    change = poll_until(watcher, tries=3)
+    assert change is not None and change.ledger is None
+    assert change.error is not None and "\n" not in change.error
+    expected = None
+    try:
+        load([str(live)])
+    except LoadError as error:
+        expected = str(error)
+    assert expected is not None and change.error == expected  # the loader's own words
+    assert "runs.csv" in change.error
+    assert watcher.ledger is good
+    # Fixed by a rewrite: read again.
+    live.write_text(ARTICLE + "steady,1600,true\n")
+    change = poll_until(watcher)
+    assert change is not None and change.ledger is not None and change.error is None
+    assert change.ledger.attempts.height == 7
+
+
+def test_a_quoted_cell_being_written_is_not_an_error_while_it_grows(live: Path) -> None:
+    live.write_text("workflow,tokens,passed,note\nlean,1000,true,ok\n")
+    watcher = Watcher([str(live)])
+    watcher.load()
+    append(live, 'lean,1100,false,"first line\n')
+    assert watcher.poll() is None  # open across lines: wait (it may still be written)
+    append(live, 'second line"\n')
+    change = poll_until(watcher)
+    assert change is not None and change.ledger is not None and change.error is None
+    assert change.ledger.attempts["note"].to_list() == ["ok", "first line\nsecond line"]
+
+
+def test_a_row_rewritten_in_the_middle_of_a_long_file_reloads(live: Path) -> None:
+    rows = [
+        f"w{index % 7},{1000 + index},{'true' if index % 3 else 'false'}" for index in range(600)
+    ]
+    live.write_text("workflow,tokens,passed\n" + "\n".join(rows) + "\n")
+    watcher = Watcher([str(live)])
+    watcher.load()
+    text = live.read_text()
+    middle = rows[300]
+    changed = middle.replace(str(1000 + 300), "9999")
+    live.write_text(text.replace(middle + "\n", changed + "\n", 1))  # same size, mid-file
+    change = poll_until(watcher)
+    assert change is not None and change.ledger is not None and change.reloaded
+    assert 9999 in change.ledger.attempts["tokens"].to_list()
+    same_as_full_load(change.ledger, [str(live)])
+
+
+def test_an_aider_folder_gains_an_exercise_its_dotfile_counts(tmp_path: Path) -> None:
+    fixture = REPO / "tests" / "fixtures" / "importers" / "aider" / "tmp.benchmarks"
+    run = tmp_path / "benchmarks"
+    shutil.copytree(fixture, run)
+    watcher = Watcher([str(run)])
+    before = watcher.load().attempts.height
+    example = next(
+        path
+        for path in sorted(run.rglob(".aider.results.json"))
+        if isinstance(json.loads(path.read_text()).get("tests_outcomes"), list)
+    )
+    exercise = example.parent.parent / "new-exercise"
+    exercise.mkdir()
+    record = json.loads(example.read_text())
+    record["testcase"] = "new-exercise"
+    (exercise / ".aider.results.json").write_text(json.dumps(record))
+    change = poll_until(watcher)
+    assert change is not None and change.ledger is not None and change.reloaded
+    assert change.ledger.attempts.height == before + 1
+    # A file the importer does not read (a chat log) does not reload.
+    (exercise / ".aider.chat.history.md").write_text("thinking\n")
+    assert poll_until(watcher) is None
+
+
+def test_a_harbor_job_gains_a_trial_and_logs_do_not_reload(tmp_path: Path) -> None:
+    fixture = REPO / "tests" / "fixtures" / "importers" / "harbor" / "jobs"
+    job = tmp_path / "jobs"
+    shutil.copytree(fixture, job)
+    watcher = Watcher([str(job)])
+    before = watcher.load().attempts.height
+    trial = next(
+        path.parent for path in job.rglob("config.json") if (path.parent / "result.json").exists()
+    )
+    (trial / "agent" / "trajectory.log").write_text("step 1\n")
+    assert poll_until(watcher) is None
+    new_trial = trial.parent / (trial.name + "-again")
+    shutil.copytree(trial, new_trial)
+    record = json.loads((new_trial / "result.json").read_text())
+    record["trial_name"] = new_trial.name
+    if "id" in record:
+        record["id"] = record["id"] + "-again"
+    (new_trial / "result.json").write_text(json.dumps(record))
+    change = poll_until(watcher)
+    assert change is not None and change.ledger is not None and change.reloaded
+    assert change.ledger.attempts.height == before + 1
+
+
+async def test_the_app_shows_a_stray_quote_as_the_loaders_error(live: Path) -> None:
+    app = watching_app([str(live)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await wait_for(pilot, lambda: app.loaded and not busy(app))
+        append(live, 'steady,"1600,true\n')
+        await wait_for(pilot, lambda: "reload failed" in screen_text(app))
+        assert app.ledger.attempts.height == 6

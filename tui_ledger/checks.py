@@ -5,24 +5,32 @@ groups, tasks and counts. What the loader already counted (missing usage, suspec
 ungraded attempts, contradicting statuses, bucket mismatches) is taken from its report, not
 recomputed, and given a per-group breakdown; price warnings can be merged the same way. Every
 check is a vectorised polars query. Decisions are in docs/ACCOUNTING.md ("Checks").
+
+The checks work on group ids (`gid`, the group's place in key order), never on labels: a
+group's label is made once, for the groups table, and only the labels a sentence names are
+read, cut to `textsafe.LABEL_WIDTH` cells. So a 5 MB label costs its size once, not once per task.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.findings import Finding, Notice
 from tui_ledger.ledger import DEFAULT_BY, group_labels
+from tui_ledger.load.load_report import LoadWarning
+from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
 from tui_ledger.schema import (
     ACCEPTED,
     LINE_COLUMN,
     SOURCE_COLUMN,
-    STATUS_WORDS,
     normalise_name,
 )
+from tui_ledger.textsafe import safe_label
+from tui_ledger.wording import listing, plural
 
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[str, ...] = ("warning", "info")
@@ -57,11 +65,10 @@ ID_COLUMNS: tuple[str, ...] = (
     "trial_uuid",
     "sample_uuid",
 )
-# Loader warning kinds that get a per-group breakdown, and the row flag behind each.
+# Loader warning kinds that get a per-group breakdown, and the row flag behind each (the
+# loader's own rules, `load.warning_rules`, as read on an attempts frame).
 _LOADER_FLAGS: dict[str, pl.Expr] = {
-    "missing_usage": pl.col("tokens").is_null(),
-    "suspect_zero": pl.col("tokens") == 0,
-    "ungraded": pl.col("outcome") == "ungraded",
+    kind: FRAME_FLAGS[kind] for kind in ("missing_usage", "suspect_zero", "ungraded")
 }
 _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 # Merged notes that say what was done rather than what is wrong.
@@ -101,17 +108,8 @@ def _label(keys: Sequence[str]) -> pl.Expr:
     return pl.concat_str(parts, separator=" · ") if len(parts) > 1 else parts[0]
 
 
-def _plural(count: int, noun: str, plural: str | None = None) -> str:
-    return f"{count:,} {noun if count == 1 else (plural or noun + 's')}"
-
-
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "—"
-
-
-def _listing(items: Sequence[str], limit: int = EXAMPLES) -> str:
-    shown = ", ".join(items[:limit])
-    return shown + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
 
 
 def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
@@ -155,6 +153,23 @@ def restrict_to_matched_tasks(
     return _matched(attempts.lazy(), keys).collect()
 
 
+def matched_tasks_only(
+    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
+) -> tuple[pl.DataFrame, Notice]:
+    """The attempts at tasks every group attempted, and a note of what was left out (the
+    `--matched-tasks` of `summary` and `check`, the app's `m`)."""
+    matched = restrict_to_matched_tasks(attempts, by)
+    dropped = attempts.height - matched.height
+    tasks = matched["task"].n_unique() if matched.height else 0
+    notice = Notice(
+        "matched_tasks",
+        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        dropped,
+    )
+    return matched, notice
+
+
 # --------------------------------------------------------------------------- the checks
 
 
@@ -163,7 +178,7 @@ def run_checks(
     by: Sequence[str] = DEFAULT_BY,
     report: Any = None,
     *,
-    warnings: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
 ) -> list[Check]:
     """Every check that applies to these attempts grouped by `by`, warnings first.
 
@@ -176,15 +191,39 @@ def run_checks(
     for name in keys:
         if name not in attempts.columns:
             raise ValueError(f"no column {name!r} to group by")
-    cells = _cells(attempts, keys)
-    groups = _group_counts(cells, keys)
     loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
+    return checks_from_cells(
+        _cells(attempts, keys),
+        keys,
+        attempts.columns,
+        loader=loader,
+        warnings=warnings,
+        duplicates=_duplicates(attempts, keys),
+    )
+
+
+def checks_from_cells(
+    cells: pl.DataFrame,
+    keys: list[str],
+    columns: Sequence[str],
+    *,
+    loader: Iterable[Finding],
+    warnings: Iterable[Finding] = (),
+    duplicates: Sequence[Check] = (),
+) -> list[Check]:
+    """The engine seam: every check from the cells (`_cells`' frame, whichever engine counted
+    it), the attempts' column names, the loader's warnings and the duplicate checks."""
+    cells, named = _with_group_ids(cells, keys)
+    groups = _group_counts(cells, named, keys)
     found: list[Check] = []
     found += [_from_warning(w, groups) for w in loader]
     found += [_from_warning(w, groups) for w in warnings]
     found += _task_checks(cells, keys, groups)
-    found += _mixed_versions(cells, attempts, keys)
-    found += _duplicates(attempts, keys)
+    found += _mixed_versions(
+        cells, pl.DataFrame(schema=dict.fromkeys(columns, pl.Null)), keys, groups
+    )
+    found += duplicates
+    found += _not_recorded(groups)
     found += _no_accepted(groups)
     found += _small_samples(groups)
     order = {severity: index for index, severity in enumerate(SEVERITIES)}
@@ -208,7 +247,7 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     # 3x faster on 10M rows); the few cells come back as String, so a Categorical input reads,
     # sorts and labels exactly as text does.
     text = [name for name in columns if attempts.schema[name] in (pl.String, pl.Categorical)]
-    return (
+    cells = (
         attempts.lazy()
         .with_columns(pl.col(text).cast(pl.Categorical))
         .group_by(columns)
@@ -216,78 +255,104 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             pl.len().cast(pl.Int64).alias("attempts"),
             (pl.col("outcome") == ACCEPTED).sum().cast(pl.Int64).alias("accepted"),
             *flags,
+            *(
+                [(pl.col("tokens") > 0).sum().cast(pl.Int64).alias("recorded_usage")]
+                if "tokens" in attempts.columns
+                else []
+            ),
         )
-        .with_columns(pl.col(text).cast(pl.String))
         .collect()
     )
+    return cells  # text stays Categorical until `_with_group_ids` has joined on it
 
 
-def _group_counts(cells: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Per group: its label, attempts, accepted, and the counts behind loader warnings."""
-    counts = [name for name in cells.columns if name in ("attempts", "accepted", *_LOADER_FLAGS)]
+def _with_group_ids(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The cells with a group id in place of their keys, and the groups' keys by id.
+
+    The group id is a group's place among the groups in key order (text keys sorted as text);
+    the keys themselves stay in `named`, one row per group, so a long label is held once, not
+    once per cell.
+    """
+    text = [name for name, dtype in cells.schema.items() if dtype in (pl.String, pl.Categorical)]
+    text_keys = [name for name in keys if name in text]
+    order = [f"__order_{name}" for name in keys]
+    named = (
+        cells.select(keys)
+        .unique()
+        .with_columns(
+            (pl.col(name).cast(pl.String) if name in text_keys else pl.col(name)).alias(sort)
+            for name, sort in zip(keys, order, strict=True)
+        )
+        .sort(order, nulls_last=True)
+        .drop(order)
+        .with_row_index("gid")
+    )
+    others = [name for name in text if name not in keys]
+    cells = (
+        cells.join(named, on=keys, how="left", nulls_equal=True)
+        .drop(keys)
+        .with_columns(pl.col(others).cast(pl.String))
+    )
+    return cells, named.with_columns(pl.col(text_keys).cast(pl.String))
+
+
+def _group_counts(cells: pl.DataFrame, named: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Per group (in `gid` order): its keys, label, attempts, accepted, and the counts behind
+    loader warnings."""
+    counts = [
+        name
+        for name in cells.columns
+        if name in ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
+    ]
+    per_group = cells.group_by("gid").agg(pl.col(counts).sum())
     return (
-        cells.group_by(keys)
-        .agg(pl.col(counts).sum())
-        .sort(keys, nulls_last=True)
+        named.join(per_group, on="gid", how="left")
+        .sort("gid")
         .with_columns(_label(keys).alias("group"))
     )
 
 
-@dataclass(frozen=True)
-class _Warning:
-    kind: str
-    message: str
-    count: int
-    lines: tuple[int, ...] = ()
-    sources: tuple[str, ...] = ()
+def _name(text: object) -> str:
+    """A group's or task's name as a sentence shows it: terminal-safe, cut (`safe_label`)."""
+    if isinstance(text, str) and len(text) <= _PLAIN_NAME and text.isascii() and text.isprintable():
+        return text  # the common case, 200,000 times over: nothing to escape or cut
+    return safe_label(text)
 
 
-def _frame_warnings(attempts: pl.DataFrame) -> list[_Warning]:
-    """What the loader would have warned about, for a frame that did not come from it."""
-    found: list[_Warning] = []
-    texts = {
-        "missing_usage": "{n} with missing usage (unknown, never counted as 0); tokens per "
-        "accepted result is a lower bound for their groups",
-        "suspect_zero": "{n} reporting exactly 0 tokens, which harnesses often write when "
-        "usage was not recorded",
-        "ungraded": "{n} with no verdict, counted as ungraded (not accepted)",
-    }
-    for kind, flag in _LOADER_FLAGS.items():
+_PLAIN_NAME = 40  # printable ASCII this short is shown as it is
+
+
+def _names(labels: pl.Series | Sequence[object]) -> str:
+    """The first few labels in a sentence, `and N more` for the rest (only those few made)."""
+    count = len(labels)
+    head = labels.head(EXAMPLES) if isinstance(labels, pl.Series) else labels[:EXAMPLES]
+    shown = [_name(label) for label in head]
+    return listing(shown + [""] * (count - len(shown)), limit=EXAMPLES)
+
+
+def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
+    """What the loader would have warned about, for a frame that did not come from it: the
+    loader's rules and sentences (`load.warning_rules`), read on the frame."""
+    found: list[LoadWarning] = []
+    for kind in (*_LOADER_FLAGS, "contradicting_status"):
+        flag = FRAME_FLAGS[kind]
         if not all(name in attempts.columns for name in flag.meta.root_names()):
             continue
         rows = attempts.filter(flag.fill_null(False))
         if rows.height:
-            text = texts[kind].format(n=_plural(rows.height, "attempt"))
-            found.append(_Warning(kind, text, rows.height, *_examples(rows)))
-    if {"passed", "status"} <= set(attempts.columns):
-        said = (
-            pl.col("status")
-            .cast(pl.String)
-            .str.strip_chars()
-            .str.to_lowercase()
-            .str.replace_all(r"[\s.\-]+", "_")
-            .replace_strict(STATUS_WORDS, default=None)
-        )
-        rows = attempts.filter(
-            pl.col("passed").fill_null(False) & said.is_in(["failed", "timeout", "error"])
-        )
-        if rows.height:
-            text = (
-                f"{_plural(rows.height, 'attempt')} with a status that contradicts passed; "
-                "passed decided the outcome"
-            )
-            found.append(_Warning("contradicting_status", text, rows.height, *_examples(rows)))
+            message = warning_message(kind, rows.height)
+            found.append(LoadWarning(kind, message, rows.height, *_examples(rows)))
     return found
 
 
-def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
+def _from_warning(warning: Finding, groups: pl.DataFrame) -> Check:
     """A loader- or price-shaped warning as a check, with its per-group counts as details."""
-    kind = str(getattr(warning, "kind", "warning"))
+    kind = warning.kind
     details: list[str] = []
     if kind in groups.columns and groups.height > 1:
         hit = groups.filter(pl.col(kind) > 0).sort(kind, descending=True, maintain_order=True)
         details = [
-            f"{row['group']}: {row[kind]:,} of {row['attempts']:,} "
+            f"{_name(row['group'])}: {row[kind]:,} of {row['attempts']:,} "
             f"({_share(row[kind], row['attempts'])})"
             for row in hit.iter_rows(named=True)
         ]
@@ -298,9 +363,10 @@ def _from_warning(warning: Any, groups: pl.DataFrame) -> Check:
     return Check(
         kind=kind,
         severity=severity,
-        message=str(getattr(warning, "message", warning)),
-        count=int(getattr(warning, "count", 0) or 0),
+        message=warning.message,
+        count=int(warning.count or 0),
         details=details,
+        # Warnings made elsewhere (a script's own) may come without example places.
         lines=tuple(getattr(warning, "lines", ()) or ()),
         sources=tuple(getattr(warning, "sources", ()) or ()),
     )
@@ -311,51 +377,72 @@ def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> 
         return []
     per_task = (
         cells.filter(pl.col("task").is_not_null())
-        .group_by(*keys, "task")
+        .group_by("gid", "task")
         .agg(pl.col("attempts").sum().alias("n"))
-        .with_columns(_label(keys).alias("group"))
     )
-    return [*_unmatched(per_task, groups), *_unequal(per_task)]
+    return [*_unmatched(per_task, groups), *_unequal(per_task, groups)]
+
+
+def _first_missing(attempted: Sequence[int], total: int, limit: int) -> list[int]:
+    """The first `limit` numbers in 0..total-1 that are not in `attempted` (sorted)."""
+    missing: list[int] = []
+    following = 0
+    for number in attempted:
+        while following < number and len(missing) < limit:
+            missing.append(following)
+            following += 1
+        if len(missing) >= limit:
+            return missing
+        following = number + 1
+    while following < total and len(missing) < limit:
+        missing.append(following)
+        following += 1
+    return missing
 
 
 def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
-    all_tasks = per_task["task"].n_unique()
-    coverage = per_task.group_by("group").agg(pl.len().alias("tasks"))
-    short = groups.select("group").join(coverage, on="group", how="left", maintain_order="left")
-    short = short.with_columns(pl.col("tasks").fill_null(0)).filter(pl.col("tasks") < all_tasks)
+    tasks = per_task.select("task").unique().sort("task").with_row_index("tid")
+    all_tasks = tasks.height
+    attempted = (
+        per_task.join(tasks, on="task")
+        .group_by("gid")
+        .agg(pl.col("tid").sort().alias("tids"), pl.len().alias("tasks"))
+    )
+    short = (
+        groups.select("gid")
+        .join(attempted, on="gid", how="left", maintain_order="left")
+        .with_columns(pl.col("tasks").fill_null(0))
+        .filter(pl.col("tasks") < all_tasks)
+        .with_columns((all_tasks - pl.col("tasks")).alias("skipped"))
+        .sort("skipped", descending=True, maintain_order=True)
+    )
     if short.height == 0:
         return []
-    # Which tasks each short group skipped: every task less the ones it attempted.
-    tasks = per_task.select("task").unique().sort("task")
-    skipped = (
-        short.select("group")
-        .join(tasks, how="cross")
-        .join(per_task.select("group", "task"), on=["group", "task"], how="anti")
-        .group_by("group", maintain_order=True)
-        .agg(pl.col("task").sort().head(EXAMPLES).alias("examples"), pl.len().alias("skipped"))
-    )
-    details = [
-        f"{row['group']}: skipped {_plural(row['skipped'], 'task')} of {all_tasks:,} "
-        f"(e.g. {', '.join(row['examples'])})"
-        for row in skipped.sort("skipped", descending=True, maintain_order=True).iter_rows(
-            named=True
+    # Which tasks each short group skipped: the first few task numbers it has no cell for
+    # (no group x task cross product: that grows with groups times tasks).
+    names = tasks.get_column("task")
+    labels = groups.get_column("group")
+    details = []
+    for row in short.iter_rows(named=True):
+        skipped = _first_missing(row["tids"] or [], all_tasks, EXAMPLES)
+        examples = ", ".join(_name(names[tid]) for tid in skipped)
+        details.append(
+            f"{_name(labels[row['gid']])}: skipped {plural(row['skipped'], 'task')} of "
+            f"{all_tasks:,} (e.g. {examples})"
         )
-    ]
     matched = (
         per_task.group_by("task")
-        .agg(pl.col("group").n_unique().alias("g"))
+        .agg(pl.col("gid").n_unique().alias("g"))
         .filter(pl.col("g") == groups.height)
         .height
     )
-    missing = int(skipped["skipped"].sum())
-    names = _listing(
-        skipped.sort("skipped", descending=True, maintain_order=True)["group"].to_list()
-    )
+    missing = int(short["skipped"].sum())
+    named = _names(labels.gather(short["gid"]))
     return [
         Check(
             "unmatched_tasks",
             "warning",
-            f"Groups attempted different task sets: {names} did not attempt every one of the "
+            f"Groups attempted different task sets: {named} did not attempt every one of the "
             f"{all_tasks:,} tasks; only {matched:,} tasks were attempted by every group. "
             "Easier or harder task mixes move pass rates and spend; compare on matched tasks "
             "only (--matched-tasks).",
@@ -365,33 +452,37 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     ]
 
 
-def _unequal(per_task: pl.DataFrame) -> list[Check]:
+def _unequal(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     spread = (
         per_task.group_by("task")
         .agg(
             pl.col("n").min().alias("least"),
             pl.col("n").max().alias("most"),
             pl.len().alias("groups"),
-            pl.concat_str(pl.col("group"), pl.lit(" "), pl.col("n").cast(pl.String))
-            .sort()
-            .alias("counts"),
         )
         .filter(pl.col("groups") > 1)
     )
     uneven = spread.filter(pl.col("least") != pl.col("most")).sort("task")
     if uneven.height == 0:
         return []
-    details = [
-        f"{row['task']}: {', '.join(row['counts'])}"
-        for row in uneven.head(EXAMPLES).iter_rows(named=True)
-    ]
+    # Only the tasks a sentence names get their per-group counts written out.
+    shown = uneven.head(EXAMPLES).get_column("task")
+    labels = groups.get_column("group")
+    counts = per_task.filter(pl.col("task").is_in(shown.implode()))
+    details = []
+    for task in shown.to_list():
+        rows = counts.filter(pl.col("task") == task)
+        parts = sorted(
+            f"{_name(labels[gid])} {n}" for gid, n in zip(rows["gid"], rows["n"], strict=True)
+        )
+        details.append(f"{_name(task)}: {', '.join(parts)}")
     if uneven.height > EXAMPLES:
         details.append(f"and {uneven.height - EXAMPLES:,} more tasks")
     return [
         Check(
             "unequal_attempts",
             "warning",
-            f"Attempts per task differ between groups on {_plural(uneven.height, 'task')} of "
+            f"Attempts per task differ between groups on {plural(uneven.height, 'task')} of "
             f"the {spread.height:,} that several groups attempted: a group that tried a task "
             "more often had more chances to pass it and more spend on it.",
             uneven.height,
@@ -410,33 +501,35 @@ def _version_columns(attempts: pl.DataFrame, keys: list[str]) -> list[str]:
     ]
 
 
-def _mixed_versions(cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+def _mixed_versions(
+    cells: pl.DataFrame, attempts: pl.DataFrame, keys: list[str], groups: pl.DataFrame
+) -> list[Check]:
     found: list[Check] = []
+    labels = groups.get_column("group")
     for column in _version_columns(attempts, keys):
         values = (
             cells.filter(pl.col(column).is_not_null())
-            .group_by(*keys, column)
+            .group_by("gid", column)
             .agg(pl.col("attempts").sum().alias("n"))
-            .with_columns(
-                _label(keys).alias("group"),
-                pl.col(column).n_unique().over(keys).alias("kinds"),
-            )
+            .with_columns(pl.col(column).n_unique().over("gid").alias("kinds"))
             .filter(pl.col("kinds") > 1)
-            .sort("group", "n", column, descending=[False, True, False], nulls_last=True)
+            .sort("gid", "n", column, descending=[False, True, False], nulls_last=True)
         )
         if values.height == 0:
             continue
-        mixed = values.group_by("group", maintain_order=True).agg(
+        mixed = values.group_by("gid", maintain_order=True).agg(
             pl.col(column).cast(pl.String).fill_null("—").alias("values"),
             pl.col("n").alias("counts"),
         )
         details = [
-            f"{row['group']}: "
-            + ", ".join(f"{v} ({n:,})" for v, n in zip(row["values"], row["counts"], strict=True))
+            f"{_name(labels[row['gid']])}: "
+            + ", ".join(
+                f"{_name(v)} ({n:,})" for v, n in zip(row["values"], row["counts"], strict=True)
+            )
             for row in mixed.iter_rows(named=True)
         ]
         affected = int(values["n"].sum())
-        names = _listing(mixed["group"].to_list())
+        names = _names(labels.gather(mixed["gid"]))
         found.append(
             Check(
                 "mixed_models" if column.startswith("model") else "mixed_versions",
@@ -461,20 +554,13 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
         if repeated.height:
             ids = repeated[id_column].cast(pl.String).unique(maintain_order=True).to_list()
             found.append(
-                Check(
-                    "duplicate_ids",
-                    "warning",
-                    f"{_plural(len(ids), id_column + ' value')} appear more than once "
-                    f"({_plural(repeated.height, 'attempt')}): the same attempt may be counted "
-                    f"twice. E.g. {_listing([str(i) for i in ids])}.",
-                    repeated.height - len(ids),
-                    [],
-                    *_examples(repeated),
+                duplicate_ids_check(
+                    id_column, repeated.height, len(ids), ids[:EXAMPLES], *_examples(repeated)
                 )
             )
     # Several attempts of one task inside one run are normal (harnesses repeat trials), so only
     # an explicit attempt number repeated within a workflow and task is a likely copy.
-    for column, severity in (("attempt", "warning"),):
+    for column in ("attempt",):
         if column not in attempts.columns or "task" not in attempts.columns:
             continue
         identity = [*dict.fromkeys([*keys, "task", column])]
@@ -482,18 +568,20 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
             pl.col(column).is_not_null() & pl.struct(identity).is_duplicated()
         )
         if repeated.height:
-            sample = repeated.select(_label(identity).alias("who")).unique(maintain_order=True)[
-                "who"
-            ]
+            # Labels of the first few identities only (a label can be megabytes).
+            sample = (
+                repeated.select(identity)
+                .unique(maintain_order=True)
+                .head(3)
+                .select(_label(identity).alias("who"))["who"]
+                .map_elements(_name, return_dtype=pl.String)
+            )
             found.append(
-                Check(
-                    f"duplicate_{column}",
-                    severity,  # type: ignore[arg-type]
-                    f"{_plural(repeated.height, 'attempt')} share their "
-                    f"{' · '.join(identity)} with another attempt (e.g. "
-                    f"{_listing(sample.to_list(), 3)}): a repeated {column} may be a copy.",
+                duplicate_attempts_check(
+                    identity,
                     repeated.height,
-                    [],
+                    sample.len(),
+                    sample.head(3).to_list(),
                     *_examples(repeated),
                 )
             )
@@ -503,19 +591,105 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
     copies = attempts.filter(pl.struct(content).is_duplicated())
     if copies.height:
         extra = copies.height - copies.select(content).n_unique()
-        found.append(
-            Check(
-                "duplicate_rows",
-                "warning",
-                f"{_plural(extra, 'attempt')} "
-                f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
-                "(every column but the file and line alike): was a file loaded twice?",
-                extra,
-                [],
-                *_examples(copies),
-            )
-        )
+        found.append(duplicate_rows_check(extra, *_examples(copies)))
     return found
+
+
+def _not_recorded(groups: pl.DataFrame) -> list[Check]:
+    """Groups none of whose attempts recorded usage (every one missing or 0): SPEC.md's usage
+    not recorded, which no figure or rank may pass off as free."""
+    if "recorded_usage" not in groups.columns:
+        return []
+    none = groups.filter(pl.col("recorded_usage") == 0)
+    if none.height == 0:
+        return []
+    details = [
+        f"{row['group']}: {row['attempts']:,} attempts, "
+        f"{row.get('missing_usage', 0) or 0:,} missing, {row.get('suspect_zero', 0) or 0:,} at 0"
+        for row in none.iter_rows(named=True)
+    ]
+    one = none.height == 1
+    return [
+        Check(
+            "usage_not_recorded",
+            "warning",
+            f"{listing(none['group'].to_list(), limit=EXAMPLES)} recorded no usage (every "
+            "attempt's tokens missing or 0, as harnesses write for agents they cannot meter): "
+            f"{'its' if one else 'their'} totals and tokens per accepted result read "
+            f"'not recorded', never 0, and {'it is' if one else 'they are'} left out of the "
+            "ranking.",
+            none.height,
+            details,
+        )
+    ]
+
+
+def _shown_names(names: Sequence[str], total: int, limit: int) -> str:
+    """`listing` of the first names when only those and the total are known."""
+    if total > limit:
+        return f"{', '.join(names[:limit])} and {total - limit:,} more"
+    return ", ".join(names)
+
+
+def duplicate_ids_check(
+    id_column: str,
+    rows: int,
+    ids: int,
+    examples: Sequence[str],
+    lines: tuple[int, ...] = (),
+    sources: tuple[str, ...] = (),
+) -> Check:
+    """`rows` attempts carry one of `ids` id values that appear more than once."""
+    return Check(
+        "duplicate_ids",
+        "warning",
+        f"{plural(ids, id_column + ' value')} appear more than once "
+        f"({plural(rows, 'attempt')}): the same attempt may be counted "
+        f"twice. E.g. {_shown_names([str(i) for i in examples], ids, EXAMPLES)}.",
+        rows - ids,
+        [],
+        lines,
+        sources,
+    )
+
+
+def duplicate_attempts_check(
+    identity: Sequence[str],
+    rows: int,
+    groups: int,
+    examples: Sequence[str],
+    lines: tuple[int, ...] = (),
+    sources: tuple[str, ...] = (),
+) -> Check:
+    """`rows` attempts in `groups` share their keys, task and attempt number."""
+    return Check(
+        "duplicate_attempt",
+        "warning",
+        f"{plural(rows, 'attempt')} share their "
+        f"{' · '.join(identity)} with another attempt (e.g. "
+        f"{_shown_names(list(examples), groups, 3)}): a repeated attempt may be a copy.",
+        rows,
+        [],
+        lines,
+        sources,
+    )
+
+
+def duplicate_rows_check(
+    extra: int, lines: tuple[int, ...] = (), sources: tuple[str, ...] = ()
+) -> Check:
+    """`extra` rows are exact copies of another."""
+    return Check(
+        "duplicate_rows",
+        "warning",
+        f"{plural(extra, 'attempt')} "
+        f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
+        "(every column but the file and line alike): was a file loaded twice?",
+        extra,
+        [],
+        lines,
+        sources,
+    )
 
 
 def _no_accepted(groups: pl.DataFrame) -> list[Check]:
@@ -523,13 +697,15 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
     if none.height == 0:
         return []
     details = [
-        f"{row['group']}: 0 of {row['attempts']:,} accepted" for row in none.iter_rows(named=True)
+        f"{_name(row['group'])}: 0 of {row['attempts']:,} accepted"
+        for row in none.iter_rows(named=True)
     ]
     return [
         Check(
             "no_accepted",
             "warning",
-            f"{_listing(none['group'].to_list())} {'has' if none.height == 1 else 'have'} no "
+            f"{_names(none['group'])} "
+            f"{'has' if none.height == 1 else 'have'} no "
             "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
             "and dropping failures removes every one of its attempts from the arithmetic.",
             none.height,
@@ -546,7 +722,7 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     if small.height == 0:
         return []
     details = [
-        f"{row['group']}: {row['accepted']:,} accepted of {row['attempts']:,}"
+        f"{_name(row['group'])}: {row['accepted']:,} accepted of {row['attempts']:,}"
         for row in small.iter_rows(named=True)
     ]
     return [
@@ -554,16 +730,20 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
             "small_sample",
             "warning",
             f"Small samples (under {SMALL_ATTEMPTS} attempts or under {SMALL_ACCEPTED} "
-            f"accepted): {_listing(small['group'].to_list())}. Their figures can move a lot "
-            "with a few more attempts; read the 95% intervals before ranking them.",
+            f"accepted): {_names(small['group'])}. "
+            "Their figures can "
+            "move a lot with a few more attempts; read the 95% intervals before ranking them.",
             small.height,
             details,
         )
     ]
 
 
-def check_lines(checks: Sequence[Check]) -> list[str]:
-    """The checks as `ledger-tui check` prints them: one line each, details indented."""
+def check_lines(checks: Sequence[Check], units: Mapping[str, str] | None = None) -> list[str]:
+    """The checks as `ledger-tui check` prints them: one line each, details indented.
+
+    `units` (the load report's) names the sources that hold one attempt ("file"): their
+    examples are the file alone, a line number would say nothing."""
     if not checks:
         return ["No fair-comparison issue found."]
     lines: list[str] = []
@@ -571,12 +751,15 @@ def check_lines(checks: Sequence[Check]) -> list[str]:
         lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")
         lines.extend(f"    {detail}" for detail in check.details)
         if check.lines:
-            lines.append(f"    e.g. {_places(check.lines, check.sources)}")
+            lines.append(f"    e.g. {_places(check.lines, check.sources, units or {})}")
     return lines
 
 
-def _places(lines: Sequence[int], sources: Sequence[str]) -> str:
-    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files."""
+def _places(lines: Sequence[int], sources: Sequence[str], units: Mapping[str, str]) -> str:
+    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files;
+    a file that holds one attempt by its name alone."""
+    if sources and all(units.get(source) == "file" for source in sources):
+        return ", ".join(dict.fromkeys(sources))
     if not sources or len(set(sources)) <= 1:
         where = f" of {sources[0]}" if sources else ""
         return f"lines {', '.join(map(str, lines))}{where}"
@@ -602,6 +785,7 @@ __all__ = [
     "check_lines",
     "group_labels",
     "matched_tasks",
+    "matched_tasks_only",
     "restrict_to_matched_tasks",
     "run_checks",
 ]

@@ -1,128 +1,39 @@
 """The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`.
 
 The headless commands never import textual (the app is imported only when it is opened), so
-`ledger-tui summary` starts fast and runs where no terminal UI could.
+`ledger-tui summary` starts fast and runs where no terminal UI could. The options the commands
+share (and `serve` too) are in `cli_options`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import signal
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from tui_ledger import __version__
+from tui_ledger.cli_options import (
+    UsageError,
+    add_load_options,
+    add_price_options,
+    add_query_options,
+    add_spark_option,
+    add_watch_option,
+    check_paths,
+    demo_path,
+    load_options,
+    price_table,
+    spark_url,
+)
+from tui_ledger.findings import Finding, Notice
 
 COMMANDS = ("summary", "check", "convert", "serve")
 EXIT_BAD_INPUT = 2
-
-
-class UsageError(Exception):
-    """A command line that cannot be acted on; the message is one line for people."""
-
-
-def sample_path(name: str) -> Path:
-    """A bundled sample file, in an installed copy as in a source checkout."""
-    try:
-        bundled = Path(str(resources.files("tui_ledger.sample_data").joinpath(name)))
-    except ModuleNotFoundError:  # a checkout on sys.path: sample_data/ sits beside the package
-        bundled = Path(__file__).resolve().parent.parent / "sample_data" / name
-    return bundled
-
-
-def demo_path() -> Path:
-    """The bundled synthetic demo ledger opened by `ledger-tui` with no file."""
-    return sample_path("demo.csv")
-
-
-def _column_mapping(values: Sequence[str]) -> dict[str, str]:
-    from tui_ledger.schema import ALIASES
-
-    mapping: dict[str, str] = {}
-    for value in values:
-        for item in value.split(","):
-            canonical, sep, source = item.partition("=")
-            canonical = canonical.strip()
-            if not sep or not canonical or not source.strip():
-                raise UsageError(f"--col {item!r}: expected CANONICAL=SOURCE, e.g. tokens=usage")
-            if canonical not in ALIASES:
-                raise UsageError(
-                    f"--col {item!r}: {canonical!r} is not a canonical column; "
-                    f"use one of: {', '.join(ALIASES)}"
-                )
-            mapping[canonical] = source.strip()
-    return mapping
-
-
-def _add_load_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--col",
-        action="append",
-        default=[],
-        metavar="CANONICAL=SOURCE",
-        help="map a file column to a canonical one (beats the aliases); repeatable",
-    )
-    parser.add_argument(
-        "--zero-usage-is-missing",
-        action="store_true",
-        help="read an attempt that reports exactly 0 tokens as missing usage",
-    )
-    parser.add_argument(
-        "--input-format",
-        dest="fmt",
-        metavar="FORMAT",
-        help="force the input format (csv, tsv, parquet, json, jsonl, terminal-bench, "
-        "inspect, promptfoo) instead of detecting it",
-    )
-
-
-def _add_watch_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--watch",
-        action="store_true",
-        help="follow the files: show attempts appended to them (and folders' new trials) "
-        "within a second; a rewritten file is read again",
-    )
-
-
-def _add_price_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--prices",
-        metavar="FILE",
-        help="TOML price table (USD per million tokens per model and bucket) for cost figures",
-    )
-    parser.add_argument(
-        "--flat-price",
-        type=float,
-        metavar="USD_PER_MTOK",
-        help="one price per million tokens for attempts the table does not price by bucket",
-    )
-
-
-def _add_query_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--by",
-        default="workflow",
-        metavar="COL[,COL]",
-        help="group by these columns (default: workflow)",
-    )
-    parser.add_argument(
-        "--where",
-        default="",
-        metavar="EXPR",
-        help='keep attempts matching the filter language, e.g. "model:a -task:smoke tokens>0"',
-    )
-    parser.add_argument(
-        "--matched-tasks",
-        action="store_true",
-        help="count only tasks that every group attempted (a fair comparison of task sets)",
-    )
 
 
 def _parser(prog: str, description: str) -> argparse.ArgumentParser:
@@ -137,9 +48,9 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
     parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
-    _add_watch_option(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_watch_option(parser)
+    add_load_options(parser)
+    add_price_options(parser)
     return parser
 
 
@@ -174,10 +85,17 @@ def _summary_parser() -> argparse.ArgumentParser:
         help="what the chart's x axis shows (default: cost when prices are known, else tokens)",
     )
     parser.add_argument("--force", action="store_true", help="replace OUT.svg if it exists")
-    _add_watch_option(parser)
-    _add_query_options(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    parser.add_argument(
+        "--csv-raw",
+        action="store_true",
+        help="with --format csv: write labels exactly, even those a spreadsheet would run as "
+        "formulas (by default a label starting with = + - @ gets a leading apostrophe)",
+    )
+    add_watch_option(parser)
+    add_query_options(parser)
+    add_load_options(parser)
+    add_price_options(parser)
+    add_spark_option(parser)
     return parser
 
 
@@ -188,9 +106,10 @@ def _check_parser() -> argparse.ArgumentParser:
         "Exit 0 when the input loads, 2 when it cannot.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
-    _add_query_options(parser)
-    _add_load_options(parser)
-    _add_price_options(parser)
+    add_query_options(parser)
+    add_load_options(parser)
+    add_price_options(parser)
+    add_spark_option(parser)
     return parser
 
 
@@ -209,23 +128,21 @@ def _convert_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="prefix text cells starting with = + - @ with an apostrophe (CSV for spreadsheets)",
     )
-    _add_load_options(parser)
+    add_load_options(parser)
+    add_spark_option(parser)
+    parser.add_argument(
+        "--where",
+        default="",
+        metavar="EXPR",
+        help="with --spark: write only the attempts matching the filter language",
+    )
     return parser
-
-
-def _load_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The `load.load` keyword arguments the command line asks for."""
-    return {
-        "columns": _column_mapping(args.col),
-        "zero_usage_is_missing": args.zero_usage_is_missing,
-        "fmt": args.fmt,
-    }
 
 
 def _load(args: argparse.Namespace) -> Any:
     from tui_ledger.load import load
 
-    return load(args.files, **_load_options(args))
+    return load(args.files, **load_options(args))
 
 
 def _group_columns(text: str, available: Sequence[str]) -> list[str]:
@@ -245,35 +162,13 @@ def _filtered(attempts: Any, where: str) -> Any:
     return attempts if expression is None else attempts.filter(expression)
 
 
-def price_table(prices: str | None, flat_price: float | None) -> Any:
-    """The price table `--prices` and `--flat-price` ask for, or None for neither.
-
-    Raises `prices.PriceError` (one line for people) for a file that cannot be used.
-    """
-    from tui_ledger.prices import PriceTable, load_prices
-
-    if prices is None and flat_price is None:
-        return None
-    table = load_prices(prices) if prices is not None else PriceTable()
-    return table.with_flat(flat_price)
-
-
-@dataclass
-class _Notice:
-    """A note for the warnings list that is not the loader's (e.g. matched tasks only)."""
-
-    kind: str
-    message: str
-    count: int
-
-
 @dataclass
 class _Prepared:
     report: Any  # the loader's LoadReport
     attempts: Any  # a DataFrame; a LazyFrame when `streamed`
     by: list[str]
     table: Any
-    warnings: list[Any]
+    warnings: list[Finding]
     streamed: bool = False  # too large for memory: summarised in bounded memory
 
 
@@ -288,7 +183,7 @@ def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     by = _group_columns(args.by, ledger.attempts.columns)
     attempts, price_warnings = apply_prices(ledger.attempts, table)
     attempts = _filtered(attempts, args.where)
-    warnings: list[Any] = [*ledger.report.warnings, *price_warnings]
+    warnings: list[Finding] = [*ledger.report.warnings, *price_warnings]
     if args.matched_tasks:
         attempts, notice = _matched_only(attempts, by)
         warnings.append(notice)
@@ -300,7 +195,7 @@ def _prepare_summary(args: argparse.Namespace) -> _Prepared:
 
     The choice is made before reading, from the files' sizes and the memory left (free
     memory, a cgroup's limit, RLIMIT_DATA), by the loader's cautious estimate (6x a CSV's
-    size; see `load._PEAK_OVER_LOWER_BOUND`): an eager load that does not fit would be
+    size; see `load.memory._PEAK_OVER_LOWER_BOUND`): an eager load that does not fit would be
     killed halfway. Streamed, the figures are the same.
     """
     from tui_ledger.load import too_large_to_load
@@ -328,7 +223,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
             "leave it out (--intervals auto bootstraps small groups even when streaming), "
             "or filter the file first."
         )
-    attempts, report = scan(args.files, **_load_options(args))
+    attempts, report = scan(args.files, **load_options(args))
     if has_cost(attempts):
         raise UsageError(
             f"{why}, so it is streamed, and its cost column can only be read with every "
@@ -336,7 +231,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
         )
     by = _group_columns(args.by, attempts.collect_schema().names())
     attempts = _filtered(attempts, args.where)
-    notice = _Notice(
+    notice = Notice(
         "streamed",
         f"{why}: read in bounded memory instead (the same figures); the fair-comparison "
         "checks were not run, since they need every attempt in memory.",
@@ -345,29 +240,23 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
     return _Prepared(report, attempts, by, None, [*report.warnings, notice], streamed=True)
 
 
-def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, _Notice]:
-    from tui_ledger.checks import restrict_to_matched_tasks
+def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
+    from tui_ledger.checks import matched_tasks_only
 
     if "task" not in attempts.columns:
         raise UsageError("--matched-tasks needs a task column; the input has none")
     if "task" in by:
         raise UsageError("--matched-tasks cannot be used when grouping by task")
-    matched = restrict_to_matched_tasks(attempts, by)
-    dropped = attempts.height - matched.height
-    tasks = matched["task"].n_unique()
-    notice = _Notice(
-        "matched_tasks",
-        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
-        f"attempted; {dropped:,} attempts at other tasks are left out.",
-        dropped,
-    )
-    return matched, notice
+    return matched_tasks_only(attempts, by)
 
 
 def run_summary(argv: Sequence[str]) -> int:
     """`ledger-tui summary`: print the comparison in the asked format (`--watch`: again and
     again, as the files grow)."""
     args = _summary_parser().parse_args(argv)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_summary)
     if args.watch:
         return _watch_summary(args)
     prepared = _prepare_summary(args)
@@ -379,16 +268,29 @@ def run_summary(argv: Sequence[str]) -> int:
     return 0
 
 
-def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_chart: bool) -> str:
-    """The summary `ledger-tui summary` prints; writes the chart too when asked."""
+def _summary_text(
+    args: argparse.Namespace,
+    prepared: _Prepared,
+    *,
+    overwrite_chart: bool,
+    engine: Any = None,
+) -> str:
+    """The summary `ledger-tui summary` prints; writes the chart too when asked. `engine`:
+    the input opened on Spark (`spark.commands.SparkInput`), which then computes the
+    aggregates and check cells; everything else is this path's own."""
     from tui_ledger.ledger import compare
     from tui_ledger.report import render_summary
     from tui_ledger.stats import IntervalSettings
 
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
-    comparison = compare(
-        prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
-    )
+    if engine is not None:
+        from tui_ledger.spark.commands import spark_comparison
+
+        comparison = spark_comparison(engine, prepared.by, settings)
+    else:
+        comparison = compare(
+            prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
+        )
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
         "cost" if comparison.has_cost else "tokens"
     )
@@ -396,7 +298,11 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
     checks: list[Any] = []
-    if args.out_format == "json" and view is None and not prepared.streamed:
+    if args.out_format == "json" and view is None and engine is not None:
+        from tui_ledger.spark.commands import spark_checks
+
+        checks = spark_checks(engine, prepared.by)
+    elif args.out_format == "json" and view is None and not prepared.streamed:
         from tui_ledger.checks import run_checks
 
         checks = run_checks(
@@ -406,16 +312,36 @@ def _summary_text(args: argparse.Namespace, prepared: _Prepared, *, overwrite_ch
             warnings=prepared.warnings[len(prepared.report.warnings) :],
         )
     text = render_summary(
-        comparison, args.out_format, view, warnings=prepared.warnings, checks=checks
+        comparison,
+        args.out_format,
+        view,
+        warnings=prepared.warnings,
+        checks=checks,
+        width=_terminal_width() if args.out_format == "table" else None,
+        spreadsheet_safe=not args.csv_raw,
     )
     if args.pareto_svg:
-        from tui_ledger.report import pareto_svg, write_text_atomic
+        from tui_ledger.export_files import write_text_atomic
+        from tui_ledger.pareto_svg import pareto_svg
 
         target = write_text_atomic(
-            args.pareto_svg, pareto_svg(comparison, metric), overwrite=overwrite_chart
+            args.pareto_svg,
+            pareto_svg(comparison, metric),
+            overwrite=overwrite_chart,
+            protected=args.files,
         )
         print(f"wrote the {metric} chart to {target}", file=sys.stderr)
     return str(text)
+
+
+def _terminal_width() -> int | None:
+    """The width the table format fits: the terminal's (or `COLUMNS`), None when piped."""
+    import os
+    import shutil
+
+    if "COLUMNS" not in os.environ and not sys.stdout.isatty():
+        return None
+    return max(shutil.get_terminal_size().columns, 40)
 
 
 def _watch_summary(args: argparse.Namespace) -> int:
@@ -424,15 +350,16 @@ def _watch_summary(args: argparse.Namespace) -> int:
     On a terminal each summary replaces the last one; piped, they follow one another. A change
     that cannot be read is said on stderr and the watching goes on. Ctrl+C ends it (exit 0).
     """
+    from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
     from tui_ledger.query import FilterError
-    from tui_ledger.report import ExportError
     from tui_ledger.textsafe import safe_text
     from tui_ledger.watch import Watcher
+    from tui_ledger.wording import plural
 
-    _check_paths(args.files)
+    check_paths(args.files)
     on_terminal = sys.stdout.isatty()
-    watcher = Watcher(args.files, **_load_options(args))
+    watcher = Watcher(args.files, **load_options(args))
     names = ", ".join(safe_text(Path(path).name or path) for path in args.files)
 
     def show(ledger: Any, what: str, *, first: bool) -> None:
@@ -459,7 +386,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
             say("waiting for the files to change")
         else:
             rows = ledger.attempts.height
-            show(ledger, f"{rows:,} attempt{'s' if rows != 1 else ''}", first=True)
+            show(ledger, plural(rows, "attempt"), first=True)
         shown = watcher.ledger is not None
         for change in watcher.follow():
             if change.ledger is not None:
@@ -482,6 +409,9 @@ def run_check(argv: Sequence[str]) -> int:
     from tui_ledger.textsafe import safe_text
 
     args = _check_parser().parse_args(argv)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_check)
     prepared = _prepare(args)
     for line in prepared.report.lines():
         # The loader's warnings are restated below as checks, with a per-group breakdown.
@@ -491,52 +421,120 @@ def run_check(argv: Sequence[str]) -> int:
         print("Prices (USD per million tokens):")
         for line in prepared.table.describe():
             print(safe_text(f"  {line}"))
+    from tui_ledger.wording import plural
+
     groups = prepared.attempts.select(prepared.by).n_unique()
     print(
         safe_text(
-            f"Checks for {prepared.attempts.height:,} attempts in {groups:,} groups "
-            f"(by {', '.join(prepared.by)}):"
+            f"Checks for {plural(prepared.attempts.height, 'attempt')} in "
+            f"{plural(groups, 'group')} (by {', '.join(prepared.by)}):"
         )
     )
     extra = prepared.warnings[len(prepared.report.warnings) :]
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
-    for line in check_lines(checks):
+    for line in check_lines(checks, prepared.report.units):
         print(safe_text(line))
     return 0
 
 
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
-    from tui_ledger.report import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.export_files import (
+        ATTEMPT_FORMATS,
+        format_for_path,
+        input_problem,
+        write_attempts,
+    )
 
     args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
+    url = spark_url(args)
+    if url is not None:
+        return _on_spark(args, url, _spark_convert)
+    if args.where:
+        raise UsageError("convert --where needs --spark; locally, filter in the app and export")
+    problem = input_problem(args.output, args.files)
+    if problem is not None:
+        raise UsageError(f"--output {problem}")
     ledger = _load(args)
-    attempts = ledger.attempts
-    if "status" in attempts.columns:
-        # `outcome` is an alias of status (SPEC section 1): beside the raw status it would
-        # make the file ambiguous to every reader, ledger-tui included. Loading derives it.
-        attempts = attempts.drop("outcome")
+    # Canonical: without the derived outcome beside a raw status (`canonical_attempts`).
     target = write_attempts(
-        attempts,
+        ledger.attempts,
         args.output,
         fmt,
         overwrite=args.force,
         spreadsheet_safe=args.spreadsheet_safe,
+        protected=args.files,
     )
     print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
     return 0
 
 
-def _check_paths(paths: Sequence[str]) -> None:
-    """Refuse, before any screen is drawn, a path that is not there, a link that leads nowhere,
-    a pipe or a device, in the loader's own words."""
-    from tui_ledger.load import check_path_kind
+# --------------------------------------------------------------------------- --spark
 
-    for path in paths:
-        if not os.path.lexists(path):
-            raise UsageError(f"{path}: no such file or folder")
-        check_path_kind(path)
+
+def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
+    """Open the input on a Spark Connect server and run `command(args, opened)`; every
+    engine error is one line (exit 2), as a load error is."""
+    from tui_ledger.spark import require_spark
+
+    require_spark()
+    from tui_ledger.spark.commands import on_engine, open_input
+
+    def run() -> int:
+        opened = open_input(
+            url or None, args.files, load_options=load_options(args), where=args.where
+        )
+        try:
+            result: int = command(args, opened)
+        finally:
+            opened.spark.stop()  # the server's session and what it cached go with it
+        return result
+
+    return on_engine(run)
+
+
+def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
+    by = _group_columns(args.by, opened.attempts.columns)
+    prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))
+    sys.stdout.write(_summary_text(args, prepared, overwrite_chart=args.force, engine=opened))
+    return 0
+
+
+def _spark_check(args: argparse.Namespace, opened: Any) -> int:
+    from tui_ledger.checks import check_lines
+    from tui_ledger.spark.commands import spark_checks
+    from tui_ledger.textsafe import safe_text
+
+    by = _group_columns(args.by, opened.attempts.columns)
+    for line in opened.report.lines():
+        if not line.startswith(("Warning (", "No warnings")):
+            print(safe_text(line))
+    checks = spark_checks(opened, by)
+    counts = opened.attempts.select(*by).distinct().count()
+    rows = opened.attempts.count() if opened.where is not None else opened.report.rows
+    print(safe_text(f"Checks for {rows:,} attempts in {counts:,} groups (by {', '.join(by)}):"))
+    for line in check_lines(checks):
+        print(safe_text(line))
+    return 0
+
+
+def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
+    from tui_ledger.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.spark.commands import spark_rows
+
+    attempts = spark_rows(opened)
+    if "status" in attempts.columns:  # as run_convert: loading derives the outcome again
+        attempts = attempts.drop("outcome")
+    target = write_attempts(
+        attempts,
+        args.output,
+        format_for_path(args.output, ATTEMPT_FORMATS),
+        overwrite=args.force,
+        spreadsheet_safe=args.spreadsheet_safe,
+    )
+    print(f"wrote {attempts.height:,} attempts to {target}", file=sys.stderr)
+    return 0
 
 
 def run_app(argv: Sequence[str]) -> int:
@@ -544,19 +542,14 @@ def run_app(argv: Sequence[str]) -> int:
     args = _app_parser().parse_args(argv)
     demo = not args.files
     paths = [str(demo_path())] if demo else list(args.files)
-    _check_paths(paths)
-    load_options = _load_options(args)
-    table = price_table(args.prices, args.flat_price)
-    if table is not None:
-        # Not a `load()` argument: the app applies it with `prices.apply_prices` after loading.
-        load_options["prices"] = table
-    from tui_ledger.tui.app import run_app as run_interactive
+    check_paths(paths)
+    # The price table is not a `load()` argument: the app applies it after loading.
+    prices = price_table(args.prices, args.flat_price)
+    from tui_ledger.tui.run import run_app as run_interactive
 
-    if args.watch:
-        # `watch_files` is new in tui/app.py's run_app (tui/watching.py holds the watching).
-        launch: Callable[..., int] = run_interactive
-        return launch(paths, demo=demo, load_options=load_options, watch_files=True)
-    return run_interactive(paths, demo=demo, load_options=load_options)
+    return run_interactive(
+        paths, demo=demo, load_options=load_options(args), prices=prices, watch_files=args.watch
+    )
 
 
 def _fail(message: str) -> NoReturn:
@@ -570,10 +563,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ledger-tui` console script."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
+    from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
     from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
-    from tui_ledger.report import ExportError
+    from tui_ledger.spark.errors import SparkEngineError
 
     try:
         if arguments and arguments[0] == "serve":
@@ -583,7 +577,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in handlers:
             return handlers[arguments[0]](arguments[1:])
         return run_app(arguments)
-    except (LoadError, UsageError, ExportError, PriceError) as error:
+    except (LoadError, UsageError, ExportError, PriceError, SparkEngineError) as error:
         _fail(str(error))
     except FilterError as error:
         _fail(f"--where: {error.message} (at character {error.position + 1})")

@@ -6,34 +6,49 @@ counts and sums (keep = every outcome's cell, drop = the `passed` cell) and, run
 the same `collect_all`, one `group_by(keys)` of the two medians, so a toggle in the app costs
 nothing. The cells also hold the cost figures (when the attempts carry a `cost` column, see
 `prices.apply_prices`) and the sums the delta-method intervals need; only groups small enough
-for a bootstrap interval are read a second time (see `stats`, and `with_intervals` to add
-those later to a comparison made with `intervals="delta"`). Key columns may be String or
-Categorical: groups, labels and order are those of their text either way.
+for a bootstrap interval are read a second time (see `view_intervals` and `stats`, and
+`with_intervals` to add those later to a comparison made with `intervals="delta"`). Key columns
+may be String or Categorical: groups, labels and order are those of their text either way.
 
-`per_task` (one group's spend task by task) and `pareto_points` (pass rate against spend per
-accepted result, both views) are built on the same definitions.
+`per_task` (one group's spend task by task) and `pareto` (pass rate against spend per accepted
+result, both views) are built on the same definitions.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from typing import Any, Literal, TypeVar
+from functools import cache, cached_property
+from typing import Literal, TypeVar
 
 import polars as pl
 
-from tui_ledger import stats
-from tui_ledger.schema import ACCEPTED, OUTCOMES
+from tui_ledger.medians import medians_in_memory, streamed_medians
+from tui_ledger.ranking import rank_ranges
+from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 from tui_ledger.stats import IntervalMethod, IntervalSettings
+from tui_ledger.view_intervals import (
+    INTERVAL_NOTES,
+    BootstrapRows,
+    delta_intervals,
+    finish_intervals,
+    interval_columns,
+    interval_settings,
+    interval_value_columns,
+    with_view_intervals,
+)
 
-View = Literal["keep", "drop"]
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
-VIEWS: tuple[View, ...] = ("keep", "drop")
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
 VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
 
 DEFAULT_BY: tuple[str, ...] = ("workflow",)
+
+# A group's usage in a view (the `usage` and `cost_usage` columns, SPEC.md sections 1 and 3):
+RECORDED = "recorded"  # every attempt's usage is known and none reads 0: figures are exact
+LOWER_BOUND = "lower_bound"  # some usage is missing or a suspect 0: total and per accepted are >=
+NOT_RECORDED = "not_recorded"  # every attempt's usage is missing or 0: no figure, no rank
+USAGE_STATUSES: tuple[str, ...] = (RECORDED, LOWER_BOUND, NOT_RECORDED)
 
 # The per-group metrics, in the order reports show them.
 METRICS: tuple[str, ...] = (
@@ -42,40 +57,36 @@ METRICS: tuple[str, ...] = (
     "pass_rate",
     *OUTCOMES,
     "missing_usage",
+    "suspect_zeros",
+    "usage",
     "median_tokens_per_attempt",
     "total_tokens",
     "tokens_per_accepted_result",
     "lower_bound",
+    "rank_best",
+    "rank_worst",
     "rank",
 )
 
 # Cost metrics, present only when the attempts carry a `cost` column (USD, float64).
-COST_COLUMN = "cost"
 COST_METRICS: tuple[str, ...] = (
     "missing_cost",
+    "suspect_zero_cost",
+    "cost_usage",
     "total_cost",
     "cost_per_accepted_result",
     "cost_lower_bound",
+    "cost_rank_best",
+    "cost_rank_worst",
     "cost_rank",
 )
-
-# 95% intervals (see `stats`); the cost pair only with a cost column.
-INTERVAL_METRICS: tuple[str, ...] = (
-    "pass_rate_lo",
-    "pass_rate_hi",
-    "tokens_per_accepted_result_lo",
-    "tokens_per_accepted_result_hi",
-)
-COST_INTERVAL_METRICS: tuple[str, ...] = (
-    "cost_per_accepted_result_lo",
-    "cost_per_accepted_result_hi",
-)
-INTERVAL_NOTES: tuple[str, ...] = ("ci_method", "ci_note")
 
 _outcome = pl.col("outcome")
 _tokens = pl.col("tokens")
 _cost = pl.col(COST_COLUMN).cast(pl.Float64, strict=False)
-_GROUP_ID = "__group_id"
+# A cost of 0 on an attempt whose usage was not recorded (missing or 0 tokens) is suspect in the
+# same way as a 0 token count: it may only mean nothing was metered (SPEC.md section 1).
+_suspect_zero_cost = (_cost == 0) & (_tokens.is_null() | (_tokens == 0))
 
 
 def counted(view: View) -> pl.Expr:
@@ -103,11 +114,12 @@ _RAW_NAMES: tuple[str, ...] = (
     *OUTCOMES,
     "missing_usage",
     "known_usage",
+    "suspect_zeros",
     "median_tokens_per_attempt",
     "sum_known_tokens",
     "var_tokens",
 )
-_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "sum_known_cost", "var_cost")
+_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_known_cost", "var_cost")
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
@@ -122,6 +134,7 @@ def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
     aggregates = [
         pl.len().cast(pl.UInt32).alias("n"),
         _tokens.count().cast(pl.UInt32).alias("known"),
+        (_tokens == 0).sum().cast(pl.UInt32).alias("zeros"),
         # Int128: a sum of Int64 token counts can pass 2**63; it must never wrap.
         _tokens.cast(pl.Int128).sum().alias("sum_tokens"),
         spend.mean().alias("mean_tokens"),
@@ -131,6 +144,7 @@ def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
         cost = _cost.fill_null(0.0)
         aggregates += [
             _cost.count().cast(pl.UInt32).alias("known_cost"),
+            _suspect_zero_cost.sum().cast(pl.UInt32).alias("zero_cost"),
             _cost.sum().alias("sum_cost"),
             cost.mean().alias("mean_cost"),
             pl.when(several).then(cost.var() * (pl.len() - 1)).otherwise(0.0).alias("m2_cost"),
@@ -165,113 +179,122 @@ def _view_aggregations(view: View, with_cost: bool) -> tuple[pl.Expr, ...]:
         *[count(outcome == name).alias(name) for name in OUTCOMES],
         (n.sum() - pl.col("known").filter(mask).sum()).cast(pl.UInt32).alias("missing_usage"),
         known.alias("known_usage"),
+        pl.col("zeros").filter(mask).sum().cast(pl.UInt32).alias("suspect_zeros"),
         pl.col("sum_tokens").filter(mask).sum().cast(pl.Int128).alias("sum_known_tokens"),
         _combined_variance(mask, "tokens").alias("var_tokens"),
     ]
     if with_cost:
         aggregates += [
             pl.col("known_cost").filter(mask).sum().cast(pl.UInt32).alias("known_cost"),
+            pl.col("zero_cost").filter(mask).sum().cast(pl.UInt32).alias("suspect_zero_cost"),
             pl.col("sum_cost").filter(mask).sum().cast(pl.Float64).alias("sum_known_cost"),
             _combined_variance(mask, "cost").alias("var_cost"),
         ]
     return tuple(expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates)
 
 
-def _rank(value: pl.Expr) -> pl.Expr:
-    """1 = smallest; ties share the lowest rank; groups with no figure share the last place."""
-    return value.rank("min").fill_null(value.is_not_null().sum() + 1).cast(pl.UInt32)
+def usage_status(
+    attempts: pl.Expr, known: pl.Expr, zeros: pl.Expr, recorded_in_keep: pl.Expr
+) -> pl.Expr:
+    """A group's usage in a view: `recorded`, `lower_bound` or `not_recorded` (SPEC.md 1, 3).
+
+    `known` counts attempts whose usage (or cost) was read, `zeros` those of them that read a
+    suspect 0. Usage is not recorded when no attempt holds more than 0; a group whose usage is
+    not recorded at all (`recorded_in_keep` false) reads so in both views, even where the drop
+    view leaves it no attempt, so no view ranks it. A view with no attempt of an otherwise
+    recorded group spent exactly nothing: recorded.
+    """
+    return (
+        pl.when(~recorded_in_keep)
+        .then(pl.lit(NOT_RECORDED))
+        .when(attempts == 0)
+        .then(pl.lit(RECORDED))
+        .when(known == zeros)
+        .then(pl.lit(NOT_RECORDED))
+        .when((attempts > known) | (zeros > 0))
+        .then(pl.lit(LOWER_BOUND))
+        .otherwise(pl.lit(RECORDED))
+    )
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _finish(view: View) -> tuple[pl.Expr, ...]:
-    """Derived metrics of one view from its raw aggregates (column names without prefix)."""
+def _finish(view: View) -> tuple[tuple[pl.Expr, ...], ...]:
+    """Derived metrics of one view from its raw aggregates (column names without prefix), as
+    stages: each `with_columns` may read the columns the stages before it made."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    usage = usage_status(
+        attempts, pl.col("known_usage"), pl.col("suspect_zeros"), pl.col("__recorded_in_keep")
+    ).alias("usage")
+    not_recorded = pl.col("usage") == NOT_RECORDED
     total_tokens = (
-        pl.when(attempts == 0)
-        .then(pl.lit(0, dtype=pl.Int128))
-        .when(pl.col("known_usage") == 0)
+        pl.when(not_recorded)
         .then(pl.lit(None, dtype=pl.Int128))
+        .when(attempts == 0)
+        .then(pl.lit(0, dtype=pl.Int128))
         .otherwise(pl.col("sum_known_tokens"))
         .alias("total_tokens")
     )
     per_accepted = (
-        pl.when((accepted > 0) & total_tokens.is_not_null())
-        .then(total_tokens.cast(pl.Float64) / accepted)
+        pl.when((accepted > 0) & pl.col("total_tokens").is_not_null())
+        .then(pl.col("total_tokens").cast(pl.Float64) / accepted)
         .otherwise(None)
         .alias("tokens_per_accepted_result")
     )
+    figure = pl.col("tokens_per_accepted_result")
+    # A lower bound: some usage is missing or a suspect 0, so the true figure can only be higher.
+    lower_bound = (figure.is_not_null() & (pl.col("usage") == LOWER_BOUND)).alias("lower_bound")
     return (
-        pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
-        total_tokens,
-        per_accepted,
-        # A lower bound: some attempts' usage is unknown, so the true figure can only be higher.
-        (per_accepted.is_not_null() & (pl.col("missing_usage") > 0)).alias("lower_bound"),
-        # 1 = fewest tokens per accepted result; groups with no figure share the last place.
-        _rank(per_accepted).alias("rank"),
+        (
+            usage,
+            pl.when(attempts > 0).then(accepted / attempts).alias("pass_rate"),
+        ),
+        (
+            total_tokens,
+            pl.when(~not_recorded)
+            .then(pl.col("median_tokens_per_attempt"))
+            .alias("median_tokens_per_attempt"),
+        ),
+        (per_accepted,),
+        (lower_bound,),
+        tuple(rank_ranges(figure, pl.col("lower_bound"), ~not_recorded)),
     )
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _finish_cost() -> tuple[pl.Expr, ...]:
-    """Cost metrics of one view, defined exactly as the token ones (float64 USD)."""
+def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
+    """Cost metrics of one view, defined exactly as the token ones (float64 USD), in stages."""
     attempts, accepted = pl.col("attempts"), pl.col("accepted")
+    missing = (attempts - pl.col("known_cost")).alias("missing_cost")
+    usage = usage_status(
+        attempts,
+        pl.col("known_cost"),
+        pl.col("suspect_zero_cost"),
+        pl.col("__cost_recorded_in_keep"),
+    ).alias("cost_usage")
+    not_recorded = pl.col("cost_usage") == NOT_RECORDED
     total_cost = (
-        pl.when(attempts == 0)
-        .then(pl.lit(0.0))
-        .when(pl.col("known_cost") == 0)
+        pl.when(not_recorded)
         .then(pl.lit(None, dtype=pl.Float64))
+        .when(attempts == 0)
+        .then(pl.lit(0.0))
         .otherwise(pl.col("sum_known_cost"))
         .alias("total_cost")
     )
     per_accepted = (
-        pl.when((accepted > 0) & total_cost.is_not_null())
-        .then(total_cost / accepted)
+        pl.when((accepted > 0) & pl.col("total_cost").is_not_null())
+        .then(pl.col("total_cost") / accepted)
         .otherwise(None)
         .alias("cost_per_accepted_result")
     )
-    missing = (attempts - pl.col("known_cost")).alias("missing_cost")
-    return (
-        missing,
-        total_cost,
-        per_accepted,
-        (per_accepted.is_not_null() & (missing > 0)).alias("cost_lower_bound"),
-        _rank(per_accepted).alias("cost_rank"),
+    figure = pl.col("cost_per_accepted_result")
+    lower_bound = (figure.is_not_null() & (pl.col("cost_usage") == LOWER_BOUND)).alias(
+        "cost_lower_bound"
     )
-
-
-@cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _delta_intervals(with_cost: bool) -> tuple[pl.Expr, ...]:
-    """Wilson on pass rate and delta-method intervals on the per-accepted ratios."""
-    attempts, accepted = pl.col("attempts"), pl.col("accepted")
-    pass_lo, pass_hi = stats.wilson_interval(accepted, attempts)
-    tokens_lo, tokens_hi = stats.delta_interval(
-        attempts,
-        pl.col("total_tokens"),
-        accepted,
-        pl.col("var_tokens"),
-        pl.col("sum_accepted_tokens"),
-    )
-    known = pl.col("tokens_per_accepted_result").is_not_null()
-    columns = [
-        pass_lo.alias("pass_rate_lo"),
-        pass_hi.alias("pass_rate_hi"),
-        pl.when(known).then(tokens_lo).alias("tokens_per_accepted_result_lo"),
-        pl.when(known).then(tokens_hi).alias("tokens_per_accepted_result_hi"),
+    ranks = [
+        expr.alias(f"cost_{expr.meta.output_name()}")
+        for expr in rank_ranges(figure, pl.col("cost_lower_bound"), ~not_recorded)
     ]
-    if with_cost:
-        cost_lo, cost_hi = stats.delta_interval(
-            attempts,
-            pl.col("total_cost"),
-            accepted,
-            pl.col("var_cost"),
-            pl.col("sum_accepted_cost"),
-        )
-        known_cost = pl.col("cost_per_accepted_result").is_not_null()
-        columns += [
-            pl.when(known_cost).then(cost_lo).alias("cost_per_accepted_result_lo"),
-            pl.when(known_cost).then(cost_hi).alias("cost_per_accepted_result_hi"),
-        ]
-    return tuple(columns)
+    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), tuple(ranks))
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -327,10 +350,10 @@ def _aggregate(
             _tokens.max().cast(pl.Int128).alias("__hi"),
         )
         cell_frame = ranged.collect(engine="streaming")
-        median_frame = _streamed_medians(frame, keys, cell_frame)
+        median_frame = streamed_medians(frame, keys, cell_frame)
         cell_frame = cell_frame.drop("__lo", "__hi")
     else:
-        cell_frame, median_frame = _medians_in_memory(frame, keys, cells)
+        cell_frame, median_frame = medians_in_memory(frame, keys, cells)
     # Cells in outcome order, so a group's float sums add up in the same order on every run.
     # One small lazy query from here (each eager step would be a query of its own, and each
     # has to take the GIL back: costly beside a thread that is drawing).
@@ -343,193 +366,6 @@ def _aggregate(
         .with_columns(pl.col(name).cast(pl.String) for name in text)
     )
     return _sorted(raw, keys).collect()
-
-
-def _medians_in_memory(
-    frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The cells, and both views' medians from the rows (exactly, past 2**52)."""
-    # Only known usage has a median; leaving the nulls out first makes polars' median ~1.6x
-    # faster. A group with no known usage is absent here and gets a null median in the join.
-    medians = (
-        frame.filter(_tokens.is_not_null())
-        .group_by(keys)
-        .agg(
-            _tokens.median().alias("keep__median_tokens_per_attempt"),
-            _tokens.filter(_outcome == ACCEPTED).median().alias("drop__median_tokens_per_attempt"),
-        )
-    )
-    cell_frame, median_frame = pl.collect_all([cells, medians])
-    if _past_float_precision(median_frame):
-        median_frame = (
-            frame.group_by(keys)
-            .agg(
-                _exact_median(_tokens).alias("keep__median_tokens_per_attempt"),
-                _exact_median(_tokens.filter(_outcome == ACCEPTED)).alias(
-                    "drop__median_tokens_per_attempt"
-                ),
-            )
-            .filter(pl.col("keep__median_tokens_per_attempt").is_not_null())
-            .collect()
-        )
-    return cell_frame, median_frame
-
-
-# The most (target, bucket) cells one narrowing pass of `_streamed_medians` counts.
-_MEDIAN_BUCKETS = 2**16
-_TARGET = "__target"
-
-
-def _streamed_medians(frame: pl.LazyFrame, keys: list[str], cells: pl.DataFrame) -> pl.DataFrame:
-    """Both views' exact medians without holding the rows: a selection by narrowing ranges.
-
-    Each median is the mean of the values at two positions of the group's sorted known usage
-    (the same position twice for an odd count), as `_exact_median` takes it. Every such
-    target starts with the group's [min, max] range (`__lo`, `__hi` of its cells); each pass
-    over the attempts counts, per target, the values in each of up to `_MEDIAN_BUCKETS /
-    targets` equal slices of its range (a streaming group_by of that many cells, whatever the
-    rows), and keeps the slice holding its position: a range of 200,000 values takes two
-    passes. Float64 as the in-memory path gives it, or Decimal(38, 1) when a median reaches
-    2**52 (as there too).
-    """
-    outcome = pl.col("outcome")
-    known = (
-        cells.group_by(keys)
-        .agg(
-            pl.col("known").sum().cast(pl.Int64).alias("keep"),
-            pl.col("known").filter(outcome == ACCEPTED).sum().cast(pl.Int64).alias("drop"),
-            pl.col("__lo").min(),
-            pl.col("__hi").max(),
-        )
-        .filter(pl.col("keep") > 0)
-    )
-    targets = pl.concat(
-        [
-            known.filter(pl.col(view) > 0).select(
-                *keys,
-                pl.lit(view).alias("__view"),
-                pl.lit(end).alias("__end"),
-                (pl.col(view) - 1 + offset).floordiv(2).alias("__rank"),
-                "__lo",
-                (pl.col("__hi") + 1).alias("__hi"),
-                pl.lit(0, dtype=pl.Int64).alias("__below"),
-            )
-            for view in VIEWS
-            for end, offset in (("low", 0), ("high", 1))
-        ]
-    ).with_row_index(_TARGET)
-    stream = frame.filter(_tokens.is_not_null()).select(
-        *keys, _tokens.cast(pl.Int128).alias("__value"), (outcome == ACCEPTED).alias("__accepted")
-    )
-    while True:
-        active = targets.filter(pl.col("__hi") - pl.col("__lo") > 1)
-        if active.height == 0:
-            break
-        slices = max(2, _MEDIAN_BUCKETS // active.height)
-        active = active.with_columns(
-            ((pl.col("__hi") - pl.col("__lo") + slices - 1) // slices).alias("__width")
-        )
-        value, lo = pl.col("__value"), pl.col("__lo")
-        counts = (
-            stream.join(
-                active.lazy().select(_TARGET, *keys, "__view", "__lo", "__hi", "__width"),
-                on=keys,
-                how="inner",
-                nulls_equal=True,
-            )
-            .filter(
-                (value >= lo)
-                & (value < pl.col("__hi"))
-                & ((pl.col("__view") == "keep") | pl.col("__accepted"))
-            )
-            .group_by(_TARGET, ((value - lo) // pl.col("__width")).alias("__slice"))
-            .agg(pl.len().cast(pl.Int64).alias("__count"))
-            .collect(engine="streaming")
-        )
-        # Per target, the slice where the running count first passes its position.
-        running = pl.col("__running")
-        chosen = (
-            counts.sort(_TARGET, "__slice")
-            .with_columns(pl.col("__count").cum_sum().over(_TARGET).alias("__running"))
-            .join(
-                active.select(_TARGET, "__rank", "__below", "__lo", "__hi", "__width"), on=_TARGET
-            )
-            .with_columns(running + pl.col("__below"))
-            .filter(
-                (running > pl.col("__rank")) & (running - pl.col("__count") <= pl.col("__rank"))
-            )
-            .select(
-                _TARGET,
-                (lo + pl.col("__slice") * pl.col("__width")).alias("__new_lo"),
-                pl.min_horizontal(
-                    lo + (pl.col("__slice") + 1) * pl.col("__width"), pl.col("__hi")
-                ).alias("__new_hi"),
-                (running - pl.col("__count")).alias("__new_below"),
-            )
-        )
-        targets = (
-            targets.join(chosen, on=_TARGET, how="left", maintain_order="left")
-            .with_columns(
-                pl.coalesce(f"__new_{name}", f"__{name}").alias(f"__{name}")
-                for name in ("lo", "hi", "below")
-            )
-            .drop("__new_lo", "__new_hi", "__new_below")
-        )
-    ends = targets.pivot(on=["__view", "__end"], index=keys, values="__lo")
-    for view in VIEWS:
-        for end in ("low", "high"):
-            name = f'{{"{view}","{end}"}}'
-            if name not in ends.columns:
-                ends = ends.with_columns(pl.lit(None, dtype=pl.Int128).alias(name))
-    low = {view: pl.col(f'{{"{view}","low"}}') for view in VIEWS}
-    high = {view: pl.col(f'{{"{view}","high"}}') for view in VIEWS}
-    sums = {view: low[view] + high[view] for view in VIEWS}
-    exact = bool(
-        ends.select(
-            pl.any_horizontal(sum_.abs() >= 2 * _HALVES_EXACT for sum_ in sums.values()).any()
-        ).item()
-    )
-    return ends.select(
-        *keys,
-        *[
-            (
-                _middle_mean(low[view], high[view]) if exact else sums[view].cast(pl.Float64) / 2
-            ).alias(f"{view}__median_tokens_per_attempt")
-            for view in VIEWS
-        ],
-    )
-
-
-# Below 2**52 a float holds every integer and every half exactly, so a Float64 median of
-# integer tokens is exact there; past it the median is recomputed exactly (`_exact_median`).
-_HALVES_EXACT = 2**52
-MEDIAN_EXACT_DTYPE = pl.Decimal(38, 1)
-
-
-def _past_float_precision(medians: pl.DataFrame) -> bool:
-    """Whether any Float64 median may have lost digits (its magnitude is 2**52 or more)."""
-    names = [name for name in medians.columns if name.endswith("median_tokens_per_attempt")]
-    large = pl.any_horizontal(pl.col(names).abs() >= _HALVES_EXACT).any()
-    return bool(medians.select(large).item())
-
-
-def _exact_median(values: pl.Expr) -> pl.Expr:
-    """The median of integer `values` with every digit: the mean of the two middle values as a
-    Decimal with one place (an even count of integers can end in .5); null when none is known.
-
-    Slower than polars' Float64 median (a sort per group), so `_aggregate` only takes this path
-    when a Float64 median reaches 2**52, the first magnitude where a float can round it.
-    """
-    ordered = values.drop_nulls().sort()
-    count = ordered.len()
-    low = ordered.get((count - 1) // 2, null_on_oob=True)
-    high = ordered.get(count // 2, null_on_oob=True)
-    return _middle_mean(low, high)
-
-
-def _middle_mean(low: pl.Expr, high: pl.Expr) -> pl.Expr:
-    """The median from its two middle integers (the same one for an odd count), exactly."""
-    return (low.cast(pl.Int128) + high.cast(pl.Int128)).cast(MEDIAN_EXACT_DTYPE) / 2
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:
@@ -550,206 +386,72 @@ def _view_frame(
     columns.append(pl.col("drop__sum_known_tokens").alias("sum_accepted_tokens"))
     if with_cost:
         columns.append(pl.col("drop__sum_known_cost").alias("sum_accepted_cost"))
-    frame = raw.lazy().select(*keys, *columns).with_columns(_finish(view))
+    # Whether the group recorded any usage (or cost) at all: not, and it reads not recorded in
+    # both views, ranked in neither.
+    columns.append(
+        (pl.col("keep__known_usage") > pl.col("keep__suspect_zeros")).alias("__recorded_in_keep")
+    )
     if with_cost:
-        frame = frame.with_columns(_finish_cost())
+        columns.append(
+            (pl.col("keep__known_cost") > pl.col("keep__suspect_zero_cost")).alias(
+                "__cost_recorded_in_keep"
+            )
+        )
+    frame = raw.lazy().select(*keys, *columns)
+    for stage in _finish(view):
+        frame = frame.with_columns(stage)
+    if with_cost:
+        for stage in _finish_cost():
+            frame = frame.with_columns(stage)
     if method != "none":
-        frame = frame.with_columns(_delta_intervals(with_cost))
+        frame = frame.with_columns(delta_intervals(with_cost))
     else:
         frame = frame.with_columns(
-            pl.lit(None, dtype=pl.Float64).alias(name) for name in _interval_columns(with_cost)
+            pl.lit(None, dtype=pl.Float64).alias(name) for name in interval_columns(with_cost)
         )
     return frame
-
-
-def _interval_columns(with_cost: bool) -> tuple[str, ...]:
-    return INTERVAL_METRICS + (COST_INTERVAL_METRICS if with_cost else ())
 
 
 def view_columns(with_cost: bool) -> tuple[str, ...]:
     """The metric columns of a view frame, in order (after the group keys)."""
     cost = COST_METRICS if with_cost else ()
-    return METRICS + cost + _interval_columns(with_cost) + INTERVAL_NOTES
-
-
-def _small_groups(frame: pl.DataFrame, settings: IntervalSettings, value: str) -> pl.DataFrame:
-    """The groups of one view frame that get a bootstrap interval: `_GROUP_ID` and `attempts`."""
-    candidates = frame.filter(pl.col(value).is_not_null(), pl.col("attempts") >= 1)
-    if settings.method == "bootstrap":
-        return candidates.select(_GROUP_ID, "attempts")
-    small = candidates.filter(pl.col("attempts") < settings.bootstrap_below).sort(
-        "attempts", _GROUP_ID
-    )
-    # Smallest groups first, while the total work stays under the cap.
-    within = (pl.col("attempts").cast(pl.Int64) * settings.resamples).cum_sum()
-    return small.filter(within <= settings.max_draws).select(_GROUP_ID, "attempts")
-
-
-def _bootstrap_rows(
-    attempts: pl.DataFrame | pl.LazyFrame,
-    keys: list[str],
-    groups: pl.DataFrame,
-    with_cost: bool,
-    streaming: bool = False,
-) -> pl.DataFrame:
-    """The attempts of the chosen groups (one extra read), with `_GROUP_ID` and numerators.
-
-    `groups` holds `_GROUP_ID`, the keys and `__every_row`: false for a group only the drop
-    view bootstraps, which needs only its accepted attempts. So the rows read are at most the
-    attempts the bootstrap cap allows in each view (`IntervalSettings.max_draws`), however
-    large the groups are in the other view: `streaming` reads them in bounded memory.
-    """
-    wanted = groups.select(pl.struct(keys).alias("__key"))["__key"].implode()
-    numerators = {"tokens_per_accepted_result": _tokens}
-    if with_cost:
-        numerators["cost_per_accepted_result"] = _cost
-    return (
-        attempts.lazy()
-        .filter(pl.struct(keys).is_in(wanted, nulls_equal=True))
-        .join(groups.lazy(), on=keys, how="inner", nulls_equal=True, maintain_order="left")
-        .filter(pl.col("__every_row") | (_outcome == ACCEPTED))
-        .select(
-            _GROUP_ID,
-            *[expr.fill_null(0).cast(pl.Float64).alias(name) for name, expr in numerators.items()],
-            (_outcome == ACCEPTED).cast(pl.Int64).alias("__accepted"),
-        )
-        .collect(engine="streaming" if streaming else "auto")
-    )
-
-
-def _with_intervals(
-    attempts: pl.DataFrame | pl.LazyFrame,
-    keys: list[str],
-    frames: dict[View, pl.DataFrame],
-    with_cost: bool,
-    settings: IntervalSettings,
-    streaming: bool = False,
-) -> dict[View, pl.DataFrame]:
-    """Bootstrap intervals for the small groups of each view (one read of their attempts for
-    every view), then the `ci_method` and `ci_note` columns."""
-    value_columns = _value_columns(with_cost)
-    frames = {view: frame.with_row_index(_GROUP_ID) for view, frame in frames.items()}
-    chosen: dict[View, pl.DataFrame] = {}
-    if settings.method in ("auto", "bootstrap"):
-        chosen = {
-            view: _small_groups(frame, settings, "tokens_per_accepted_result")
-            for view, frame in frames.items()
-        }
-    chosen = {view: ids for view, ids in chosen.items() if ids.height}
-    rows: pl.DataFrame | None = None
-    if chosen:
-        any_frame = next(iter(frames.values()))
-        wanted = pl.concat([ids.select(_GROUP_ID) for ids in chosen.values()]).unique()
-        every_row = (
-            chosen["keep"][_GROUP_ID] if "keep" in chosen else pl.Series([], dtype=pl.UInt32)
-        )
-        groups = any_frame.join(wanted, on=_GROUP_ID).select(
-            _GROUP_ID, *keys, pl.col(_GROUP_ID).is_in(every_row.implode()).alias("__every_row")
-        )
-        rows = _bootstrap_rows(attempts, keys, groups, with_cost, streaming)
-    finished: dict[View, pl.DataFrame] = {}
-    for view, frame in frames.items():
-        bootstrapped = pl.lit(False)
-        if rows is not None and view in chosen:
-            group_ids = chosen[view][_GROUP_ID].implode()
-            in_view = rows.filter(pl.col(_GROUP_ID).is_in(group_ids))
-            if view == "drop":
-                in_view = in_view.filter(pl.col("__accepted") == 1)
-            intervals = stats.bootstrap_intervals(
-                in_view,
-                _GROUP_ID,
-                value_columns,
-                "__accepted",
-                resamples=settings.resamples,
-                seed=settings.seed,
-            )
-            frame = _replace_intervals(frame, intervals, value_columns)
-            bootstrapped = pl.col(_GROUP_ID).is_in(group_ids)
-        finished[view] = _finish_intervals(frame, value_columns, bootstrapped).drop(_GROUP_ID)
-    return finished
-
-
-def _replace_intervals(
-    frame: pl.DataFrame, intervals: pl.DataFrame, value_columns: list[str]
-) -> pl.DataFrame:
-    """Put bootstrap bounds in place of the delta-method ones, where a group has them."""
-    ends = [f"{name}_{end}" for name in value_columns for end in ("lo", "hi")]
-    boot = intervals.rename({name: f"{name}_boot" for name in ends})
-    frame = frame.join(boot, on=_GROUP_ID, how="left", maintain_order="left")
-    return frame.with_columns(
-        pl.when(pl.col(f"{name}_{end}_boot").is_not_null() & pl.col(name).is_not_null())
-        .then(pl.col(f"{name}_{end}_boot"))
-        .otherwise(pl.col(f"{name}_{end}"))
-        .alias(f"{name}_{end}")
-        for name in value_columns
-        for end in ("lo", "hi")
-    ).drop(f"{name}_boot" for name in ends)
-
-
-def _finish_intervals(frame: FrameT, value_columns: list[str], bootstrapped: pl.Expr) -> FrameT:
-    has_interval = (
-        pl.col("tokens_per_accepted_result_lo").is_not_null()
-        | pl.col("tokens_per_accepted_result_hi").is_not_null()
-    )
-    notes = [
-        stats.interval_note(pl.col(name), pl.col(f"{name}_lo"), pl.col(f"{name}_hi"))
-        for name in value_columns
-    ]
-    return frame.with_columns(
-        pl.when(bootstrapped)
-        .then(pl.lit("bootstrap"))
-        .when(has_interval)
-        .then(pl.lit("delta"))
-        .otherwise(pl.lit(None, dtype=pl.String))
-        .alias("ci_method"),
-        pl.coalesce(*notes).alias("ci_note"),
-    )
+    return METRICS + cost + interval_columns(with_cost) + INTERVAL_NOTES
 
 
 def _views(
-    attempts: pl.DataFrame | pl.LazyFrame,
+    attempts: pl.DataFrame | pl.LazyFrame | None,
     keys: list[str],
     views: Sequence[View],
     with_cost: bool,
     settings: IntervalSettings,
     streaming: bool = False,
+    *,
+    raw: pl.DataFrame | None = None,
+    rows_for: BootstrapRows | None = None,
 ) -> dict[View, pl.DataFrame]:
-    """The summary frame of each view: one aggregation pass, then the intervals."""
+    """The summary frame of each view: one aggregation pass (or `raw`, the aggregate frame
+    another engine computed), then the intervals."""
     if streaming and settings.method == "bootstrap":
         raise ValueError(
             "a bootstrap of every group needs every attempt in memory; streamed attempts "
             "take 'auto' (bootstrap under the cap, delta method above), 'delta' or 'none'"
         )
-    raw = _aggregate(attempts, keys, with_cost, streaming)
+    if raw is None:
+        assert attempts is not None
+        raw = _aggregate(attempts, keys, with_cost, streaming)
     lazy = {view: _view_frame(raw, keys, view, with_cost, settings.method) for view in views}
     columns = view_columns(with_cost)
     if settings.method in ("delta", "none"):
         # Nothing to bootstrap: the notes and the final columns join the same query.
-        values = _value_columns(with_cost)
+        values = interval_value_columns(with_cost)
         lazy = {
-            view: _finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
+            view: finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
             for view, frame in lazy.items()
         }
         return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
     frames = dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
-    frames = _with_intervals(attempts, keys, frames, with_cost, settings, streaming)
+    frames = with_view_intervals(attempts, keys, frames, with_cost, settings, streaming, rows_for)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
-
-
-def _value_columns(with_cost: bool) -> list[str]:
-    """The per-accepted figures that carry intervals."""
-    return ["tokens_per_accepted_result", *(["cost_per_accepted_result"] if with_cost else [])]
-
-
-def _settings(intervals: IntervalMethod | IntervalSettings) -> IntervalSettings:
-    if isinstance(intervals, IntervalSettings):
-        return intervals
-    if intervals not in stats.INTERVAL_METHODS:
-        raise ValueError(
-            f"unknown interval method {intervals!r}: expected one of "
-            f"{', '.join(stats.INTERVAL_METHODS)}"
-        )
-    return IntervalSettings(method=intervals)
 
 
 def summarize(
@@ -767,17 +469,40 @@ def summarize(
     keys = _group_keys(by)
     if view not in VIEWS:
         counted(view)  # raises the error that names the views
-    frames = _views(attempts, keys, [view], has_cost(attempts), _settings(intervals))
+    frames = _views(attempts, keys, [view], has_cost(attempts), interval_settings(intervals))
     return frames[view]
+
+
+Metric = Literal["tokens", "cost"]
+"""What "per accepted result" counts: tokens, or cost (USD, with a cost column)."""
+ParetoMetric = Metric
+# Per metric: its figure and rank in a view's frame, and its ranks in the trap frame.
+_RANKED: dict[str, tuple[str, str]] = {
+    "tokens": ("tokens_per_accepted_result", "rank"),
+    "cost": ("cost_per_accepted_result", "cost_rank"),
+}
+# Per metric: the prefix of its rank columns in a view frame (`rank_best`, `cost_rank_best`).
+RANK_PREFIX: dict[str, str] = {"tokens": "rank", "cost": "cost_rank"}
 
 
 @dataclass(frozen=True)
 class Move:
-    """A group whose rank differs between the views."""
+    """A group whose rank may differ between the views: its rank range in each.
+
+    `keep_rank`, `drop_rank` are the best places, `keep_worst`, `drop_worst` the worst (equal
+    when the figures decide the place). `certain`: the ranges do not overlap, so the group
+    moves whatever the missing or suspect usage was.
+    """
 
     group: str
     keep_rank: int
     drop_rank: int
+    keep_worst: int
+    drop_worst: int
+
+    @property
+    def certain(self) -> bool:
+        return self.keep_worst < self.drop_rank or self.drop_worst < self.keep_rank
 
 
 @dataclass(frozen=True)
@@ -787,8 +512,11 @@ class Comparison:
     by: tuple[str, ...]
     keep: pl.DataFrame
     drop: pl.DataFrame
-    # by + hidden_tokens, hidden_attempts, trap_factor, keep_rank, drop_rank; with a cost
-    # column also hidden_cost, cost_trap_factor, keep_cost_rank, drop_cost_rank.
+    # by + hidden_tokens, hidden_attempts, trap_factor (null when the drop figure is a lower
+    # bound), trap_factor_lower_bound, and per view (keep_, drop_) rank,
+    # rank_best, rank_worst; with a cost column also hidden_cost, cost_trap_factor(_lower_bound)
+    # and per
+    # view cost_rank, cost_rank_best, cost_rank_worst.
     trap: pl.DataFrame
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
 
@@ -809,26 +537,43 @@ class Comparison:
         """The summary frame of one view."""
         return self.keep if view == "keep" else self.drop
 
-    @property
+    @cached_property
     def labels(self) -> list[str]:
-        """Each group's name as people read it (several keys joined with ` · `)."""
+        """Each group's name as people read it (several keys joined with ` · `); made once
+        (200,000 groups: the callout and the summary read it many times a keystroke)."""
         return group_labels(self.keep, self.by)
 
-    @property
-    def moves(self) -> list[Move]:
-        """Groups whose rank changes when failures are dropped."""
-        return [
-            Move(label, int(keep_rank), int(drop_rank))
-            for label, keep_rank, drop_rank in zip(
-                self.labels, self.trap["keep_rank"], self.trap["drop_rank"], strict=True
-            )
-            if keep_rank != drop_rank
+    def possible_moves(self, metric: Metric = "tokens") -> list[Move]:
+        """Groups whose rank by `metric` may change when failures are dropped: ranked in both
+        views, and not decided to the same place in both. Certain ones have `certain` set."""
+        prefix = RANK_PREFIX[metric]
+        columns = [
+            self.trap[f"{view}_{prefix}_{end}"] for view in VIEWS for end in ("best", "worst")
         ]
+        found = []
+        for label, keep, keep_worst, drop, drop_worst in zip(self.labels, *columns, strict=True):
+            if None in (keep, keep_worst, drop, drop_worst):
+                continue  # usage not recorded: no rank to move
+            if keep == keep_worst == drop == drop_worst:
+                continue
+            found.append(Move(label, int(keep), int(drop), int(keep_worst), int(drop_worst)))
+        return found
 
-    @property
-    def flips(self) -> bool:
-        """Whether the ranking differs between the views."""
-        return bool(self.moves)
+    def moves(self, metric: Metric = "tokens") -> list[Move]:
+        """Groups whose rank by `metric` (per accepted result) changes when failures are
+        dropped, whatever the values the bounds allow."""
+        return [move for move in self.possible_moves(metric) if move.certain]
+
+    def flips(self, metric: Metric = "tokens") -> bool:
+        """Whether the ranking by `metric` differs between the views, for every value the
+        bounds allow (see `flip_undecided` for the case the bounds leave open)."""
+        return bool(self.moves(metric))
+
+    def flip_undecided(self, metric: Metric = "tokens") -> bool:
+        """Whether the bounds leave open if the ranking differs between the views: no group
+        moves for certain, but some may."""
+        possible = self.possible_moves(metric)
+        return bool(possible) and not any(move.certain for move in possible)
 
     @property
     def hidden_tokens(self) -> int | None:
@@ -841,19 +586,75 @@ class Comparison:
         """Attempts that dropping failures removes from the arithmetic."""
         return int(self.trap["hidden_attempts"].sum())
 
-    def best(self, view: View) -> str | None:
-        """The group ranked first (fewest tokens per accepted result) in a view, if any."""
+    def best(self, view: View, metric: Metric = "tokens") -> str | None:
+        """The group ranked first (fewest tokens, or least cost, per accepted result) in a
+        view, if any."""
+        value_column, rank_column = _RANKED[metric]
         frame = self.view(view)
+        # `rank` is null unless the bounds decide it: a group whose first place depends on
+        # missing usage is not called the cheapest.
         for label, rank, value in zip(
-            self.labels, frame["rank"], frame["tokens_per_accepted_result"], strict=True
+            self.labels, frame[rank_column], frame[value_column], strict=True
         ):
             if rank == 1 and value is not None:
                 return label
         return None
 
-    def per_accepted(self, label: str, view: View) -> float | None:
-        """A group's tokens per accepted result in a view."""
-        return self.view(view)["tokens_per_accepted_result"][self.labels.index(label)]
+    def per_accepted(self, label: str, view: View, metric: Metric = "tokens") -> float | None:
+        """A group's tokens (or cost) per accepted result in a view."""
+        return self.view(view)[_RANKED[metric][0]][self.labels.index(label)]
+
+    def is_lower_bound(self, label: str, view: View, metric: Metric = "tokens") -> bool:
+        """Whether a group's per-accepted figure in a view is only a lower bound."""
+        column = "lower_bound" if metric == "tokens" else "cost_lower_bound"
+        return bool(self.view(view)[column][self.labels.index(label)])
+
+    def not_recorded(self, metric: Metric = "tokens") -> list[str]:
+        """Groups whose usage (or cost) was never recorded: no figure and no rank anywhere."""
+        # A cost missing where usage is recorded is unpriced, not unrecorded.
+        column = "usage" if metric == "tokens" else "cost_usage"
+        return [
+            label
+            for label, usage, tokens in zip(
+                self.labels, self.keep[column], self.keep["usage"], strict=True
+            )
+            if usage == NOT_RECORDED and tokens == NOT_RECORDED
+        ]
+
+    def hidden_is_lower_bound(self, metric: Metric = "tokens") -> bool:
+        """Whether what dropping failures hides is only a lower bound: some attempt it drops
+        has missing usage (or cost) or a suspect 0."""
+        missing, zeros = (
+            ("missing_usage", "suspect_zeros")
+            if metric == "tokens"
+            else ("missing_cost", "suspect_zero_cost")
+        )
+        dropped = (self.keep[missing].cast(pl.Int64) - self.drop[missing].cast(pl.Int64)) + (
+            self.keep[zeros].cast(pl.Int64) - self.drop[zeros].cast(pl.Int64)
+        )
+        return bool((dropped > 0).any())
+
+    def open_bounds(self, metric: Metric = "tokens") -> list[tuple[str, int, int, int]]:
+        """Groups ranked with a lower-bound figure in either view, the cause of every rank
+        range: (label, attempts, attempts without usage, attempts reading 0), keep view."""
+        bound, missing, zeros = (
+            ("lower_bound", "missing_usage", "suspect_zeros")
+            if metric == "tokens"
+            else ("cost_lower_bound", "missing_cost", "suspect_zero_cost")
+        )
+        either = self.keep[bound] | self.drop[bound]
+        return [
+            (label, int(attempts), int(absent), int(zero))
+            for label, flagged, attempts, absent, zero in zip(
+                self.labels,
+                either,
+                self.keep["attempts"],
+                self.keep[missing],
+                self.keep[zeros],
+                strict=True,
+            )
+            if flagged
+        ]
 
 
 def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
@@ -882,32 +683,80 @@ def compare(
     its cap allows, reading those few rows again. "bootstrap" (every group) raises ValueError.
     """
     keys = _group_keys(by)
-    settings = _settings(intervals)
+    settings = interval_settings(intervals)
     with_cost = has_cost(attempts)
     frames = _views(attempts, keys, VIEWS, with_cost, settings, streaming)
+    return _comparison(frames, keys, with_cost, settings)
+
+
+def compare_aggregates(
+    raw: pl.DataFrame,
+    by: Sequence[str],
+    *,
+    with_cost: bool,
+    intervals: IntervalMethod | IntervalSettings = "auto",
+    bootstrap_rows: BootstrapRows,
+) -> Comparison:
+    """`compare` from an aggregate frame another engine computed (the Spark engine's
+    `aggregate_frame`: one row per group in key order, `keep__*` and `drop__*` raw aggregates
+    as `_aggregate` returns them), so every figure past the aggregation has this one
+    definition. `bootstrap_rows` fetches the attempts of the groups a bootstrap resamples."""
+    keys = _group_keys(by)
+    settings = interval_settings(intervals)
+    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
+    return _comparison(frames, keys, with_cost, settings)
+
+
+def _comparison(
+    frames: dict[View, pl.DataFrame], keys: list[str], with_cost: bool, settings: IntervalSettings
+) -> Comparison:
     keep, drop = frames["keep"], frames["drop"]
     trap_columns = [
         (keep["total_tokens"] - drop["total_tokens"]).alias("hidden_tokens"),
         (keep["attempts"].cast(pl.Int64) - drop["attempts"].cast(pl.Int64)).alias(
             "hidden_attempts"
         ),
-        (keep["tokens_per_accepted_result"] / drop["tokens_per_accepted_result"]).alias(
-            "trap_factor"
-        ),
-        keep["rank"].alias("keep_rank"),
-        drop["rank"].alias("drop_rank"),
+        *_trap_factor(keep, drop, "tokens_per_accepted_result", "lower_bound", "trap_factor"),
+        *[
+            frame[f"rank{end}"].alias(f"{view}_rank{end}")
+            for view, frame in (("keep", keep), ("drop", drop))
+            for end in ("", "_best", "_worst")
+        ],
     ]
     if with_cost:
         trap_columns += [
             (keep["total_cost"] - drop["total_cost"]).alias("hidden_cost"),
-            (keep["cost_per_accepted_result"] / drop["cost_per_accepted_result"]).alias(
-                "cost_trap_factor"
+            *_trap_factor(
+                keep, drop, "cost_per_accepted_result", "cost_lower_bound", "cost_trap_factor"
             ),
-            keep["cost_rank"].alias("keep_cost_rank"),
-            drop["cost_rank"].alias("drop_cost_rank"),
+            *[
+                frame[f"cost_rank{end}"].alias(f"{view}_cost_rank{end}")
+                for view, frame in (("keep", keep), ("drop", drop))
+                for end in ("", "_best", "_worst")
+            ],
         ]
     trap = keep.lazy().select(keys).with_columns(trap_columns).collect()
     return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
+
+
+def _trap_factor(
+    keep: pl.DataFrame, drop: pl.DataFrame, value: str, bound: str, name: str
+) -> list[pl.Series]:
+    """keep / drop per accepted result, and whether that is only a lower bound.
+
+    Both views divide by the same accepted attempts, so the factor is keep total / drop total.
+    Unknown usage on failed attempts only (the drop figure exact) makes it a lower bound; unknown
+    usage on an accepted attempt leaves it undetermined (null): both totals would grow.
+    """
+    frame = pl.DataFrame(
+        {"keep": keep[value], "drop": drop[value], "kb": keep[bound], "db": drop[bound]}
+    )
+    out = frame.select(
+        pl.when(~pl.col("db")).then(pl.col("keep") / pl.col("drop")).alias(name),
+    ).with_columns(
+        (pl.col(name).is_not_null() & frame["kb"] & ~frame["db"]).alias(f"{name}_lower_bound")
+    )
+    return [out[name], out[f"{name}_lower_bound"]]
 
 
 def with_intervals(
@@ -924,9 +773,9 @@ def with_intervals(
     a comparison made another way (its delta bounds are not all there any more), the whole
     comparison is recomputed.
     """
-    settings = _settings(intervals)
+    settings = interval_settings(intervals)
     with_cost = comparison.has_cost
-    names = [*_interval_columns(with_cost), *INTERVAL_NOTES]
+    names = [*interval_columns(with_cost), *INTERVAL_NOTES]
     if settings.method == "none":
         frames = {
             view: comparison.view(view).with_columns(
@@ -940,7 +789,7 @@ def with_intervals(
     if settings.method == "delta":
         return replace(comparison, intervals=settings)
     keys = list(comparison.by)
-    frames = _with_intervals(
+    frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
     columns = view_columns(with_cost)
@@ -951,151 +800,3 @@ def with_intervals(
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:
     """The attempts a view counts (the rows the table shows)."""
     return attempts if view == "keep" else attempts.filter(counted(view))
-
-
-# --------------------------------------------------------------------------- per task
-
-GroupSelector = pl.Expr | Mapping[str, Any] | Sequence[Any] | str | None
-
-PER_TASK_COLUMNS: tuple[str, ...] = (
-    "task",
-    "attempts",
-    "accepted",
-    "pass_rate",
-    *OUTCOMES,
-    "missing_usage",
-    "total_tokens",
-    "tokens_per_accepted_result",
-    "lower_bound",
-    "never_passed",
-)
-
-
-def group_filter(group: GroupSelector, by: Sequence[str] = DEFAULT_BY) -> pl.Expr | None:
-    """The attempts of one group as a filter expression.
-
-    `group` is an expression (used as is), a mapping column -> value, the group's key values
-    in `by` order (a single value for a single key), or None for every attempt. A None value
-    matches a null key (the group shown as `—`).
-    """
-    if group is None or isinstance(group, pl.Expr):
-        return group
-    if isinstance(group, Mapping):
-        pairs = list(group.items())
-    else:
-        values = [group] if isinstance(group, str) else list(group)
-        if len(values) != len(by):
-            raise ValueError(f"group {group!r} does not match the group columns {list(by)}")
-        pairs = list(zip(by, values, strict=True))
-    conditions = [
-        pl.col(name).is_null() if value is None else pl.col(name) == value for name, value in pairs
-    ]
-    return pl.all_horizontal(conditions) if conditions else None
-
-
-def per_task(
-    attempts: pl.DataFrame | pl.LazyFrame,
-    group: GroupSelector = None,
-    by: Sequence[str] = DEFAULT_BY,
-    *,
-    sort_by: str = "total_tokens",
-    descending: bool = True,
-) -> pl.DataFrame:
-    """One group's attempts task by task (keep view): where the spend went, what passed.
-
-    Columns: `PER_TASK_COLUMNS`, plus `total_cost`, `cost_per_accepted_result` and
-    `missing_cost` with a cost column. `never_passed` marks tasks with no accepted attempt,
-    whose whole spend is what the drop-failures view hides. Sorted by `sort_by` (nulls last).
-    Raises ValueError when the attempts have no `task` column.
-    """
-    frame = attempts.lazy()
-    if "task" not in frame.collect_schema():
-        raise ValueError("per-task figures need a task column")
-    condition = group_filter(group, by)
-    if condition is not None:
-        frame = frame.filter(condition)
-    summary = summarize(frame, ["task"], "keep", intervals="none")
-    cost = ["missing_cost", "total_cost", "cost_per_accepted_result"] if has_cost(frame) else []
-    result = summary.with_columns((pl.col("accepted") == 0).alias("never_passed")).select(
-        *PER_TASK_COLUMNS, *cost
-    )
-    return result.sort(sort_by, "task", descending=[descending, False], nulls_last=True)
-
-
-@dataclass(frozen=True)
-class NeverPassed:
-    """What the tasks a group never passed cost: the spend the trap hides entirely."""
-
-    tasks: int
-    attempts: int
-    tokens: int | None
-    cost: float | None
-
-
-def never_passed_spend(tasks: pl.DataFrame) -> NeverPassed:
-    """Totals over the `never_passed` rows of a `per_task` frame."""
-    unpassed = tasks.filter(pl.col("never_passed"))
-    known_tokens = unpassed["total_tokens"].drop_nulls()
-    cost: float | None = None
-    if "total_cost" in unpassed.columns:
-        known_cost = unpassed["total_cost"].drop_nulls()
-        cost = float(known_cost.sum()) if len(known_cost) else None
-    return NeverPassed(
-        tasks=unpassed.height,
-        attempts=int(unpassed["attempts"].sum()),
-        tokens=int(known_tokens.sum()) if len(known_tokens) else None,
-        cost=cost,
-    )
-
-
-# --------------------------------------------------------------------------- Pareto
-
-ParetoMetric = Literal["tokens", "cost"]
-
-
-def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl.DataFrame:
-    """Pass rate against spend per accepted result, per group and view, with the frontier.
-
-    Columns: `group` (label), `view`, `pass_rate`, `per_accepted`, `lower_bound`, `frontier`.
-    Keep rows are the real points; drop rows are the ghosts the trap shows. `frontier` is true
-    for a point no other point of its view beats on both axes (higher pass rate and lower
-    spend). Groups with no accepted attempt have a null `per_accepted` and cannot be plotted.
-    """
-    if metric == "cost" and not comparison.has_cost:
-        raise ValueError("no cost figures: load prices (--prices) or a cost column first")
-    value, bound = (
-        ("tokens_per_accepted_result", "lower_bound")
-        if metric == "tokens"
-        else ("cost_per_accepted_result", "cost_lower_bound")
-    )
-    frames = []
-    for view in VIEWS:
-        frame = comparison.view(view)
-        points = pl.DataFrame(
-            {
-                "group": comparison.labels,
-                "view": [view] * frame.height,
-                "pass_rate": frame["pass_rate"],
-                "per_accepted": frame[value].cast(pl.Float64),
-                "lower_bound": frame[bound],
-            },
-            schema={
-                "group": pl.String,
-                "view": pl.String,
-                "pass_rate": pl.Float64,
-                "per_accepted": pl.Float64,
-                "lower_bound": pl.Boolean,
-            },
-        ).with_row_index("__order")
-        ranked = points.filter(pl.col("per_accepted").is_not_null()).sort(
-            ["per_accepted", "pass_rate", "__order"], descending=[False, True, False]
-        )
-        # Cheapest first: a point is on the frontier when it passes more than every cheaper one.
-        best_before = pl.col("pass_rate").cum_max().shift(1).fill_null(-1.0)
-        frontier = ranked.select("__order", (pl.col("pass_rate") > best_before).alias("frontier"))
-        frames.append(
-            points.join(frontier, on="__order", how="left", maintain_order="left")
-            .with_columns(pl.col("frontier").fill_null(False))
-            .drop("__order")
-        )
-    return pl.concat(frames)

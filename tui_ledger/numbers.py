@@ -1,4 +1,5 @@
-"""How figures read: thousands separators, `—` for unknown, `≥` for a lower bound.
+"""How figures read: thousands separators, `—` for unknown, `≥` for a lower bound, the exact
+tokens per accepted result past 2**53 (`exact_per_accepted`), sizes in bytes.
 
 One place, so the app, the CLI tables and the markdown export print a figure the same way.
 """
@@ -6,7 +7,9 @@ One place, so the app, the CLI tables and the markdown export print a figure the
 from __future__ import annotations
 
 import math
-from decimal import Decimal
+from decimal import ROUND_HALF_EVEN, Decimal, localcontext
+from fractions import Fraction
+from typing import Any
 
 MISSING = "—"
 
@@ -40,6 +43,26 @@ def format_tokens(value: int | float | Decimal | None, *, lower_bound: bool = Fa
     return text
 
 
+NOT_RECORDED = "not recorded"
+"""How a figure reads when the group's usage was never recorded (never `0`, never `≥ 0`)."""
+
+
+def format_usage_figure(
+    value: int | float | Decimal | None,
+    usage: str | None,
+    *,
+    lower_bound: bool = False,
+    money: bool = False,
+) -> str:
+    """A total, median or per-accepted figure given the group's usage status (`ledger.usage`):
+    `not recorded` when it was never recorded, else the figure, `≥ N` when `lower_bound`."""
+    if usage == "not_recorded":
+        return NOT_RECORDED
+    if money:
+        return format_money(None if value is None else float(value), lower_bound=lower_bound)
+    return format_tokens(value, lower_bound=lower_bound)
+
+
 def format_rate(value: float | None) -> str:
     """A pass rate as a percentage with no false precision."""
     if value is None or math.isnan(value):
@@ -47,11 +70,12 @@ def format_rate(value: float | None) -> str:
     return f"{value * 100:.0f}%"
 
 
-def format_factor(value: float | None) -> str:
-    """A trap factor, e.g. `×3.0`; `—` when there is nothing to compare."""
+def format_factor(value: float | None, *, lower_bound: bool = False) -> str:
+    """A trap factor, e.g. `×3.0`, `≥ ×2.8` when only a lower bound; `—` when there is
+    nothing to compare."""
     if value is None or math.isnan(value) or math.isinf(value):
         return MISSING
-    return f"×{value:.1f}"
+    return f"≥ ×{value:.1f}" if lower_bound else f"×{value:.1f}"
 
 
 def plain_number(value: int | float | Decimal | None) -> int | float | Decimal | None:
@@ -116,3 +140,44 @@ def format_interval(low: float | None, high: float | None, kind: str = "count") 
     if kind == "money":
         return f"[{format_money(low)}–{format_money(high)}]"
     return f"[{format_compact(low)}–{format_compact(high)}]"
+
+
+def format_bytes(count: int) -> str:
+    """A size in bytes as people read it: `52.3 MB`, `1.4 GB` (powers of ten), `45,069 bytes`."""
+    for unit, scale in (("TB", 10**12), ("GB", 10**9), ("MB", 10**6)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count:,} bytes"
+
+
+NOTE_MARK = "†"
+"""Marks a figure whose 95% interval says little (a small sample); a note says why."""
+
+FLOAT_EXACT = 2**53
+"""Every integer below this is exactly a float64."""
+
+
+_DECIMALS = Decimal("0.000001")
+
+
+def exact_per_accepted(row: dict[str, Any], name: str = "tokens_per_accepted_result") -> Any:
+    """`total_tokens / accepted` exactly, where the Float64 figure cannot be trusted.
+
+    The accounting divides an exact Int128 total as a float; past 2**53 that rounds the last
+    digits (9,007,199,254,740,993 tokens for one accepted result read 9,007,199,254,740,992).
+    Here the division is redone on Python integers: a whole quotient is an `int`; a fraction
+    past 2**53 a `Decimal` to six places. Anything else is the row's own figure.
+    """
+    value = row.get(name)
+    total, accepted = row.get("total_tokens"), row.get("accepted")
+    if value is None or total is None or not accepted:
+        return value
+    ratio = Fraction(int(total), int(accepted))
+    if ratio.denominator == 1:
+        return int(ratio)
+    if abs(ratio) < FLOAT_EXACT:
+        return value
+    with localcontext() as context:
+        context.prec = 60
+        quotient = Decimal(ratio.numerator) / Decimal(ratio.denominator)
+        return quotient.quantize(_DECIMALS, rounding=ROUND_HALF_EVEN).normalize()

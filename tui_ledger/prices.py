@@ -31,9 +31,8 @@ from typing import Any
 
 import polars as pl
 
-from tui_ledger.schema import BUCKETS, LINE_COLUMN, SOURCE_COLUMN
+from tui_ledger.schema import BUCKETS, COST_COLUMN, LINE_COLUMN, SOURCE_COLUMN
 
-COST_COLUMN = "cost"
 TABLE_COST_COLUMN = "table_cost"
 PER_TOKENS = 1_000_000  # prices are per million tokens
 
@@ -472,3 +471,19 @@ def _attempts(count: int) -> str:
 
 def _have(count: int) -> str:
     return "has" if count == 1 else "have"
+
+
+def cost_beside_tokens(attempts: pl.DataFrame) -> pl.DataFrame:
+    """The priced attempts with `cost` (and `table_cost`) right after `tokens`, where people
+    look for them, instead of after `source` and `line` (the app's attempts table)."""
+    moved = [name for name in (COST_COLUMN, TABLE_COST_COLUMN) if name in attempts.columns]
+    if not moved or "tokens" not in attempts.columns:
+        return attempts
+    order: list[str] = []
+    for name in attempts.columns:
+        if name in moved:
+            continue
+        order.append(name)
+        if name == "tokens":
+            order.extend(moved)
+    return attempts.select(order)

@@ -27,9 +27,9 @@ Decisions (also in the README's filter-language reference):
 - Column names ignore case, and spaces/dots/dashes read as `_`; schema aliases work too
   (`agent:lean` is `workflow:lean`). An unknown column is an error that suggests the closest one.
   A name holding control or invisible characters is typed as the screen shows it (`\\x1b`).
-- Terms written for the app (`filter_term`) are always printable: a value holding control, bidi
-  or invisible characters becomes an anchored regex with `\\x{..}` escapes. Error messages and
-  descriptions show such characters as visible escapes too.
+- Terms written for the app (`filter_terms.filter_term`) are always printable: a value holding
+  control, bidi or invisible characters becomes an anchored regex with `\\x{..}` escapes. Error
+  messages and descriptions show such characters as visible escapes too.
 - Numbers take `_` or `,` thousands separators and a `k`/`m`/`b` suffix (`tokens>1.5k`).
 - Dates and datetimes compare with ISO text (`timestamp>=2024-05-01`); a date-only value compares
   a datetime column by its calendar day, so `timestamp=2024-05-01` is the whole day;
@@ -53,16 +53,18 @@ from typing import Literal
 
 import polars as pl
 
+from tui_ledger.compact import TextValues
 from tui_ledger.schema import (
     ALIASES,
     FALSE_WORDS,
+    OUTCOME_COLUMN,
     OUTCOMES,
     SOURCE_COLUMN,
     TRUE_WORDS,
     canonical_for,
     normalise_name,
 )
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.textsafe import safe_text
 
 __all__ = [
     "NULL_WORDS",
@@ -70,13 +72,10 @@ __all__ = [
     "FilterError",
     "Term",
     "describe_terms",
-    "filter_term",
     "parse_filter",
-    "quote_value",
     "tokenize",
 ]
 
-OUTCOME_COLUMN = "outcome"
 
 # Every operator, for help screens and highlighting. `==` reads as `=`; `:>`, `:>=`, `:<`, `:<=`
 # are comparisons on numbers and dates (GitHub-search style) and a plain search on text.
@@ -95,14 +94,14 @@ OPERATORS: tuple[str, ...] = (
     ":<",
     ":<=",
 )
-_OPERATOR_CHARS = frozenset(":=<>!~")
+OPERATOR_CHARS = frozenset(":=<>!~")
 _COMPARISONS = frozenset({">", ">=", "<", "<="})
 
 # Unquoted values meaning "the cell is missing", with `:`, `=` or `!=`. `—` is how the app shows
 # a missing cell, so filtering to a cell under the cursor round-trips.
 NULL_WORDS = frozenset({"null", "missing", "—"})
 
-_QUOTES = frozenset("\"'")
+QUOTES = frozenset("\"'")
 _NUMBER_SUFFIXES = {"k": 1_000, "m": 1_000_000, "b": 1_000_000_000}
 _GROUPED_NUMBER = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _I64_LIMIT = 2**63
@@ -173,7 +172,7 @@ def _scan(text: str) -> Iterable[tuple[int, int, list[_Char], list[int]]]:
         quote_marks: list[int] = []
         while index < length and not text[index].isspace():
             char = text[index]
-            if char not in _QUOTES:
+            if char not in QUOTES:
                 chars.append((char, False, index))
                 index += 1
                 continue
@@ -201,7 +200,7 @@ def _find_operator(chars: list[_Char], begin: int) -> tuple[int, str, int] | Non
 
     for index in range(begin, len(chars)):
         char = unquoted(index)
-        if not char or char not in _OPERATOR_CHARS:
+        if not char or char not in OPERATOR_CHARS:
             continue
         pair = char + unquoted(index + 1)
         if pair == "==":
@@ -356,8 +355,8 @@ def _unknown_column_message(name: str, names: list[str], term: Term) -> str:
             f"(another name for {aliases[close[0]]!r})?"
         )
     shown = ", ".join(names[:8]) + (", …" if len(names) > 8 else "")
-    quoted = _show(term.text[1:] if term.negated else term.text)
-    return f"unknown column {name!r} (columns: {shown}); to search for the text, quote it: {quoted}"
+    text = quoted(term.text[1:] if term.negated else term.text)
+    return f"unknown column {name!r} (columns: {shown}); to search for the text, quote it: {text}"
 
 
 # --- values --------------------------------------------------------------------------------------
@@ -477,83 +476,6 @@ def _contains_pattern(needle: str) -> str:
     return "(?i)" + pl.escape_regex(needle)
 
 
-class TextValues:
-    """The distinct values of one frame's repetitive text columns (workflow, task, model...).
-
-    A text term is then matched against a few hundred distinct values and becomes an `is_in`
-    over the rows: `lean` over three text columns of 1M rows takes 24 ms instead of 92. The
-    rows matched are the same. Built by `text_values(frame)`, it is only valid for filtering
-    that same frame: a value missing from it would silently drop rows.
-    """
-
-    def __init__(self, values: Mapping[str, pl.Series]) -> None:
-        self._values = dict(values)
-
-    def __contains__(self, column: object) -> bool:
-        return column in self._values
-
-    def hits(self, column: str, matches: pl.Expr) -> pl.Series:
-        """The distinct values of `column` for which `matches` (over `pl.col(column)`) holds."""
-        return self._values[column].to_frame(column).filter(matches.fill_null(False)).to_series()
-
-
-COMPACT_MIN_ROWS = 20_000
-"""`compact_text` leaves smaller frames as they are: filtering and grouping them is quick
-anyway, and each column has a fixed cost."""
-COMPACT_MAX_COLUMNS = 64
-"""At most this many text columns (the first, in file order) get distinct values or become
-Categorical: the cost is per column, and a file of 5,000 columns took 17 s for all of them."""
-
-
-# Columns that repeat by their nature in a ledger of attempts (a few workflows, models and
-# runs, one source per file, tasks attempted again and again): not worth counting first.
-_REPEATING = frozenset({"workflow", "model", "run", "task", SOURCE_COLUMN})
-
-
-def _repetitive_text(frame: pl.DataFrame, most: float) -> list[str]:
-    """The text columns whose distinct values number at most `most` of the rows (an id per
-    row gains nothing from being matched, or stored, one distinct value at a time); the
-    `_REPEATING` ones are taken as such without counting."""
-    text = [
-        name
-        for name, dtype in frame.schema.items()
-        if dtype in (pl.String, pl.Categorical) and name != OUTCOME_COLUMN
-    ][:COMPACT_MAX_COLUMNS]
-    if not text or frame.height == 0:
-        return []
-    others = [name for name in text if name not in _REPEATING]
-    counts = frame.select(pl.col(others).n_unique()).row(0, named=True) if others else {}
-    limit = max(64, frame.height * most)
-    return [name for name in text if name in _REPEATING or counts[name] <= limit]
-
-
-def _values_of(frame: pl.DataFrame, names: list[str]) -> TextValues:
-    return TextValues({name: frame.get_column(name).unique().cast(pl.String) for name in names})
-
-
-def text_values(frame: pl.DataFrame, *, most: float = 0.25) -> TextValues:
-    """`TextValues` of `frame`'s repetitive text columns."""
-    return _values_of(frame, _repetitive_text(frame, most))
-
-
-def compact_text(
-    frame: pl.DataFrame, *, most: float = 0.25
-) -> tuple[pl.DataFrame, TextValues | None]:
-    """`frame` with its repetitive text columns as Categorical, and their `TextValues`.
-
-    The same values, rows and order, in about half the memory at 1M rows (each distinct text
-    stored once), and grouped, compared and filtered without hashing every row's text again:
-    `compare` by workflow 2x faster. Every consumer reads a Categorical as its text.
-    A frame of fewer than `COMPACT_MIN_ROWS` rows comes back as it is, with no values.
-    """
-    if frame.height < COMPACT_MIN_ROWS:
-        return frame, None
-    names = _repetitive_text(frame, most)
-    text = [name for name in names if frame.schema[name] == pl.String]
-    compact = frame.with_columns(pl.col(text).cast(pl.Categorical)) if text else frame
-    return compact, _values_of(compact, names)
-
-
 def _comparison(left: pl.Expr, op: str, right: object) -> pl.Expr:
     literal = right if isinstance(right, pl.Expr) else pl.lit(right)
     if op == ">":
@@ -567,7 +489,8 @@ def _comparison(left: pl.Expr, op: str, right: object) -> pl.Expr:
     return left.eq(literal)
 
 
-def _show(value: str) -> str:
+def quoted(value: str) -> str:
+    """`value` as the filter language reads it inside double quotes (escapes for `\\` and `"`)."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -639,14 +562,14 @@ class _Compiler:
             outcome = _outcome_is(self.schema[OUTCOME_COLUMN], lowered)
             return outcome, f"outcome is {lowered}"
         if not self.text_columns:
-            return pl.lit(False), f"text contains {_show(word)} (there are no text columns)"
+            return pl.lit(False), f"text contains {quoted(word)} (there are no text columns)"
         matches = [
             _enum_contains(column, dtype, word)
             if isinstance(dtype := self.schema[column], pl.Enum)
             else self._contains(column, word)
             for column in self.text_columns
         ]
-        return pl.any_horizontal(matches), f"any text contains {_show(word)}"
+        return pl.any_horizontal(matches), f"any text contains {quoted(word)}"
 
     def _column_term(self, term: Term) -> tuple[pl.Expr, str]:
         column = _resolve_column(term, self.names)
@@ -742,7 +665,7 @@ class _Compiler:
                 term.op_start + len(op),
             )
         if op == ":":
-            return self._contains(column, value), f"{column} contains {_show(value)}"
+            return self._contains(column, value), f"{column} contains {quoted(value)}"
         lowered = value.lower()
         categories = getattr(dtype, "categories", None)
         if isinstance(categories, pl.Series):
@@ -753,7 +676,7 @@ class _Compiler:
                 hint = f"did you mean {close[0]!r}?" if close else "one of " + ", ".join(known)
                 raise FilterError(f"{column} has no value {value!r}; {hint}", *value_at)
         exact = self._matching(column, lambda text: text.str.to_lowercase() == lowered)
-        return exact, f"{column} is {_show(value)}"
+        return exact, f"{column} is {quoted(value)}"
 
     def _temporal(
         self,
@@ -767,7 +690,7 @@ class _Compiler:
         if op == ":":
             # `timestamp:2024-05` matches the value's text, with or without the ISO `T`.
             needle = value.strip().replace("T", " ").replace("t", " ")
-            return self._contains(column, needle), f"{column} contains {_show(value)}"
+            return self._contains(column, needle), f"{column} contains {quoted(value)}"
         parsed = _parse_temporal(value, kind)
         if parsed is None:
             example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
@@ -835,70 +758,3 @@ def describe_terms(text: str, schema: Mapping[str, SchemaType]) -> list[str]:
     """What each term of `text` means in words, e.g. `['workflow contains "lean"', 'outcome is
     failed']`; raises FilterError like `parse_filter`. For the help line beside the filter box."""
     return [safe_text(description) for _, description in _compile(text, schema)]
-
-
-# --- writing terms (the app's "filter to this cell") -------------------------------------------
-
-
-def _needs_quotes(text: str) -> bool:
-    return (
-        not text
-        or text[0] == "-"
-        or any(char.isspace() or char in _QUOTES or char in _OPERATOR_CHARS for char in text)
-    )
-
-
-def quote_value(text: str) -> str:
-    """`text` as the filter language reads it back: bare when that is safe, else double-quoted."""
-    if _needs_quotes(text) or text.lower() in NULL_WORDS or text.lower() in OUTCOMES:
-        return _show(text)
-    return text
-
-
-_REGEX_SPECIAL = frozenset("\\.+*?()|[]{}^$#&-~")
-
-
-def _exact_pattern(text: str) -> str:
-    """A regular expression matching exactly `text`, written in printable characters only:
-    control, bidi and invisible characters (and the quote and backslash, which the filter's
-    quoting would read) as `\\x{..}` escapes, which the regex engine reads back."""
-    parts = []
-    for char in text:
-        if ord(char) in UNSAFE_CODEPOINTS or not char.isprintable() or char in "\"\\'":
-            parts.append(f"\\x{{{ord(char):x}}}")
-        elif char in _REGEX_SPECIAL:
-            parts.append("\\" + char)
-        else:
-            parts.append(char)
-    return "^" + "".join(parts) + "$"
-
-
-def _printable(text: str) -> bool:
-    return text.isprintable() and not any(ord(char) in UNSAFE_CODEPOINTS for char in text)
-
-
-def filter_term(column: str, value: object, *, exclude: bool = False) -> str:
-    """A term matching the rows whose `column` is `value` (`exclude`: the other rows).
-
-    For the app's `f`/`F` keys: `filter_term("task", "fix login")` is `task="fix login"`;
-    a missing value gives `task:null`. Text matches ignoring case, like `=` always does.
-    The term is always printable: text holding control, bidi or invisible characters (say an
-    ESC from a hostile file) becomes an anchored regex with escapes, `task~"^a\\x{1b}b$"`,
-    so the filter box never sends the file's escape sequences to the terminal.
-    """
-    shown_column = safe_text(column)  # a hostile column name as the screen shows it
-    name = _show(shown_column) if _needs_quotes(shown_column) else shown_column
-    sign = "-" if exclude else ""
-    if isinstance(value, str) and not _printable(value):
-        return f'{sign}{name}~"{_exact_pattern(value)}"'
-    if value is None:
-        return f"{sign}{name}:null"
-    if isinstance(value, bool):
-        shown = "true" if value else "false"
-    elif isinstance(value, (int, float)):
-        shown = repr(value)
-    elif isinstance(value, (dt.date, dt.time)):
-        shown = value.isoformat()
-    else:
-        shown = quote_value(str(value))
-    return f"{sign}{name}={shown}"

@@ -1,4 +1,4 @@
-"""Rendering a comparison as a terminal table, JSON, CSV or markdown, and writing files safely.
+"""Rendering a comparison as text: a terminal table, JSON, CSV or markdown, and the callout.
 
 What `ledger-tui summary` prints and what the app exports come from here, so a figure reads the
 same everywhere. The callout sentence that explains the trap is computed here too.
@@ -14,13 +14,11 @@ Decisions:
   exact total (`exact_per_accepted`): a whole quotient is an integer, a fraction past 2**53
   keeps its digits (a Decimal, six places). A float that is not exact (an interval end past
   2**53) prints as a float in JSON, never as an integer it is not.
-- Files are written atomically (`_write_atomic`): a temporary file in the target's folder,
-  flushed to disk, then moved into place; a failure leaves the target as it was and no
-  temporary file. An existing file is replaced only with `overwrite` (the CLI's `--force`, the
-  app's confirmation); without it the final move itself refuses (a hard link).
-- CSV exports keep the data exactly; with `spreadsheet_safe` (`--spreadsheet-safe`), text
-  cells and column names that start with = + - @ (or their full-width forms), a tab or a CR
-  get a leading apostrophe, so a spreadsheet shows them instead of running them.
+- The summary CSV's group labels are neutralised for spreadsheets with `spreadsheet_safe`, as
+  `export_files` does for the attempts (`neutralise_text`).
+
+Writing files (atomically, never replacing one unasked) is `export_files`; the standalone
+Pareto chart is `pareto_svg`.
 """
 
 from __future__ import annotations
@@ -29,78 +27,157 @@ import csv
 import io
 import json
 import math
-import os
 import secrets
-import tempfile
 import textwrap
 from collections.abc import Iterable, Sequence
-from decimal import ROUND_HALF_EVEN, Decimal, localcontext
-from fractions import Fraction
-from pathlib import Path
-from typing import Any, Literal
+from decimal import Decimal
+from typing import TYPE_CHECKING, Any, Literal
 
-import polars as pl
+from rich.cells import cell_len
 
+from tui_ledger.export_files import escape_html, neutralise_text
+from tui_ledger.findings import Finding
+from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import (
+    LOWER_BOUND,
     VIEW_GLOSSES,
     VIEW_TITLES,
     VIEWS,
     Comparison,
-    ParetoMetric,
+    Metric,
     View,
-    pareto_points,
 )
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
-    format_compact,
+    FLOAT_EXACT,
+    NOT_RECORDED,
+    NOTE_MARK,
+    exact_per_accepted,
     format_count,
     format_factor,
     format_interval,
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
     plain_number,
 )
+from tui_ledger.ranking import rank_text
 from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
+from tui_ledger.wording import listing
+
+if TYPE_CHECKING:
+    from tui_ledger.checks import Check
 
 SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
-ATTEMPT_FORMATS: tuple[str, ...] = ("csv", "parquet", "jsonl", "json")
 
 
-class ExportError(Exception):
-    """A file could not be written; the message is one line for people."""
+def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
+    """One computed sentence: what dropping failures hides (tokens, or spend for `metric`
+    "cost"), and whether the ranking by that metric per accepted result flips.
 
-
-def callout(comparison: Comparison) -> str:
-    """One computed sentence: what dropping failures hides, and whether the ranking flips."""
-    hidden = comparison.hidden_tokens
+    It claims only what every value the bounds allow agrees on (SPEC.md section 3): a flip,
+    "cheapest" and "who moved" only when no missing usage or suspect 0 could undo them, and
+    otherwise says the ranking is undecided, naming the groups whose figures are lower bounds
+    and how much of their usage is missing. Groups whose usage was never recorded are named
+    as left out of the ranking.
+    """
     hidden_attempts = comparison.hidden_attempts
     if hidden_attempts == 0:
         return "Every attempt here was accepted, so dropping failures changes nothing."
-    hides = (
-        f"Dropping failures hides {format_tokens(hidden)} tokens"
-        if hidden is not None
-        else "Dropping failures hides an unknown number of tokens"
-    )
-    hides += f" in {format_count(hidden_attempts)} attempts"
-    keep_best, drop_best = comparison.best("keep"), comparison.best("drop")
-    if not comparison.flips:
-        return f"{hides}; the ranking does not change."
-    if keep_best and drop_best and keep_best != drop_best:
-        drop_value = comparison.per_accepted(drop_best, "drop")
-        keep_value = comparison.per_accepted(keep_best, "keep")
-        true_value = comparison.per_accepted(drop_best, "keep")
-        return (
-            f"{hides} and flips the ranking: {drop_best} looks cheapest "
-            f"({format_tokens(drop_value)} per accepted result) but {keep_best} is cheaper "
-            f"({format_tokens(keep_value)} vs {format_tokens(true_value)} "
-            f"when failures are kept)."
+    cost = metric == "cost"
+    ranking = "cost ranking" if cost else "ranking"
+    at_least = "at least " if comparison.hidden_is_lower_bound(metric) else ""
+    if cost:
+        hidden_cost = comparison.hidden_cost
+        hides = (
+            f"Dropping failures hides {at_least}{format_money(hidden_cost)} of spend"
+            if hidden_cost is not None and not (at_least and hidden_cost == 0)
+            else "Dropping failures hides an unknown amount of spend"
         )
-    moved = ", ".join(
-        f"{move.group} #{move.keep_rank}→#{move.drop_rank}" for move in comparison.moves
+    else:
+        hidden_tokens = comparison.hidden_tokens
+        hides = (
+            f"Dropping failures hides {at_least}{format_tokens(hidden_tokens)} tokens"
+            if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
+            else "Dropping failures hides an unknown number of tokens"
+        )
+    hides += f" in {format_count(hidden_attempts)} attempts"
+    unrecorded = comparison.not_recorded(metric)
+    what = "cost" if cost else "usage"
+    left_out = (
+        f" {listing([safe_label(name) for name in unrecorded], limit=_NAMED, joiner='and')}: "
+        f"{what} not recorded, so "
+        f"{'it has' if len(unrecorded) == 1 else 'they have'} no figure and no rank."
+        if unrecorded
+        else ""
     )
-    return f"{hides} and reorders the ranking ({moved})."
+    keep = comparison.keep
+    column = "cost_per_accepted_result" if cost else "tokens_per_accepted_result"
+    if keep[column].null_count() == keep.height:
+        if cost and not unrecorded:
+            return f"{hides}; no group has a known cost to rank (unpriced: see w)."
+        return f"{hides}; no group has a figure to rank.{left_out}"
+    if comparison.flips(metric):
+        keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
+        if keep_best is not None and drop_best is not None and keep_best != drop_best:
+            return (
+                f"{hides} and flips the {ranking}: {safe_label(drop_best)} looks cheapest "
+                f"({_figure(comparison, drop_best, 'drop', metric)} per accepted result) but "
+                f"{safe_label(keep_best)} is cheaper "
+                f"({_figure(comparison, keep_best, 'keep', metric)} vs "
+                f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept)."
+                f"{left_out}"
+            )
+        moved = ", ".join(
+            f"{safe_label(move.group)} #{rank_text(move.keep_rank, move.keep_worst)}"
+            f"→#{rank_text(move.drop_rank, move.drop_worst)}"
+            for move in comparison.moves(metric)
+        )
+        return f"{hides} and reorders the {ranking} ({moved}).{left_out}"
+    if comparison.flip_undecided(metric):
+        why = undecided(comparison, metric)
+        return f"{hides}; whether the {ranking} changes is undecided: {why}.{left_out}"
+    return f"{hides}; the {ranking} does not change.{left_out}"
+
+
+_NAMED = 3  # groups a sentence names before "and N more"
+
+
+def _figure(comparison: Comparison, label: str, view: View, metric: Metric) -> str:
+    """A group's per-accepted figure as it reads, `≥` when it is a lower bound."""
+    value = comparison.per_accepted(label, view, metric)
+    bound = comparison.is_lower_bound(label, view, metric)
+    if metric == "cost":
+        return format_money(value, lower_bound=bound)
+    return format_tokens(value, lower_bound=bound)
+
+
+def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
+    """Why ranks are ranges: which groups' figures are lower bounds, and how much of their
+    usage is missing or reads 0 (`A's is ≥ 150,000 (2 of 6 attempts without usage)`)."""
+    what = "cost" if metric == "cost" else "usage"
+    parts = []
+    for label, attempts, missing, zeros in comparison.open_bounds(metric):
+        causes = []
+        if missing:
+            causes.append(f"{missing:,} of {attempts:,} attempts without {what}")
+        if zeros:
+            zero = "$0" if metric == "cost" else "0 tokens"
+            causes.append(
+                f"{zeros:,} reading {zero}"
+                if missing
+                else f"{zeros:,} of {attempts:,} attempts reading {zero}"
+            )
+        parts.append(f"{safe_label(label)} ({', '.join(causes)})" if causes else safe_label(label))
+    if not parts:
+        return "some figures are lower bounds"
+    named = listing(parts, limit=_NAMED, joiner="and")
+    verb = "is a lower bound" if len(parts) == 1 else "are lower bounds"
+    noun = "figure" if len(parts) == 1 else "figures"
+    return f"the {noun} of {named} {verb}, so their ranks are ranges"
 
 
 # --------------------------------------------------------------------------- JSON
@@ -114,41 +191,12 @@ _RENAMED = {
 }
 
 
-_FLOAT_EXACT = 2**53  # every integer below this is exactly a float64
-
-
 def json_number(value: Any) -> Any:
     """`plain_number`, except that a float past 2**53 stays a float (`9007199254740992.0`):
     written as an integer it would pass for an exact count it is not."""
-    if isinstance(value, float) and math.isfinite(value) and abs(value) >= _FLOAT_EXACT:
+    if isinstance(value, float) and math.isfinite(value) and abs(value) >= FLOAT_EXACT:
         return value
     return plain_number(value)
-
-
-_DECIMALS = Decimal("0.000001")
-
-
-def exact_per_accepted(row: dict[str, Any], name: str = "tokens_per_accepted_result") -> Any:
-    """`total_tokens / accepted` exactly, where the Float64 figure cannot be trusted.
-
-    The accounting divides an exact Int128 total as a float; past 2**53 that rounds the last
-    digits (9,007,199,254,740,993 tokens for one accepted result read 9,007,199,254,740,992).
-    Here the division is redone on Python integers: a whole quotient is an `int`; a fraction
-    past 2**53 a `Decimal` to six places. Anything else is the row's own figure.
-    """
-    value = row.get(name)
-    total, accepted = row.get("total_tokens"), row.get("accepted")
-    if value is None or total is None or not accepted:
-        return value
-    ratio = Fraction(int(total), int(accepted))
-    if ratio.denominator == 1:
-        return int(ratio)
-    if abs(ratio) < _FLOAT_EXACT:
-        return value
-    with localcontext() as context:
-        context.prec = 60
-        quotient = Decimal(ratio.numerator) / Decimal(ratio.denominator)
-        return quotient.quantize(_DECIMALS, rounding=ROUND_HALF_EVEN).normalize()
 
 
 def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
@@ -191,8 +239,8 @@ def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
 def summary_json(
     comparison: Comparison,
     view: View | None = None,
-    warnings: Iterable[Any] = (),
-    checks: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
+    checks: Iterable[Check] = (),
 ) -> dict[str, Any]:
     """The JSON document of `summary`: one view keyed by group, or everything.
 
@@ -202,6 +250,8 @@ def summary_json(
     """
     if view is not None:
         return view_json(comparison, view)
+    from tui_ledger.checks import check_json  # the checks' own JSON (imported when needed)
+
     trap = {
         label: {
             name: json_number(value) for name, value in row.items() if name not in comparison.by
@@ -218,10 +268,22 @@ def summary_json(
         document["hidden_cost"] = plain_number(comparison.hidden_cost)
     document.update(
         {
-            "ranking_flips": comparison.flips,
+            # true / false only where every value the bounds allow agrees; null: undecided.
+            "ranking_flips": None if comparison.flip_undecided() else comparison.flips(),
+            "ranking_undecided": undecided(comparison) if comparison.flip_undecided() else None,
+            "usage_not_recorded": comparison.not_recorded(),
+            # Groups whose rank may differ between the views; `certain`: it does, whatever the
+            # missing usage was. keep_rank / drop_rank are the best places, *_worst the worst.
             "moves": [
-                {"group": m.group, "keep_rank": m.keep_rank, "drop_rank": m.drop_rank}
-                for m in comparison.moves
+                {
+                    "group": m.group,
+                    "keep_rank": m.keep_rank,
+                    "keep_rank_worst": m.keep_worst,
+                    "drop_rank": m.drop_rank,
+                    "drop_rank_worst": m.drop_worst,
+                    "certain": m.certain,
+                }
+                for m in comparison.possible_moves()
             ],
             "callout": callout(comparison),
             "intervals": {
@@ -233,24 +295,20 @@ def summary_json(
                 "bootstrap_below_attempts": comparison.intervals.bootstrap_below,
             },
             "warnings": [_warning_json(w) for w in warnings],
-            "checks": [_check_json(c) for c in checks],
+            "checks": [check_json(c) for c in checks],
         }
     )
     return document
 
 
-def _warning_json(warning: Any) -> dict[str, Any]:
-    fields = ("kind", "message", "count", "lines", "sources")
-    return {name: _jsonable(getattr(warning, name)) for name in fields if hasattr(warning, name)}
-
-
-def _check_json(check: Any) -> dict[str, Any]:
-    fields = ("kind", "severity", "message", "count", "details", "lines", "sources")
-    return {name: _jsonable(getattr(check, name)) for name in fields if hasattr(check, name)}
-
-
-def _jsonable(value: Any) -> Any:
-    return list(value) if isinstance(value, (tuple, list)) else value
+def _warning_json(warning: Finding) -> dict[str, Any]:
+    return {
+        "kind": warning.kind,
+        "message": warning.message,
+        "count": warning.count,
+        "lines": list(warning.lines),
+        "sources": list(warning.sources),
+    }
 
 
 # --------------------------------------------------------------------------- tables
@@ -260,6 +318,7 @@ _COLUMNS: tuple[tuple[str, str], ...] = (
     ("accepted", "accepted"),
     ("pass_rate", "pass rate [95%]"),
     ("missing_usage", "missing usage"),
+    ("suspect_zeros", "usage 0"),
     ("median_tokens_per_attempt", "median / attempt"),
     ("total_tokens", "total tokens"),
     ("tokens_per_accepted_result", "per accepted [95%]"),
@@ -269,7 +328,6 @@ _COST_COLUMNS: tuple[tuple[str, str], ...] = (
     ("total_cost", "total cost"),
     ("cost_per_accepted_result", "$ per accepted [95%]"),
 )
-NOTE_MARK = "†"
 
 
 def _columns(comparison: Comparison) -> tuple[tuple[str, str], ...]:
@@ -284,29 +342,44 @@ def _with_interval(text: str, row: dict[str, Any], name: str, kind: str) -> str:
 def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
     per_accepted = exact_per_accepted(row)
     note = NOTE_MARK if row.get("ci_note") else ""
+    usage = row["usage"]
+    if usage == NOT_RECORDED_STATUS:
+        per_accepted_text = NOT_RECORDED
+    elif per_accepted is None:
+        per_accepted_text = "— (no accepted attempt)"
+    else:
+        per_accepted_text = (
+            _with_interval(
+                format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
+                row,
+                "tokens_per_accepted_result",
+                "count",
+            )
+            + note
+        )
     cells = [
         format_count(row["attempts"]),
         f"{row['accepted']}/{row['attempts']}",
         _with_interval(format_rate(row["pass_rate"]), row, "pass_rate", "rate"),
         format_count(row["missing_usage"]),
-        format_tokens(row["median_tokens_per_attempt"]),
-        format_tokens(row["total_tokens"]),
-        _with_interval(
-            format_tokens(per_accepted, lower_bound=bool(row["lower_bound"])),
-            row,
-            "tokens_per_accepted_result",
-            "count",
-        )
-        + note
-        if per_accepted is not None
-        else "— (no accepted attempt)",
-        format_count(row["rank"]),
+        format_count(row["suspect_zeros"]),
+        format_usage_figure(row["median_tokens_per_attempt"], usage),
+        format_usage_figure(row["total_tokens"], usage, lower_bound=usage == LOWER_BOUND),
+        per_accepted_text,
+        rank_text(row["rank_best"], row["rank_worst"]),
     ]
     if with_cost:
         cost = row["cost_per_accepted_result"]
+        cost_usage = row["cost_usage"]
         cells += [
-            format_money(row["total_cost"]),
-            _with_interval(
+            MISSING_TEXT  # usage recorded, cost unknown: unpriced
+            if cost_usage == NOT_RECORDED_STATUS and usage != NOT_RECORDED_STATUS
+            else format_usage_figure(
+                row["total_cost"], cost_usage, lower_bound=cost_usage == LOWER_BOUND, money=True
+            ),
+            NOT_RECORDED
+            if cost_usage == NOT_RECORDED_STATUS and usage == NOT_RECORDED_STATUS
+            else _with_interval(
                 format_money(cost, lower_bound=bool(row["cost_lower_bound"])),
                 row,
                 "cost_per_accepted_result",
@@ -321,12 +394,57 @@ def _cells(row: dict[str, Any], with_cost: bool = False) -> list[str]:
 MISSING_TEXT = "—"
 
 
-def _rows(comparison: Comparison, view: View) -> list[list[str]]:
+def _hidden_text(keep: dict[str, Any], drop: dict[str, Any], hidden: Any, metric: Metric) -> str:
+    """What dropping failures hides in one group: `not recorded`, `≥ 2,000` when some dropped
+    attempt's usage (or cost) is missing or a suspect 0, else the figure."""
+    usage, missing, zeros = (
+        ("usage", "missing_usage", "suspect_zeros")
+        if metric == "tokens"
+        else ("cost_usage", "missing_cost", "suspect_zero_cost")
+    )
+    if keep[usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
+        return NOT_RECORDED
+    bound = keep[missing] + keep[zeros] > drop[missing] + drop[zeros]
+    if bound and not hidden:
+        return NOT_RECORDED  # what the dropped attempts spent was never recorded
+    if metric == "cost":
+        return format_money(hidden, lower_bound=bound)
+    return format_tokens(hidden, lower_bound=bound)
+
+
+def _rows(
+    comparison: Comparison, view: View, labels: Sequence[str] | None = None
+) -> list[list[str]]:
     frame = comparison.view(view)
+    shown = labels if labels is not None else fit_labels(comparison.labels, LABEL_WIDTH)
     return [
-        [safe_text(label), *_cells(row, comparison.has_cost)]
-        for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
+        [label, *_cells(row, comparison.has_cost)]
+        for label, row in zip(shown, frame.iter_rows(named=True), strict=True)
     ]
+
+
+_LABEL_MIN = 12  # a narrow table's group labels keep at least this many cells
+_COLUMN_GAP = 3  # a table column's padding and rule, in cells
+
+
+def _fitted_labels(comparison: Comparison, views: Sequence[View], width: int | None) -> list[str]:
+    """The group labels of a table `width` cells wide: whole where they fit, else cut by
+    `labels.fit_labels` so that no two read the same (the other columns keep their width).
+    Without a width, a label longer than `LABEL_WIDTH` is cut too: a 5 MB group name costs in
+    a table what an 80-character one costs."""
+    labels = fit_labels(comparison.labels, LABEL_WIDTH)
+    if width is None:
+        return labels
+    headings = [heading for _, heading in _columns(comparison)]
+    widest = [cell_len(heading) for heading in headings]
+    for view in views:
+        for cells in _rows(comparison, view, labels):
+            widest = [max(w, cell_len(text)) for w, text in zip(widest, cells[1:], strict=True)]
+    room = width - sum(w + _COLUMN_GAP for w in widest) - 1
+    if all(cell_len(label) <= room for label in labels):
+        return labels
+    # A narrow terminal: labels keep a quarter of it, the figures wrap in the rest.
+    return fit_labels(comparison.labels, max(room, _LABEL_MIN, width // 4))
 
 
 def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> list[str]:
@@ -338,7 +456,9 @@ def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> lis
         frame = comparison.view(view)
         for label, note in zip(comparison.labels, frame["ci_note"], strict=True):
             if note:
-                notes.append(f"{NOTE_MARK} {label} ({VIEW_TITLES[view].lower()}): {note}.")
+                notes.append(
+                    f"{NOTE_MARK} {safe_label(label)} ({VIEW_TITLES[view].lower()}): {note}."
+                )
     return notes
 
 
@@ -346,18 +466,30 @@ def _group_title(comparison: Comparison) -> str:
     return safe_text(" · ".join(comparison.by))  # column names are the file's own text
 
 
-def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
+def _table_text(
+    comparison: Comparison,
+    views: Sequence[View],
+    warnings: list[Finding],
+    width: int | None = None,
+) -> str:
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
-    console = Console(file=buffer, width=_TABLE_WIDTH, color_system=None, legacy_windows=False)
+    console = Console(
+        file=buffer, width=width or _TABLE_WIDTH, color_system=None, legacy_windows=False
+    )
+    labels = _fitted_labels(comparison, views, width)
+    label_width = max((cell_len(label) for label in labels), default=0)
+    prose = min(_PROSE_WIDTH, width) if width else _PROSE_WIDTH
 
     def say(text: str, indent: str = "") -> None:
         # Prose wraps at a reading width; only the tables may be wider.
         wrapped = textwrap.fill(
-            text, width=_PROSE_WIDTH, subsequent_indent=indent + "  " if indent else ""
+            text,
+            width=prose - len(indent),
+            subsequent_indent=indent + "  " if indent else "",
         )
         console.print(Text(indent + wrapped if indent else wrapped), soft_wrap=True)
 
@@ -367,34 +499,43 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[An
             title_justify="left",
             show_edge=False,
         )
-        table.add_column(Text(_group_title(comparison)))
+        table.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
         for _, heading in _columns(comparison):
-            table.add_column(Text(heading), justify="right")
-        for cells in _rows(comparison, view):
+            # On a narrow terminal a figure wraps onto a second line; it is never cut short.
+            table.add_column(Text(heading, overflow="ellipsis"), justify="right", overflow="fold")
+        for cells in _rows(comparison, view, labels):
             table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
         console.print()
     if len(views) == 2:
         say(safe_text(callout(comparison)))
         trap = Table(show_edge=False, title=Text("What dropping failures hides"))
-        trap.add_column(Text(_group_title(comparison)))
+        trap.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
         headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
         if comparison.has_cost:
             headings += ["hidden cost", "cost trap factor"]
         for heading in headings:
-            trap.add_column(Text(heading), justify="right")
-        for label, row in zip(
-            comparison.labels, comparison.trap.iter_rows(named=True), strict=True
+            trap.add_column(Text(heading), justify="right", overflow="fold")
+        for index, (label_text, row) in enumerate(
+            zip(labels, comparison.trap.iter_rows(named=True), strict=True)
         ):
+            keep_row = comparison.keep.row(index, named=True)
+            drop_row = comparison.drop.row(index, named=True)
             cells = [
-                safe_text(label),
+                label_text,
                 format_count(row["hidden_attempts"]),
-                format_tokens(row["hidden_tokens"]),
-                format_factor(row["trap_factor"]),
-                f"{row['keep_rank']}→{row['drop_rank']}",
+                _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
+                format_factor(row["trap_factor"], lower_bound=row["trap_factor_lower_bound"]),
+                f"{rank_text(row['keep_rank_best'], row['keep_rank_worst'])}→"
+                f"{rank_text(row['drop_rank_best'], row['drop_rank_worst'])}",
             ]
             if comparison.has_cost:
-                cells += [format_money(row["hidden_cost"]), format_factor(row["cost_trap_factor"])]
+                cells += [
+                    _hidden_text(keep_row, drop_row, row["hidden_cost"], "cost"),
+                    format_factor(
+                        row["cost_trap_factor"], lower_bound=row["cost_trap_factor_lower_bound"]
+                    ),
+                ]
             trap.add_row(*(Text(cell) for cell in cells))
         console.print()
         console.print(trap)
@@ -407,7 +548,7 @@ def _table_text(comparison: Comparison, views: Sequence[View], warnings: list[An
         console.print()
         console.print(Text(f"⚠ {len(warnings)} warning(s) (ledger-tui check explains them):"))
         for warning in warnings:
-            say(f"- {safe_text(getattr(warning, 'message', warning))}", indent="  ")
+            say(f"- {safe_text(warning.message)}", indent="  ")
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -417,10 +558,12 @@ _PROSE_WIDTH = 110
 
 
 def _markdown_cell(text: str) -> str:
-    return safe_text(text).replace("\\", "\\\\").replace("|", "\\|")
+    # A file's text is shown, never run: raw HTML is escaped (`<` -> `&lt;`, before
+    # `safe_text`, whose `<U+202E>` is no HTML), as are `|` (a cell's end) and `\\`.
+    return safe_text(escape_html(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Any]) -> str:
+def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
     columns = _columns(comparison)
     headings = [_group_title(comparison), *(heading for _, heading in columns)]
     lines: list[str] = []
@@ -442,7 +585,7 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
     if warnings:
         lines.append(f"**{len(warnings)} warning(s):**")
         lines.append("")
-        lines.extend(f"- {_markdown_cell(getattr(w, 'message', str(w)))}" for w in warnings)
+        lines.extend(f"- {_markdown_cell(w.message)}" for w in warnings)
         lines.append("")
     return "\n".join(lines)
 
@@ -530,12 +673,16 @@ def render_summary(
     comparison: Comparison,
     fmt: str = "table",
     view: View | None = None,
-    warnings: Iterable[Any] = (),
-    checks: Iterable[Any] = (),
+    warnings: Iterable[Finding] = (),
+    checks: Iterable[Check] = (),
     *,
     spreadsheet_safe: bool = False,
+    width: int | None = None,
 ) -> str:
     """The summary as text in one of SUMMARY_FORMATS; one view, or both with the trap.
+
+    `width`: the table format fits a terminal that wide (group labels cut by
+    `labels.fit_labels`, so no two read the same); None takes the table's natural width.
 
     `checks` (from `checks.run_checks`) go into the JSON document; the text formats list the
     `warnings` and point at `ledger-tui check`.
@@ -555,416 +702,5 @@ def render_summary(
     if fmt == "markdown":
         return _markdown_text(comparison, views, warning_list)
     if fmt == "table":
-        return _table_text(comparison, views, warning_list)
+        return _table_text(comparison, views, warning_list, width)
     raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(SUMMARY_FORMATS)}")
-
-
-# --------------------------------------------------------------------------- files
-
-
-def format_for_path(path: str | Path, choices: Sequence[str]) -> str:
-    """The format a file name asks for (`.md` -> markdown, `.jsonl` -> jsonl, ...)."""
-    suffix = Path(path).suffix.lower().lstrip(".")
-    name = {"md": "markdown", "markdown": "markdown", "ndjson": "jsonl", "txt": "table"}.get(
-        suffix, suffix
-    )
-    if name not in choices:
-        raise ExportError(
-            f"{path}: cannot tell the format from the extension .{suffix}; "
-            f"use one of: {', '.join('.' + c for c in choices)}"
-        )
-    return name
-
-
-def write_text_atomic(path: str | Path, text: str, *, overwrite: bool = False) -> Path:
-    """Write text through a temporary file and a rename; refuse to replace a file unasked."""
-    return _write_atomic(Path(path), lambda handle: handle.write(text.encode()), overwrite)
-
-
-def write_attempts(
-    frame: pl.DataFrame,
-    path: str | Path,
-    fmt: str | None = None,
-    *,
-    overwrite: bool = False,
-    spreadsheet_safe: bool = False,
-) -> Path:
-    """Write attempts as csv, parquet, jsonl or json, atomically, never overwriting unasked.
-
-    The data is written exactly (CSV carries lists and objects as their JSON text).
-    `spreadsheet_safe` (CSV only) neutralises every cell, and column name, that a
-    spreadsheet would run as a formula: see `neutralise_formulas`.
-    """
-    target = Path(path)
-    chosen = fmt or format_for_path(target, ATTEMPT_FORMATS)
-    writers = {
-        "csv": lambda handle: _csv_file_ready(frame, spreadsheet_safe).write_csv(handle),
-        "parquet": lambda handle: frame.write_parquet(handle),
-        "jsonl": lambda handle: _csv_ready(frame).write_ndjson(handle),
-        "json": lambda handle: _csv_ready(frame).write_json(handle),
-    }
-    if chosen not in writers:
-        raise ExportError(f"{target}: unknown attempts format {chosen!r}")
-    return _write_atomic(target, writers[chosen], overwrite)
-
-
-def _csv_ready(frame: pl.DataFrame) -> pl.DataFrame:
-    # Text formats carry the outcome as its word and 128-bit sums as text-safe integers.
-    return frame.with_columns(
-        pl.col(name).cast(pl.String)
-        for name, dtype in frame.schema.items()
-        if isinstance(dtype, (pl.Enum, pl.Categorical)) or dtype == pl.Int128
-    )
-
-
-def _csv_file_ready(frame: pl.DataFrame, spreadsheet_safe: bool) -> pl.DataFrame:
-    """CSV holds no nested values: lists and objects become their JSON text."""
-    ready = _csv_ready(frame)
-    nested = [name for name, dtype in ready.schema.items() if dtype.is_nested()]
-    if nested:
-        ready = ready.with_columns(
-            pl.when(pl.col(name).is_not_null())
-            .then(
-                pl.struct(pl.col(name).alias("v"))
-                .struct.json_encode()
-                .str.strip_prefix('{"v":')
-                .str.strip_suffix("}")
-            )
-            .alias(name)
-            for name in nested
-        )
-    binary = [name for name, dtype in ready.schema.items() if dtype == pl.Binary]
-    if binary:
-        ready = ready.with_columns(pl.col(name).bin.encode("hex") for name in binary)
-    return neutralise_formulas(ready) if spreadsheet_safe else ready
-
-
-# A spreadsheet runs a cell as a formula when it starts with one of these (OWASP's list, and
-# the full-width forms some spreadsheets also accept); tab and CR hide a formula after them.
-_FORMULA_STARTS = "=+-@\t\r\uff1d\uff0b\uff0d\uff20"
-_FORMULA_PATTERN = "^[" + "".join(f"\\x{{{ord(char):x}}}" for char in _FORMULA_STARTS) + "]"
-
-
-def neutralise_text(text: str) -> str:
-    """`text` with a leading apostrophe if a spreadsheet would run it as a formula."""
-    return "'" + text if text[:1] and text[0] in _FORMULA_STARTS else text
-
-
-def neutralise_formulas(frame: pl.DataFrame) -> pl.DataFrame:
-    """Text cells, and column names, a spreadsheet would run as formulas get a leading
-    apostrophe (`=HYPERLINK(...)` -> `'=HYPERLINK(...)`): the documented `--spreadsheet-safe`.
-
-    Cells that start with = + - @ (or their full-width forms), a tab or a carriage return
-    are text to a person but code to a spreadsheet. Numbers stay numbers: a negative number
-    in a numeric column is not text. Category columns are neutralised as text.
-    """
-    text = frame.with_columns(
-        pl.col(name).cast(pl.String)
-        for name, dtype in frame.schema.items()
-        if isinstance(dtype, (pl.Enum, pl.Categorical))
-    )
-    text = text.with_columns(
-        pl.when(pl.col(name).str.contains(_FORMULA_PATTERN))
-        .then(pl.lit("'") + pl.col(name))
-        .otherwise(pl.col(name))
-        .alias(name)
-        for name, dtype in text.schema.items()
-        if dtype == pl.String
-    )
-    renamed = {name: neutralise_text(name) for name in text.columns}
-    if any(new != old for old, new in renamed.items()):
-        text = text.rename(renamed)
-    return text
-
-
-def _write_atomic(target: Path, write: Any, overwrite: bool) -> Path:
-    """Write through a temporary file in the target's folder, then move it into place.
-
-    A reader never sees a half-written file, and a failure leaves the target as it was.
-    Without `overwrite` the move itself refuses an existing file (a hard link, which fails
-    if the name exists), so a file that appears meanwhile is not replaced either.
-    """
-    if target.is_dir():
-        raise ExportError(f"{target}: is a folder; name a file to write")
-    if (target.exists() or target.is_symlink()) and not overwrite:
-        raise ExportError(f"{target}: already exists; choose another name or allow overwriting")
-    directory = target.parent if str(target.parent) else Path(".")
-    if not directory.is_dir():
-        raise ExportError(f"{target}: folder {directory} does not exist")
-    try:
-        descriptor, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=directory)
-    except OSError as error:
-        raise ExportError(f"{target}: cannot write in {directory} ({error.strerror})") from None
-    try:
-        with os.fdopen(descriptor, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        # mkstemp makes the file private (0600); give it the mode a new file would have.
-        os.chmod(temporary, _new_file_mode())
-        if overwrite:
-            os.replace(temporary, target)
-        else:
-            _link_new(Path(temporary), target)
-    except BaseException as error:
-        Path(temporary).unlink(missing_ok=True)
-        if isinstance(error, OSError):
-            reason = error.strerror or str(error)
-            raise ExportError(f"{target}: could not be written ({reason})") from None
-        raise
-    return target
-
-
-def _link_new(temporary: Path, target: Path) -> None:
-    """Move `temporary` to `target` only if `target` does not exist, atomically."""
-    try:
-        os.link(temporary, target)
-    except FileExistsError:
-        raise ExportError(f"{target}: appeared while writing; nothing was replaced") from None
-    except OSError:
-        # A filesystem without hard links: check, then rename (a narrow race remains).
-        if target.exists():
-            raise ExportError(f"{target}: appeared while writing; nothing was replaced") from None
-        os.replace(temporary, target)
-        return
-    temporary.unlink()
-
-
-def _new_file_mode() -> int:
-    """0o666 less the process's umask, read without changing it (`os.umask` would, for a
-    moment, for every thread)."""
-    mask = 0o022
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for row in status:
-                if row.startswith("Umask:"):
-                    mask = int(row.split()[1], 8)
-                    break
-    except (OSError, ValueError, IndexError):
-        pass
-    return 0o666 & ~mask
-
-
-# --------------------------------------------------------------------------- Pareto SVG
-
-_PALETTE = (
-    "#4e79a7",
-    "#f28e2b",
-    "#e15759",
-    "#76b7b2",
-    "#59a14f",
-    "#edc948",
-    "#b07aa1",
-    "#ff9da7",
-    "#9c755f",
-    "#bab0ac",
-)
-_FONT = "system-ui, -apple-system, 'Segoe UI', Helvetica, Arial, sans-serif"
-_WIDTH, _HEIGHT = 880, 560
-_LEFT, _RIGHT, _TOP, _BOTTOM = 84, 40, 92, 96
-_LABEL_LIMIT = 30  # past this many groups only frontier points are labelled
-
-
-def _svg_text(value: object) -> str:
-    """Text for an SVG element: visible escapes for control characters, then XML-escaped."""
-    # Imported here: xml.sax pulls in urllib (about 5 ms on every start, `summary` included).
-    from xml.sax.saxutils import escape
-
-    return escape(safe_text(value))
-
-
-def _nice_step(span: float, target: int = 6) -> float:
-    raw = span / max(target, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * power:
-            return factor * power
-    return 10 * power
-
-
-def log_axis_bounds(values: Sequence[float]) -> tuple[float, float] | None:
-    """The decades a spend axis spans when it should be log scale, or None for linear.
-
-    Both Pareto charts (this SVG and the app's) use it, so they agree on when spend per
-    accepted result spans enough (more than 20x) to need a log axis.
-    """
-    positive = [v for v in values if v > 0]
-    if not positive or max(positive) / min(positive) <= 20:
-        return None
-    return 10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive)))
-
-
-class _Axis:
-    """Maps spend per accepted result to x: linear from 0, or log10 for wide ranges."""
-
-    def __init__(self, values: Sequence[float]) -> None:
-        bounds = log_axis_bounds(values)
-        self.log = bounds is not None
-        if bounds is not None:
-            self.low, self.high = bounds
-        else:
-            self.low = 0.0
-            top = max(values) if values else 1.0
-            step = _nice_step(top * 1.1 if top > 0 else 1.0)
-            self.high = step * math.ceil((top * 1.1 if top > 0 else 1.0) / step)
-            self.step = step
-
-    def x(self, value: float) -> float:
-        span = _WIDTH - _LEFT - _RIGHT
-        if self.log:
-            value = max(value, self.low)
-            share = (math.log10(value) - math.log10(self.low)) / (
-                math.log10(self.high) - math.log10(self.low)
-            )
-        else:
-            share = (value - self.low) / (self.high - self.low) if self.high > self.low else 0
-        return _LEFT + share * span
-
-    def ticks(self) -> list[float]:
-        if self.log:
-            ticks: list[float] = []
-            power = self.low
-            while power <= self.high * 1.0001:
-                ticks.extend(t for t in (power, 2 * power, 5 * power) if t <= self.high * 1.0001)
-                power *= 10
-            return ticks
-        count = round((self.high - self.low) / self.step)
-        return [self.low + i * self.step for i in range(count + 1)]
-
-
-def _y(rate: float) -> float:
-    return _TOP + (1.0 - rate) * (_HEIGHT - _TOP - _BOTTOM)
-
-
-def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
-    """A standalone SVG for a slide: pass rate against spend per accepted result.
-
-    Filled points are the honest figures (failures kept); hollow dashed ghosts are where the
-    same groups land when failures are dropped, joined to their real point. The line joins
-    the keep-view frontier (no group is both cheaper and more often accepted). Groups with
-    no accepted attempt cannot be placed and are named below the chart. All text is escaped.
-    """
-    from xml.sax.saxutils import quoteattr
-
-    points = pareto_points(comparison, metric)
-    fmt = format_money if metric == "cost" else format_compact
-    unit = "cost (USD)" if metric == "cost" else "tokens"
-    plotted = points.filter(
-        pl.col("per_accepted").is_not_null() & pl.col("per_accepted").is_finite()
-    )
-    axis = _Axis(plotted["per_accepted"].to_list())
-    colours = {label: _PALETTE[i % len(_PALETTE)] for i, label in enumerate(comparison.labels)}
-    by_view = {
-        view: {
-            row["group"]: row
-            for row in plotted.filter(pl.col("view") == view).iter_rows(named=True)
-        }
-        for view in VIEWS
-    }
-    out: list[str] = [
-        '<?xml version="1.0" encoding="UTF-8"?>',
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{_WIDTH}" height="{_HEIGHT}" '
-        f'viewBox="0 0 {_WIDTH} {_HEIGHT}" font-family={quoteattr(_FONT)} font-size="13">',
-        f"<title>{_svg_text(f'Pass rate vs {unit} per accepted result')}</title>",
-        f'<rect width="{_WIDTH}" height="{_HEIGHT}" fill="#ffffff"/>',
-        f'<text x="{_LEFT}" y="34" font-size="20" font-weight="600" fill="#222">'
-        f"{_svg_text(f'Pass rate vs {unit} per accepted result')}</text>",
-        f'<text x="{_LEFT}" y="58" fill="#555">'
-        f"{_svg_text('● failures kept (honest)    ○ failures dropped (the trap)    ')}"
-        f"{_svg_text('— frontier with failures kept')}</text>",
-    ]
-    # Axes and grid.
-    bottom, right = _HEIGHT - _BOTTOM, _WIDTH - _RIGHT
-    for rate in (0.0, 0.25, 0.5, 0.75, 1.0):
-        y = _y(rate)
-        out.append(f'<line x1="{_LEFT}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" stroke="#e6e6e6"/>')
-        out.append(
-            f'<text x="{_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
-            f"{rate * 100:.0f}%</text>"
-        )
-    for tick in axis.ticks():
-        x = axis.x(tick)
-        out.append(f'<line x1="{x:.1f}" y1="{_TOP}" x2="{x:.1f}" y2="{bottom}" stroke="#f0f0f0"/>')
-        out.append(
-            f'<text x="{x:.1f}" y="{bottom + 18}" text-anchor="middle" fill="#555">'
-            f"{_svg_text(fmt(tick))}</text>"
-        )
-    out.append(
-        f'<line x1="{_LEFT}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="#888"/>'
-        f'<line x1="{_LEFT}" y1="{_TOP}" x2="{_LEFT}" y2="{bottom}" stroke="#888"/>'
-    )
-    scale = " (log scale)" if axis.log else ""
-    x_title = f"{unit[0].upper()}{unit[1:]} per accepted result{scale}; lower is better"
-    out.append(
-        f'<text x="{(_LEFT + right) / 2:.1f}" y="{bottom + 42}" text-anchor="middle" '
-        f'fill="#333">{_svg_text(x_title)}</text>'
-    )
-    out.append(
-        f'<text transform="translate(22 {(_TOP + bottom) / 2:.1f}) rotate(-90)" '
-        f'text-anchor="middle" fill="#333">{_svg_text("Pass rate (higher is better)")}</text>'
-    )
-    # The keep-view frontier.
-    frontier = sorted(
-        (row for row in by_view["keep"].values() if row["frontier"]),
-        key=lambda row: row["per_accepted"],
-    )
-    if len(frontier) > 1:
-        path = " ".join(
-            f"{axis.x(row['per_accepted']):.1f},{_y(row['pass_rate']):.1f}" for row in frontier
-        )
-        out.append(f'<polyline points="{path}" fill="none" stroke="#333" stroke-width="1.5"/>')
-    # Ghost -> real, then the points, then the labels on top.
-    for label in comparison.labels:
-        real, ghost = by_view["keep"].get(label), by_view["drop"].get(label)
-        if real is not None and ghost is not None:
-            out.append(
-                f'<line x1="{axis.x(ghost["per_accepted"]):.1f}" y1="{_y(ghost["pass_rate"]):.1f}" '
-                f'x2="{axis.x(real["per_accepted"]):.1f}" y2="{_y(real["pass_rate"]):.1f}" '
-                f'stroke={quoteattr(colours[label])} stroke-opacity="0.45" stroke-dasharray="3 3"/>'
-            )
-    labelled = len(comparison.labels) <= _LABEL_LIMIT
-    for label in comparison.labels:
-        colour = quoteattr(colours[label])
-        ghost = by_view["drop"].get(label)
-        if ghost is not None:
-            tip = f"{label}, failures dropped: {fmt(ghost['per_accepted'])} per accepted result"
-            gx, gy = axis.x(ghost["per_accepted"]), _y(ghost["pass_rate"])
-            out.append(
-                f'<circle cx="{gx:.1f}" cy="{gy:.1f}" r="6" fill="none" stroke={colour} '
-                'stroke-width="1.5" stroke-dasharray="2 2">'
-                f"<title>{_svg_text(tip)}</title></circle>"
-            )
-        real = by_view["keep"].get(label)
-        if real is None:
-            continue
-        value = fmt(real["per_accepted"])
-        shown = f"≥ {value}" if real["lower_bound"] else value
-        out.append(
-            f'<circle cx="{axis.x(real["per_accepted"]):.1f}" cy="{_y(real["pass_rate"]):.1f}" '
-            f'r="6.5" fill={colour} stroke="#ffffff" stroke-width="1">'
-            f"<title>{_svg_text(f'{label}, failures kept: {shown} per accepted result')}"
-            "</title></circle>"
-        )
-        if labelled or real["frontier"]:
-            out.append(
-                f'<text x="{axis.x(real["per_accepted"]) + 10:.1f}" '
-                f'y="{_y(real["pass_rate"]) - 8:.1f}" fill="#222">'
-                f"{_svg_text(f'{label} ({shown})')}</text>"
-            )
-    unplaced = [
-        label
-        for label in comparison.labels
-        if label not in by_view["keep"] and label not in by_view["drop"]
-    ]
-    footer = []
-    if unplaced:
-        footer.append("Not plotted (no accepted attempt): " + ", ".join(unplaced))
-    if any(row["lower_bound"] for row in by_view["keep"].values()):
-        footer.append("≥: some usage or cost is missing, so the figure is a lower bound")
-    for index, line in enumerate(footer):
-        out.append(
-            f'<text x="{_LEFT}" y="{_HEIGHT - 24 + index * 16 - 16 * (len(footer) - 1)}" '
-            f'fill="#666" font-size="12">{_svg_text(line)}</text>'
-        )
-    out.append("</svg>")
-    return "\n".join(out) + "\n"

@@ -1,4 +1,4 @@
-"""The canonical attempt schema: column names, their aliases, and the outcome vocabulary.
+"""The canonical attempt schema: column names, their aliases, the outcome vocabulary, the views.
 
 Everything here is data, so the loader, the filter language, the CLI and the app read the
 same words. See docs/ACCOUNTING.md for the decisions behind them.
@@ -7,13 +7,20 @@ same words. See docs/ACCOUNTING.md for the decisions behind them.
 from __future__ import annotations
 
 import re
+from typing import Literal
 
 import polars as pl
+
+# The two views of the same attempts: every attempt counts (keep failures), or only the accepted
+# ones (drop failures, the trap). `ledger` computes both.
+View = Literal["keep", "drop"]
+VIEWS: tuple[View, ...] = ("keep", "drop")
 
 # Every attempt has exactly one of these outcomes. "Accepted" means `passed` and nothing else.
 OUTCOMES: tuple[str, ...] = ("passed", "failed", "timeout", "error", "ungraded")
 ACCEPTED = "passed"
 OUTCOME_DTYPE = pl.Enum(list(OUTCOMES))
+OUTCOME_COLUMN = "outcome"  # the loader derives it from `passed` and `status`
 OUTCOME_SYMBOLS: dict[str, str] = {
     "passed": "✔",
     "failed": "✘",
@@ -85,6 +92,9 @@ CANONICAL_ORDER: tuple[str, ...] = (
     "duration_s",
     "cost",
 )
+
+# An attempt's cost in USD: a provider-reported column, or what `prices.apply_prices` gives it.
+COST_COLUMN = "cost"
 
 # Columns the loader adds: where the row came from, and its line there (as a person counts).
 SOURCE_COLUMN = "source"

@@ -240,6 +240,16 @@ def safe_cell(value: object, width: int = DEFAULT_CELL_WIDTH, *, ellipsis: str =
     return cut + ellipsis
 
 
+LABEL_WIDTH = 80
+"""Terminal cells a group's or task's name takes where people read it (tables, sentences)."""
+
+
+def safe_label(value: object) -> str:
+    """A label as people read it: terminal-safe and cut to `LABEL_WIDTH` cells (a 5 MB group
+    name costs what an 80-character one costs). Data exports (CSV, JSON) keep the whole text."""
+    return safe_cell(value, LABEL_WIDTH)
+
+
 def safe_text_expr(expr: pl.Expr) -> pl.Expr:
     """A polars expression doing `safe_text` to every value of `expr`, in one vectorised pass.
 

@@ -21,11 +21,18 @@ second is well inside the one second a live view may lag.
   as everything else, as a small file (the header plus the new bytes), and their line numbers
   and any error are moved back onto the real file, so "runs.csv line 812" is still true.
 - **Everything else reloads fully**: a file that shrank, was replaced (inode) or rewritten
-  (its first bytes, or the bytes before where the last read stopped, differ), a folder that
-  gained or changed a file (a Terminal-Bench trial's new `results.json`), Parquet, JSON arrays,
+  anywhere before where the last read stopped (a fingerprint of the bytes read: their hash up
+  to 8 MiB, beyond that the first and last 64 KiB and 64 blocks spread between), a folder
+  that gained or changed a file its importer reads (a Terminal-Bench trial's new
+  `results.json`, a Harbor trial's `result.json`, an Aider exercise's `.aider.results.json`,
+  a new session log), Parquet, JSON arrays,
   gzip files, importer output, and appended rows the small load cannot take as they are (new
   columns, a column type that would change, a different column mapping). A full reload waits
   until the paths have stood still for one poll, so a file caught mid-write is not read.
+- **Never silent**: a CSV record whose quote opened on an earlier line and is still open when
+  the file has stood still for a poll is a stray quote, not a cell being written: the file is
+  read fully, and the loader's one-line error says where (a multi-line cell written slower
+  than that is read again, correctly, once it ends).
 - **Errors** come back as `Change.error` (one line, as `LoadError` says it) with `ledger` None
   for a failed reload, or with the other files' new rows for a bad appended row. The watcher
   keeps the last good attempts and does not try again until a path changes again.
@@ -33,6 +40,7 @@ second is well inside the one second a live view may lag.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import tempfile
@@ -41,13 +49,17 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load import _WARNING_TEXT as _WARNING_ORDER  # the order the loader lists them
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, LoadWarning, load
+from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
+from tui_ledger.wording import plural
+
+if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
 
 __all__ = ["INTERVAL", "Change", "Stamp", "Watcher"]
 
@@ -56,14 +68,16 @@ INTERVAL = 0.25
 
 _BLOCK = 1 << 20  # bytes read at a time when counting the lines of a whole file
 _HEAD = 4096  # bytes compared at the start of a file to tell an append from a rewrite
-_TAIL = 256  # bytes compared just before where the last read stopped
-_LOAD_OPTIONS = ("columns", "zero_usage_is_missing", "fmt")
+_TAIL = 256  # bytes kept just before where the last read stopped
+_WHOLE_HASH = 8 << 20  # up to this many bytes read, the fingerprint hashes all of them
+_EDGE = 64 << 10  # beyond: the first and last bytes hashed ...
+_SAMPLES, _SAMPLE = 64, 4096  # ... and this many blocks of this size spread between
+_LOAD_OPTIONS = ("columns", "zero_usage_is_missing", "fmt", "imports")
 _APPENDABLE = {"csv": "csv", "tsv": "tsv", "ndjson": "ndjson", "jsonl": "ndjson"}
 _SUFFIX_OF = {"csv": ".csv", "tsv": ".tsv", "ndjson": ".jsonl"}
 _TERMINAL_BENCH_FILES = frozenset({"results.json", "run_metadata.json"})
 # Inside a Terminal-Bench trial folder: logs that change all the time and hold no attempts.
 _TERMINAL_BENCH_LOGS = frozenset({"sessions", "agent-logs", "panes"})
-_COUNT = re.compile(r"^([\d,]+) (attempt|row)s?\b")
 _TOTAL_COLUMNS = frozenset({"tokens", *schema.BUCKETS})
 
 
@@ -99,8 +113,8 @@ class Change:
             return f"not updated: {self.error}"
         if self.reloaded and self.ledger is not None:
             rows = self.ledger.attempts.height
-            return f"reloaded: {rows:,} attempt{'s' if rows != 1 else ''}"
-        return f"+{self.added:,} attempt{'s' if self.added != 1 else ''}"
+            return f"reloaded: {plural(rows, 'attempt')}"
+        return f"+{plural(self.added, 'attempt')}"
 
 
 @dataclass
@@ -113,7 +127,7 @@ class _Tail:
     consumed: int  # end of the last complete record read
     numbered: int  # what the loader's numbers count before `consumed` (CSV: lines, header too)
     header: bytes  # CSV/TSV: the header record, newline included
-    head: bytes  # the first bytes, to tell an append from a rewrite
+    fingerprint: bytes  # of the bytes before `consumed`, to tell an append from a rewrite
     tail: bytes  # the bytes just before `consumed`
 
 
@@ -124,8 +138,9 @@ class _Path:
     path: Path
     display: str  # as given: the loader's `source` for a file named on its own
     fmt: str | None  # csv/tsv/ndjson when appended rows can be read on their own
-    folder_mode: str = "plain"  # plain, terminal-bench or other (an importer's folder)
+    folder_mode: str = "plain"  # plain (files of attempts), or the importer that reads it
     tail: _Tail | None = None
+    open_at: object = None  # the stamp at which a CSV record was seen open across lines
 
 
 @dataclass
@@ -138,6 +153,12 @@ class _Appended:
     attempts: pl.DataFrame | None  # None: only blank lines
     report: LoadReport | None
     piece_tail: bytes
+    fingerprint: bytes  # of the file up to the end of these records
+
+
+class _OpenRecord(Exception):
+    """Appended bytes hold no complete record, and a quote opened on an earlier line is still
+    open: a cell being written, or a stray quote (told apart by the file standing still)."""
 
 
 class _NeedsReload(Exception):
@@ -161,9 +182,13 @@ class Watcher:
         columns: Mapping[str, str] | None = None,
         zero_usage_is_missing: bool = False,
         fmt: str | None = None,
+        imports: ImportOptions | None = None,
         interval: float = INTERVAL,
     ) -> None:
         self.paths = [str(path) for path in paths]
+        self.imports = imports  # importer options and --outcomes: given to every full read
+        # Appended rows are read on their own, where an outcomes join cannot see every key.
+        appendable = imports is None or imports.outcomes is None
         self.columns = columns
         self.zero_usage_is_missing = zero_usage_is_missing
         self.fmt = fmt
@@ -178,7 +203,8 @@ class Watcher:
             if key in seen:
                 continue  # the loader reads a path given twice once
             seen.add(key)
-            self._watched.append(_Path(path, given, _appendable_format(path, fmt)))
+            tail = _appendable_format(path, fmt) if appendable else None
+            self._watched.append(_Path(path, given, tail))
         self._seen: Stamp | None = None  # the stamp last acted on
         self._pending: Stamp | None = None  # a changed stamp waiting to stand still
         self._dirty = False  # the attempts may not match the files: the next change reloads
@@ -240,6 +266,14 @@ class Watcher:
         now = self.stamp()
         if now == self._seen:
             self._pending = None
+            if any(
+                w.open_at is not None and w.open_at == s
+                for w, s in zip(self._watched, now, strict=True)
+            ):
+                # A record opened a quote on an earlier line and the file stood still since:
+                # a stray quote. The full load says what is wrong and where.
+                self._pending = now
+                return self._reload(now)
             return None
         if self._dirty or self.ledger is None:
             return self._reload(now)
@@ -270,6 +304,8 @@ class Watcher:
     # ------------------------------------------------------------------ full reloads
 
     def _reload(self, now: Stamp) -> Change | None:
+        for watched in self._watched:
+            watched.open_at = None
         # A path caught mid-write would be read half-written: wait until it stands still.
         if self._pending != now:
             self._pending = now
@@ -295,6 +331,7 @@ class Watcher:
             columns=self.columns,
             zero_usage_is_missing=self.zero_usage_is_missing,
             fmt=self.fmt,
+            imports=self.imports,
         )
 
     # ------------------------------------------------------------------ appended rows
@@ -308,6 +345,7 @@ class Watcher:
         for watched, stamp in appended:
             try:
                 found = self._read_appended(watched, stamp, ledger.report)
+                watched.open_at = None
                 if found is None:
                     continue  # a half-written line: wait for its end
                 if found.attempts is not None and found.report is not None:
@@ -317,6 +355,9 @@ class Watcher:
                     ledger = merged
             except _AppendError as error:
                 errors.append(str(error))
+                continue
+            except _OpenRecord:
+                watched.open_at = stamp  # if it stands still for a poll, `poll` reloads
                 continue
             except (_NeedsReload, OSError, pl.exceptions.PolarsError):
                 return self._reload(now)
@@ -329,6 +370,7 @@ class Watcher:
             tail.loaded_size = tail.consumed
             tail.numbered += found.numbered
             tail.tail = (tail.tail + found.piece_tail)[-_TAIL:]
+            tail.fingerprint = found.fingerprint
         self._seen, self._pending = now, None  # an error waits for the file to change again
         added = ledger.attempts.height - self.ledger.attempts.height
         if not added and not errors:
@@ -349,13 +391,18 @@ class Watcher:
         with watched.path.open("rb") as stream:
             stream.seek(tail.consumed)
             data = stream.read(stamp.size - tail.consumed)
-        counter = _RecordCounter(tail.fmt)
-        counter.feed(data)
-        if counter.end == 0:
-            return None
+            counter = _RecordCounter(tail.fmt)
+            counter.feed(data)
+            if counter.end == 0:
+                if counter.open_across_lines:
+                    raise _OpenRecord
+                return None
+            fingerprint = _fingerprint(stream, tail.consumed + counter.end)
         piece = data[: counter.end]
         if not piece.strip():
-            return _Appended(watched, counter.end, counter.numbered, None, None, piece[-_TAIL:])
+            return _Appended(
+                watched, counter.end, counter.numbered, None, None, piece[-_TAIL:], fingerprint
+            )
         # Line n of the small file is line n + offset of the real one (CSV: after the header).
         offset = tail.numbered - tail.header.count(b"\n")
         with tempfile.TemporaryDirectory(prefix="ledger-tui-watch-") as folder:
@@ -391,7 +438,9 @@ class Watcher:
                 for warning in loaded.report.warnings
             ],
         )
-        return _Appended(watched, counter.end, counter.numbered, attempts, moved, piece[-_TAIL:])
+        return _Appended(
+            watched, counter.end, counter.numbered, attempts, moved, piece[-_TAIL:], fingerprint
+        )
 
     # ------------------------------------------------------------------ stamps
 
@@ -424,7 +473,7 @@ def _file_stamp(path: Path) -> _FileStamp:
 
 
 def _folder_mode(folder: Path, fmt: str | None) -> str:
-    """terminal-bench, other (another importer reads the folder) or plain (files of attempts)."""
+    """The name of the importer that reads the folder, or plain (files of attempts)."""
     from tui_ledger.importers import find_importer, get_importer
 
     if fmt is None:
@@ -436,22 +485,48 @@ def _folder_mode(folder: Path, fmt: str | None) -> str:
             return "plain"  # a table format: the folder's files are read as such
     if importer is None:
         return "plain"
-    return "terminal-bench" if importer.name == "terminal-bench" else "other"
+    return str(importer.name)
+
+
+# The files each importer reads in a folder (the importers' own names and suffixes), so a log
+# that grows beside them does not reload the ledger. Importers not named here: every file.
+_TEMPORARY = re.compile(r"\.ledger-tui-[^/]*\.tmp$")  # export_files' temporary files
+
+
+def _read_by(mode: str, name: str) -> bool:
+    """Whether a load of a folder read as `mode` reads a file called `name` in it."""
+    lower = name.lower()
+    if _TEMPORARY.search(name):
+        return False
+    if mode == "plain":
+        return not name.startswith(".") and lower.endswith(SUPPORTED_SUFFIXES)
+    if mode == "terminal-bench":
+        return name in _TERMINAL_BENCH_FILES
+    if mode == "harbor":
+        return name == "result.json"
+    if mode == "swe-bench":
+        return lower.endswith((".traj", ".json"))  # trajectories and harness reports
+    if mode == "openhands":
+        return lower.startswith("output") or lower.endswith("report.json")
+    if mode == "aider":
+        return name == ".aider.results.json"
+    if mode in ("claude-code", "codex"):
+        return lower.endswith(".jsonl")
+    if mode == "otel":
+        return lower.endswith((".json", ".jsonl", ".ndjson"))
+    return True
 
 
 def _folder_stamp(folder: Path, mode: str) -> tuple[tuple[str, int, int, int], ...]:
-    """(relative path, size, mtime_ns, inode) of every file below that a load would read."""
+    """(relative path, size, mtime_ns, inode) of every file below that a load would read,
+    dotfiles included where the importer reads them (`.aider.results.json`)."""
     entries: list[tuple[str, int, int, int]] = []
     for root, dirs, names in os.walk(folder):
         dirs[:] = sorted(name for name in dirs if not name.startswith("."))
         if mode == "terminal-bench":
             dirs[:] = [name for name in dirs if name not in _TERMINAL_BENCH_LOGS]
         for name in names:
-            if name.startswith("."):
-                continue
-            if mode == "terminal-bench" and name not in _TERMINAL_BENCH_FILES:
-                continue
-            if mode == "plain" and not name.lower().endswith(SUPPORTED_SUFFIXES):
+            if not _read_by(mode, name):
                 continue
             child = Path(root) / name
             try:
@@ -518,6 +593,16 @@ class _RecordCounter:
         self._inside = False  # CSV: inside a quoted cell
         self._fed = 0
         self._lines = 0  # CSV: lines fed so far
+        self._opened_at_line: int | None = None  # CSV: the line a still-open quote opened on
+
+    @property
+    def open_across_lines(self) -> bool:
+        """CSV: a quote is open and a newline has passed since it opened."""
+        return (
+            self._inside
+            and self._opened_at_line is not None
+            and (self._lines > self._opened_at_line)
+        )
 
     def feed(self, data: bytes) -> None:
         """Take the next bytes of the file."""
@@ -539,11 +624,13 @@ class _RecordCounter:
                 self._lines += 1
                 if piece.count(b'"') % 2:
                     self._inside = not self._inside
+                    self._opened_at_line = self._lines - 1 if self._inside else None
                 if not self._inside:
                     self.numbered = self._lines
                     self.end = position
             if pieces[-1].count(b'"') % 2:
                 self._inside = not self._inside
+                self._opened_at_line = self._lines if self._inside else None
         self._fed += len(data)
 
 
@@ -562,6 +649,7 @@ def _read_tail(path: Path, fmt: str, stamp: _FileStamp) -> _Tail | None:
                 counter.feed(block)
                 remaining -= len(block)
             end = counter.end
+            fingerprint = _fingerprint(stream, end)
             stream.seek(max(end - _TAIL, 0))
             tail = stream.read(min(end, _TAIL))
     except OSError:
@@ -569,7 +657,33 @@ def _read_tail(path: Path, fmt: str, stamp: _FileStamp) -> _Tail | None:
     header = b"" if fmt == "ndjson" else _first_record(head)
     if fmt != "ndjson" and not header:
         return None  # no complete header in the first bytes: any change reloads
-    return _Tail(fmt, stamp.inode, stamp.size, end, counter.numbered, header, head, tail)
+    return _Tail(fmt, stamp.inode, stamp.size, end, counter.numbered, header, fingerprint, tail)
+
+
+def _fingerprint(stream: Any, end: int) -> bytes:
+    """A cheap fingerprint of the file's first `end` bytes: their hash when they are at most
+    8 MiB (a few milliseconds), else the hash of the first and last 64 KiB and of 64 blocks of
+    4 KiB spread evenly between (a rewrite elsewhere in a larger file may go unseen; its
+    size or the bytes around the read position usually change too). Moves the stream."""
+    digest = hashlib.blake2b(digest_size=16)
+    digest.update(end.to_bytes(8, "little"))
+    if end <= _WHOLE_HASH:
+        stream.seek(0)
+        remaining = end
+        while remaining > 0:
+            block = stream.read(min(_BLOCK, remaining))
+            if not block:
+                break
+            digest.update(block)
+            remaining -= len(block)
+        return digest.digest()
+    spots = [(0, _EDGE), (end - _EDGE, _EDGE)]
+    step = (end - 2 * _EDGE) // (_SAMPLES + 1)
+    spots += [(_EDGE + step * (index + 1), _SAMPLE) for index in range(_SAMPLES)]
+    for offset, size in spots:
+        stream.seek(offset)
+        digest.update(stream.read(size))
+    return digest.digest()
 
 
 def _first_record(block: bytes) -> bytes:
@@ -591,12 +705,10 @@ def _verdict(watched: _Path, new: object) -> str:
         return "reload"
     try:
         with watched.path.open("rb") as stream:
-            head = stream.read(len(tail.head))
-            stream.seek(tail.consumed - len(tail.tail))
-            before = stream.read(len(tail.tail))
+            fingerprint = _fingerprint(stream, tail.consumed)
     except OSError:
         return "reload"
-    if head != tail.head or before != tail.tail:
+    if fingerprint != tail.fingerprint:
         return "reload"  # rewritten in place
     if new.size == tail.loaded_size:
         return "same"
@@ -682,16 +794,11 @@ def _merge_reports(loaded: LoadReport, appended: LoadReport) -> LoadReport:
         count = known.count + warning.count
         lines = (known.lines + warning.lines)[:5]
         sources = (known.sources + warning.sources)[:5]
-        message = _recount(known.message, count)
+        message = warning_message(warning.kind, count)
         warnings[warning.kind] = LoadWarning(warning.kind, message, count, lines, sources)
-    order = list(_WARNING_ORDER)
+    order = list(WARNING_KINDS)  # the order the loader lists them
     ranked = sorted(
         warnings.values(),
         key=lambda w: order.index(w.kind) if w.kind in order else len(order),
     )
     return replace(loaded, rows=loaded.rows + appended.rows, warnings=ranked)
-
-
-def _recount(message: str, count: int) -> str:
-    """A warning's message with its leading count ("3 attempts ...") set to `count`."""
-    return _COUNT.sub(lambda m: f"{count:,} {m.group(2)}{'' if count == 1 else 's'}", message)

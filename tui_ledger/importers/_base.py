@@ -75,11 +75,15 @@ class ImportOptions:
       per-instance `report.json`, or a folder of them) when it is not beside the run.
     - `outcome_attribute`: an OpenTelemetry span attribute that holds the verdict (a boolean,
       a pass/fail word, or a score read against `pass_threshold`).
+    - `outcomes`, `outcomes_key`: a grading file joined onto EVERY input's attempts by the
+      loader (`outcomes_join.join_outcomes`), importer or plain table; the importers ignore it.
     """
 
     pass_threshold: float | None = None
     report: Path | None = None
     outcome_attribute: str | None = None
+    outcomes: Path | None = None
+    outcomes_key: str | None = None
 
     def threshold(self) -> float:
         """The pass threshold in force (1.0 unless the user set one)."""

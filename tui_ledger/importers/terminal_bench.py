@@ -5,6 +5,10 @@ Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run
 
 - A folder is ONE workflow, named after the folder itself (`@` and `:` welcome). It may be a
   submission, a run folder or anything above trial folders; every trial under it is read.
+  A leaderboard root (a folder of submission folders, as in the public leaderboard's
+  repository) gives one workflow per submission folder, named after it: a folder is one when
+  some trial's submission sits below it (the folder above its task folder, or the one above
+  that when the trial's `recording_path` names the folder above the task as its run).
 - A single `results.json` is read too: a trial record, or a run-level file of many trials.
 - `run` is the folder that holds the task folders (the submission itself when runs are not
   nested), so repeated runs of one submission stay apart.
@@ -181,33 +185,66 @@ def _walk_results(root: Path) -> Iterator[tuple[Path, Any, list[str]]]:
 
 def _read_folder(root: Path) -> pl.DataFrame:
     workflow = root.resolve().name
-    trials: list[tuple[Path, dict[str, Any], Path, bool]] = []
+    found: list[tuple[Path, dict[str, Any]]] = []
     run_files: list[tuple[Path, dict[str, Any]]] = []
     for file, document, subfolders in _walk_results(root):
         if _is_trial(document):
-            relative = file.relative_to(root).parts
-            # <run>/<task>/<trial>/results.json: the run is the folder above the task folder.
-            nested = len(relative) >= 4
-            trials.append((file, document, file.parents[2] if nested else root, nested))
+            found.append((file, document))
             subfolders[:] = []  # a trial folder holds only that trial's logs
         elif _is_run_file(document):
             run_files.append((file, document))
         else:
             raise ImporterError.at(file, "is not a Terminal-Bench trial record (no task_id)")
 
+    # A leaderboard root (a folder of submission folders): one workflow per submission.
+    board = any(_submission_below(root, file, document) for file, document in found)
+    trials: list[tuple[Path, dict[str, Any], Path, bool, str]] = []
+    for file, document in found:
+        relative = file.relative_to(root).parts
+        base, name = (root / relative[0], relative[0]) if board else (root, workflow)
+        # <run>/<task>/<trial>/results.json: the run is the folder above the task folder.
+        nested = len(file.relative_to(base).parts) >= 4
+        trials.append((file, document, file.parents[2] if nested else base, nested, name))
+
     rows = _Rows(workflow)
-    for file, document, run_folder, nested in trials:
-        rows.add(document, source=file, line=1, run_folder=run_folder, run_is_folder=nested)
-    trial_folders = {folder for _, _, folder, _ in trials}
+    for file, document, run_folder, nested, name in trials:
+        rows.add(
+            document,
+            source=file,
+            line=1,
+            run_folder=run_folder,
+            run_is_folder=nested,
+            workflow=name,
+        )
+    trial_folders = {folder for _, _, folder, _, _ in trials}
     for file, document in run_files:
         run_folder = file.parent
         # A run folder's own results.json repeats its trials: read it only when they are gone.
         if any(run_folder == folder or run_folder in folder.parents for folder in trial_folders):
             continue
-        rows.add_run_file(document, source=file, run_folder=run_folder)
+        parts = file.relative_to(root).parts
+        name = parts[0] if board and len(parts) > 1 else workflow
+        rows.add_run_file(document, source=file, run_folder=run_folder, workflow=name)
     if not rows.count:
         raise ImporterError.at(root, "holds no Terminal-Bench trial results.json")
     return rows.frame()
+
+
+def _submission_below(root: Path, file: Path, document: Mapping[str, Any]) -> bool:
+    """Whether the submission folder of a trial sits below `root` (so `root` is a
+    leaderboard root, a folder of submissions) rather than being `root` or above it.
+
+    Layout `<submission>/[<run>/]<task>/<trial>/results.json`: the folder above the task
+    folder is the run when the trial's `recording_path` names it, else the submission.
+    """
+    relative = file.relative_to(root).parts
+    above_task = len(relative) - 3  # folders between root and the task folder
+    if above_task <= 0:
+        return False
+    task = document.get("task_id")
+    run = _recorded_run(document, task) if isinstance(task, str) else None
+    is_run = run is not None and relative[above_task - 1] == run
+    return above_task >= (2 if is_run else 1)
 
 
 def _read_file(file: Path) -> pl.DataFrame:
@@ -237,14 +274,26 @@ class _Rows:
         self.count = 0
         self._metadata: dict[Path, Mapping[str, Any]] = {}
 
-    def add_run_file(self, document: Mapping[str, Any], *, source: Path, run_folder: Path) -> None:
+    def add_run_file(
+        self,
+        document: Mapping[str, Any],
+        *,
+        source: Path,
+        run_folder: Path,
+        workflow: str | None = None,
+    ) -> None:
         for index, record in enumerate(document["results"], start=1):
             if not _is_trial(record):
                 raise ImporterError.at(
                     source, "is not a Terminal-Bench trial (no task_id)", record=f"record {index}"
                 )
             self.add(
-                record, source=source, line=index, run_folder=run_folder, where=f"record {index}"
+                record,
+                source=source,
+                line=index,
+                run_folder=run_folder,
+                where=f"record {index}",
+                workflow=workflow,
             )
 
     def add(
@@ -256,6 +305,7 @@ class _Rows:
         run_folder: Path,
         run_is_folder: bool = True,
         where: str | None = None,
+        workflow: str | None = None,
     ) -> None:
         """One trial record; `where` names it inside a many-trial file.
 
@@ -289,7 +339,7 @@ class _Rows:
         metadata = self._run_metadata(run_folder)
 
         values: dict[str, Any] = {
-            "workflow": self.workflow,
+            "workflow": self.workflow if workflow is None else workflow,
             "task": task,
             "passed": passed,
             "status": _status(failure_mode),

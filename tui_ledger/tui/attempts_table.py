@@ -11,172 +11,41 @@ markup, and `textsafe.safe_cell` makes control bytes visible before they reach t
 
 from __future__ import annotations
 
-import math
 from bisect import bisect_right
-from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
 import polars as pl
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size, clamp
 from textual.message import Message
-from textual.reactive import reactive
+from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui_ledger.numbers import MISSING, format_count, format_money
-from tui_ledger.schema import LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
+from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_cell
+from tui_ledger.tui.attempts_columns import (
+    CELL_PADDING,
+    MAX_COLUMN_WIDTH,
+    SAMPLE_ROWS,
+    SORT_ASCENDING,
+    SORT_DESCENDING,
+    Column,
+    Window,
+    column_kind,
+    cut_middle,
+    fit_cell,
+    fit_columns,
+    format_cells,
+)
 
 __all__ = ["AttemptsTable"]
 
-MAX_COLUMN_WIDTH = 40
-"""No column is wider than this many cells; longer values end in an ellipsis."""
-
-SAMPLE_ROWS = 200
-"""Rows read from each end of the frame to size the text columns (never every row)."""
-
-CELL_PADDING = 1
-"""Blank cells either side of every value."""
-
-ELLIPSIS = "…"
-SORT_ASCENDING = "▲"
-SORT_DESCENDING = "▼"
 _LINE_CACHE_LIMIT = 4096
-
-ColumnKind = Literal["outcome", "integer", "float", "decimal", "money", "boolean", "text"]
-Cell = tuple[str, str | None]
-"""A formatted value (already safe for the terminal) and the name of its style, if any."""
-
-_RIGHT_ALIGNED: frozenset[ColumnKind] = frozenset({"integer", "float", "decimal", "money"})
-MONEY_COLUMNS: frozenset[str] = frozenset({"cost", "table_cost"})
-"""Columns of US dollars, drawn as `$0.012` (`prices.COST_COLUMN`, `prices.TABLE_COST_COLUMN`;
-not imported from there, so the table does not load the price module before the first frame)."""
-
-
-@dataclass(frozen=True)
-class _Column:
-    """How one frame column is drawn: its header, its formatter and its place on the line."""
-
-    name: str
-    label: str
-    kind: ColumnKind
-    width: int
-    offset: int
-
-    @property
-    def right(self) -> bool:
-        """Numbers line up on the right."""
-        return self.kind in _RIGHT_ALIGNED
-
-    @property
-    def span(self) -> int:
-        """Cells the column takes on a line, padding included."""
-        return self.width + 2 * CELL_PADDING
-
-
-@dataclass
-class _Window:
-    """The formatted rows around the viewport: the only rows turned into Python objects."""
-
-    start: int
-    cells: list[list[Cell]]  # per column, per row in the window
-    struck: list[bool] | None
-
-    @property
-    def stop(self) -> int:
-        """One past the last row in the window."""
-        return self.start + (len(self.cells[0]) if self.cells else 0)
-
-
-def _column_kind(name: str, dtype: pl.DataType) -> ColumnKind:
-    """Which formatter draws a column, from its name and dtype."""
-    if name == "outcome" and (isinstance(dtype, (pl.Enum, pl.Categorical)) or dtype == pl.String):
-        return "outcome"
-    if dtype == pl.Boolean:
-        return "boolean"
-    if name in MONEY_COLUMNS and (dtype.is_numeric() or isinstance(dtype, pl.Decimal)):
-        return "money"
-    if dtype.is_integer():
-        return "integer"
-    if dtype.is_float():
-        return "float"
-    if isinstance(dtype, pl.Decimal):
-        return "decimal"
-    return "text"
-
-
-def format_float(value: float) -> str:
-    """A float with four significant digits and thousands separators; no exponent unless extreme.
-
-    `0.01234` -> `0.01234`, `123.456` -> `123.5`, `1.5` -> `1.5`, `12345.6` -> `12,346`.
-    """
-    if math.isnan(value):
-        return "NaN"
-    if math.isinf(value):
-        return "∞" if value > 0 else "-∞"
-    if value == 0:
-        return "0"
-    magnitude = abs(value)
-    if magnitude >= 1e15 or magnitude < 1e-4:
-        return f"{value:.3e}"
-    digits_before_point = math.floor(math.log10(magnitude)) + 1
-    decimals = max(0, 4 - digits_before_point)
-    text = f"{value:,.{decimals}f}"
-    if "." in text:
-        text = text.rstrip("0").rstrip(".")
-    return text
-
-
-def format_cells(
-    kind: ColumnKind, values: Sequence[object], width: int = MAX_COLUMN_WIDTH
-) -> list[Cell]:
-    """Format a run of raw values of one column for the screen.
-
-    Nulls read `—` (styled "null"); outcomes as symbol + word (styled by outcome); integers with
-    thousands separators; everything else passes through `textsafe.safe_cell`, so no markup is
-    parsed, no control byte survives, and a huge cell costs what `width` cells cost.
-    """
-    cells: list[Cell] = []
-    append = cells.append
-    for value in values:
-        if value is None:
-            append((MISSING, "null"))
-        elif kind == "outcome":
-            word = str(value)
-            symbol = OUTCOME_SYMBOLS.get(word)
-            if symbol is None:
-                append((safe_cell(word, width), None))
-            else:
-                append((f"{symbol} {word}", word))
-        elif kind == "integer":
-            append((format_count(value), None))  # type: ignore[arg-type]
-        elif kind == "float":
-            append((format_float(value), None))  # type: ignore[arg-type]
-        elif kind == "money":
-            append((format_money(float(value)), None))  # type: ignore[arg-type]
-        elif kind == "boolean":
-            append(("true" if value else "false", None))
-        else:
-            append((safe_cell(value, width), None))
-    return cells
-
-
-def fit_cell(text: str, width: int, *, right: bool = False) -> str:
-    """Pad or cut `text` to exactly `width` terminal cells, ending a cut value in an ellipsis."""
-    length = cell_len(text)
-    if length > width:
-        if width <= 0:
-            return ""
-        # set_cell_size pads with a space if a wide character straddles the cut.
-        return set_cell_size(text, width - 1) + ELLIPSIS
-    padding = " " * (width - length)
-    return padding + text if right else text + padding
 
 
 def _foreground(style: Style) -> Style:
@@ -300,6 +169,9 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     """The column the app sorted by; its header shows ▲ or ▼."""
     sort_descending: reactive[bool] = reactive(False)
     """Whether `sort_column` is sorted descending."""
+    view: var[str] = var("keep")
+    """The ledger's view ("keep" or "drop"), bound to the app's: the frame's colour follows it
+    (`-drop`); the rows are the app's to give (`set_frame`)."""
 
     class CursorMoved(Message):
         """The cursor moved (or the attempt under it changed after `set_frame`)."""
@@ -344,9 +216,11 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
         self._frame: pl.DataFrame = pl.DataFrame()
         self._struck: pl.Series | None = None
-        self._columns: list[_Column] = []
+        self._columns: list[Column] = []  # as laid out in the pane (`fit_columns`)
+        self._measured: list[Column] = []  # in the frame's order, at their natural widths
+        self._fitted_to = 0  # the width `_columns` were laid out for
         self._column_offsets: list[int] = []
-        self._window: _Window | None = None
+        self._window: Window | None = None
         self._line_cache: dict[tuple[object, ...], Strip] = {}
         self._generation = 0
         self._palette: dict[str | None, Style] | None = None
@@ -406,7 +280,9 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
 
         self._frame = frame
         self._struck = struck
-        self._columns = self._measure_columns(frame, self._columns)
+        self._measured = self._measure_columns(frame, self._measured)
+        self._fitted_to = self._fit_width()
+        self._columns = fit_columns(self._measured, self._fitted_to)
         self._column_offsets = [column.offset for column in self._columns]
         self._invalidate()
 
@@ -467,15 +343,15 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         return None if found is None else int(found)
 
     @staticmethod
-    def _measure_columns(frame: pl.DataFrame, previous: list[_Column]) -> list[_Column]:
+    def _measure_columns(frame: pl.DataFrame, previous: list[Column]) -> list[Column]:
         """Column kinds and widths from the header and a sample of values, never every row.
 
         Text columns are sized from the first and last `SAMPLE_ROWS` rows; numeric columns also
         from their minimum and maximum (one vectorised pass). When the frame has the same columns
         as before, no column narrows, so a filter or the view toggle does not shift the table.
         """
-        kinds = {name: _column_kind(name, dtype) for name, dtype in frame.schema.items()}
-        previous_widths = {column.name: column.width for column in previous}
+        kinds = {name: column_kind(name, dtype) for name, dtype in frame.schema.items()}
+        previous_widths = {column.name: column.natural or column.width for column in previous}
         same_columns = list(previous_widths) == frame.columns
         # The same columns again (a filter, the toggle, a sort): the widths only grow, so a
         # smaller sample suffices, and formatting it costs a quarter (about 10 -> 3 ms).
@@ -494,7 +370,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             for i, name in enumerate(numeric):
                 extremes[name] = [bounds[i], bounds[len(numeric) + i]]
 
-        columns: list[_Column] = []
+        columns: list[Column] = []
         offset = 0
         for name, kind in kinds.items():
             label = safe_cell(name, MAX_COLUMN_WIDTH)
@@ -504,9 +380,37 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             width = min(max(cell_len(label) + 2, widest, 1), MAX_COLUMN_WIDTH)
             if same_columns:
                 width = max(width, previous_widths[name])
-            columns.append(_Column(name, label, kind, width, offset))
+            columns.append(Column(name, label, kind, width, offset, width))
             offset += width + 2 * CELL_PADDING
         return columns
+
+    def _fit_width(self) -> int:
+        """Cells a line has on screen, a vertical scrollbar's aside (0: not laid out yet)."""
+        width = self.size.width
+        return max(0, width - self.styles.scrollbar_size_vertical) if width else 0
+
+    def _refit(self) -> None:
+        """Lay the columns out again for a new width (`fit_columns`).
+
+        Checked on every repaint: a table filled before its first layout is not always sent
+        a `Resize` once it has a size.
+        """
+        width = self._fit_width()
+        if width == self._fitted_to or not self._measured:
+            return
+        self._fitted_to = width
+        columns = fit_columns(self._measured, width)
+        if columns == self._columns:
+            return
+        # The cursor keeps its place (its index), not its column: following a column that
+        # moved past the essential ones would scroll them out of sight.
+        self._columns = columns
+        self._column_offsets = [column.offset for column in columns]
+        self._invalidate()
+        self.virtual_size = Size(columns[-1].offset + columns[-1].span, self.row_count + 1)
+        self._scroll_cursor_into_view()
+        self._post_cursor_moved()
+        self.refresh()
 
     # ------------------------------------------------------------------ rendering
 
@@ -525,7 +429,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         """Rows visible under the header."""
         return max(self.scrollable_content_region.height - 1, 0)
 
-    def _window_for(self, row: int) -> _Window:
+    def _window_for(self, row: int) -> Window:
         """The formatted window holding `row`, slicing the frame afresh only when it is outside.
 
         The window spans a page either side of the viewport, so scrolling a line at a time or
@@ -538,17 +442,18 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         start = max(0, row - page)
         chunk = self._frame.slice(start, 3 * page)
         cells = [
-            format_cells(column.kind, chunk.get_column(column.name).to_list(), column.width)
+            format_cells(column.kind, chunk.get_column(column.name).to_list(), column.natural)
             for column in self._columns
         ]
         struck = None
         if self._struck is not None:
             struck = self._struck.slice(start, 3 * page).to_list()
-        self._window = window = _Window(start, cells, struck)
+        self._window = window = Window(start, cells, struck)
         return window
 
     def render_lines(self, crop: Region) -> list[Strip]:
         """Render a frame's worth of lines, reading the styles once for all of them."""
+        self._refit()
         self._palette = None
         return super().render_lines(crop)
 
@@ -641,6 +546,11 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
                 style += _foreground(kind_style)
             if column_index == cursor_column:
                 style += cursor
+            if column.width < column.natural:
+                if column.kind == "text":
+                    text = cut_middle(text, column.width)
+                elif column.kind == "outcome" and style_name is not None:
+                    text = text.split(" ", 1)[0]  # the symbol; the colour says it too
             text = fit_cell(text, column.width, right=column.right)
             segments.append(Segment(pad + text + pad, style))
         strip = Strip(segments).simplify()
@@ -682,6 +592,10 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     def validate_cursor_column(self, value: int) -> int:
         """Keep the cursor on a column that exists."""
         return clamp(value, 0, max(len(self._columns) - 1, 0))
+
+    def watch_view(self, view: str) -> None:
+        """Take the view's colour."""
+        self.set_class(view == "drop", "-drop")
 
     def watch_cursor_row(self, old_row: int, new_row: int) -> None:
         """Repaint the two rows, follow the cursor, tell the app."""

@@ -1,8 +1,8 @@
 """The audit screens: one group task by task, and the Pareto chart of pass rate against spend.
 
-`PerTaskScreen` shows what `ledger.per_task` computed for the group under focus: where its spend
-went, which tasks it never passed and what those cost (`ledger.never_passed_spend`: the spend the
-drop-failures view hides entirely). `ParetoScreen` draws `ledger.pareto_points` on a canvas of
+`PerTaskScreen` shows what `per_task.per_task` computed for the group under focus: where its spend
+went, which tasks it never passed and what those cost (`per_task.never_passed_spend`: the spend the
+drop-failures view hides entirely). `ParetoScreen` draws `pareto.pareto_points` on a canvas of
 braille dots and marker characters: Textual has no chart widget, so `BrailleCanvas` is a small
 one. Every figure comes from the core; these screens only lay it out, and every string from a
 file goes through `safe_text`.
@@ -27,13 +27,9 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
-from tui_ledger.ledger import (
-    VIEW_TITLES,
-    Comparison,
-    ParetoMetric,
-    never_passed_spend,
-    pareto_points,
-)
+from tui_ledger.labels import fit_labels
+from tui_ledger.ledger import LOWER_BOUND, RECORDED, VIEW_TITLES, Comparison, ParetoMetric
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.numbers import (
     MISSING,
     format_compact,
@@ -41,13 +37,27 @@ from tui_ledger.numbers import (
     format_money,
     format_rate,
     format_tokens,
+    format_usage_figure,
 )
+from tui_ledger.pareto import pareto_points
+from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
+from tui_ledger.per_task import never_passed_spend
 from tui_ledger.textsafe import safe_cell, safe_text
-from tui_ledger.tui.screens import KEY_STYLE, MUTED, _Dialog
+from tui_ledger.tui.screens import _Dialog
+from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, SERIES
+from tui_ledger.wording import plural
 
-KEEP_COLOUR = "#2ec4b6"
-DROP_COLOUR = "#ff6b57"
-NEVER_PASSED_STYLE = "#ff6b57"
+NEVER_PASSED_STYLE = DROP
+LOWER_BOUND_ARROW = "→"
+"""Beside a point whose figure is a lower bound: the true one lies toward more spend."""
+POINT_LABEL = 18
+"""Cells of a group's name beside its point (names cut together, `labels.fit_labels`)."""
+LEGEND_LABEL = 28
+"""Cells of a group's name in the chart's legend."""
+TASK_LABEL = 36
+"""Cells of a task's name in the per-task table."""
+NOT_RECORDED_TEXT = "not recorded"
+"""A figure whose usage was not recorded (SPEC.md section 1): never 0, never `≥ 0`."""
 
 # --------------------------------------------------------------------------- per task
 
@@ -72,9 +82,17 @@ class _TaskColumn:
 
 def _per_accepted_tokens(row: dict[str, Any]) -> str:
     value = row["tokens_per_accepted_result"]
+    if row.get("usage") == NOT_RECORDED_STATUS:
+        return NOT_RECORDED_TEXT
     if value is None:
         return f"{MISSING} never passed" if row["never_passed"] else MISSING
     return format_tokens(value, lower_bound=bool(row["lower_bound"]))
+
+
+def _total_tokens(row: dict[str, Any]) -> str:
+    """A task's tokens: `not recorded`, `≥ N` when some usage is missing or a suspect 0."""
+    usage = row.get("usage")
+    return format_usage_figure(row["total_tokens"], usage, lower_bound=usage == LOWER_BOUND)
 
 
 def _per_accepted_cost(row: dict[str, Any]) -> str:
@@ -102,7 +120,7 @@ def task_columns(frame: pl.DataFrame) -> list[_TaskColumn]:
             "accepted", "acc", lambda row: f"{format_count(row['accepted'])}/{row['attempts']:,}"
         ),
         _TaskColumn("pass_rate", "pass", lambda row: format_rate(row["pass_rate"])),
-        _TaskColumn("total_tokens", "tokens", lambda row: format_tokens(row["total_tokens"])),
+        _TaskColumn("total_tokens", "tokens", _total_tokens),
         _TaskColumn("tokens_per_accepted_result", "per accepted", _per_accepted_tokens),
     ]
     if "total_cost" in frame.columns:
@@ -189,7 +207,7 @@ class PerTaskScreen(_Dialog):
         dialog.border_title = Text.assemble(
             ("per task · ", "bold"),
             (safe_text(self._label), "bold"),
-            (f"  {VIEW_TITLES['keep']} (every attempt counts)", KEEP_COLOUR),
+            (f"  {VIEW_TITLES['keep']} (every attempt counts)", KEEP),
         )
         self._fill()
         self.table.focus()
@@ -201,11 +219,18 @@ class PerTaskScreen(_Dialog):
         tasks = frame.height
         text = Text()
         total_tokens = frame["total_tokens"].drop_nulls()
-        text.append(f"{format_count(tasks)} task{'s' if tasks != 1 else ''}", style="bold")
+        usage = frame["usage"] if "usage" in frame.columns else None
+        if usage is not None and tasks and bool((usage == NOT_RECORDED_STATUS).all()):
+            tokens_text = NOT_RECORDED_TEXT
+        else:
+            tokens_text = format_tokens(
+                int(total_tokens.sum()) if len(total_tokens) else None,
+                lower_bound=usage is not None and bool((usage != RECORDED).any()),
+            )
+        text.append(plural(tasks, "task"), style="bold")
         text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
         text.append(
-            f" · {format_count(int(frame['accepted'].sum()))} accepted"
-            f" · {format_tokens(int(total_tokens.sum()) if len(total_tokens) else None)} tokens"
+            f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text} tokens"
         )
         if has_cost:
             known = frame["total_cost"].drop_nulls()
@@ -214,14 +239,19 @@ class PerTaskScreen(_Dialog):
             text.append(f" · {total}")
         text.append("\n")
         if spend.tasks == 0:
-            text.append("✔ every task passed at least once", style=KEEP_COLOUR)
+            text.append("✔ every task passed at least once", style=KEEP)
             return text
         text.append(
-            f"✘ never passed: {format_count(spend.tasks)} task{'s' if spend.tasks != 1 else ''}",
+            f"✘ never passed: {plural(spend.tasks, 'task')}",
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(
-            f" · {format_count(spend.attempts)} attempts · {format_tokens(spend.tokens)} tokens",
+            f" · {format_count(spend.attempts)} attempts · "
+            + (
+                f"{format_tokens(spend.tokens, lower_bound=spend.tokens_lower_bound)} tokens"
+                if spend.tokens is not None or usage is None
+                else f"tokens {NOT_RECORDED_TEXT}"
+            ),
             style=NEVER_PASSED_STYLE,
         )
         if has_cost:
@@ -249,12 +279,16 @@ class PerTaskScreen(_Dialog):
                 Text(column.heading + arrow, style="bold", justify=column.justify),  # type: ignore[arg-type]
                 key=column.name,
             )
+        # Task names cut together, so that no two read alike (`labels.fit_labels`).
+        tasks = self._frame["task"].to_list()
+        texts = [safe_text(task) for task in tasks]
+        task_names = dict(zip(texts, fit_labels(texts, TASK_LABEL), strict=True))
         rows = []
-        for row in self._frame.iter_rows(named=True):
+        for row, task_text in zip(self._frame.iter_rows(named=True), texts, strict=True):
             style = NEVER_PASSED_STYLE if row["never_passed"] else ""
             cells = []
             for column in self._columns:
-                text = column.fmt(row)
+                text = task_names[task_text] if column.name == "task" else column.fmt(row)
                 if column.name == "task" and row["never_passed"]:
                     text = "✘ " + text
                 cells.append(Text(text, style=style, justify=column.justify))  # type: ignore[arg-type]
@@ -295,18 +329,6 @@ class PerTaskScreen(_Dialog):
 # --------------------------------------------------------------------------- the chart
 
 _BRAILLE_BITS = ((0x01, 0x08), (0x02, 0x10), (0x04, 0x20), (0x40, 0x80))  # [row][column]
-PALETTE: tuple[str, ...] = (
-    "#58a6ff",
-    "#f0883e",
-    "#bc8cff",
-    "#3fb950",
-    "#e3b341",
-    "#ff7b72",
-    "#39c5cf",
-    "#db61a2",
-    "#a5d6ff",
-    "#d2a8ff",
-)
 
 
 @dataclass
@@ -378,8 +400,6 @@ class XAxis:
     span more than 20x (as the SVG chart does)."""
 
     def __init__(self, values: Sequence[float]) -> None:
-        from tui_ledger.report import log_axis_bounds
-
         bounds = log_axis_bounds(values)
         self.log = bounds is not None
         if bounds is not None:
@@ -407,18 +427,12 @@ class XAxis:
                 ticks.append(power)
                 power *= 10
             return ticks
-        step = _nice_step(self.high - self.low, count)
+        step = nice_step(self.high - self.low, count)
         return [self.low + i * step for i in range(math.floor((self.high - self.low) / step) + 1)]
 
 
-def _nice_step(span: float, target: int) -> float:
-    """A round step (1, 2, 2.5 or 5 times a power of ten) giving about `target` intervals."""
-    raw = span / max(target, 1)
-    power = 10 ** math.floor(math.log10(raw))
-    for factor in (1, 2, 2.5, 5, 10):
-        if raw <= factor * power:
-            return factor * power
-    return 10 * power
+MANY_POINTS = 500
+"""Past this many groups the chart draws the first ones, the frontier and one point per cell."""
 
 
 class ParetoChart(Widget):
@@ -436,7 +450,7 @@ class ParetoChart(Widget):
         self.points = points
         self.labels = labels
         self.metric = metric
-        self.colours = {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
+        self.colours = {label: SERIES[i % len(SERIES)] for i, label in enumerate(labels)}
 
     def fmt(self, value: float | None) -> str:
         """An x value as it reads on the axis."""
@@ -445,6 +459,39 @@ class ParetoChart(Widget):
     def exact(self, value: float | None) -> str:
         """An x value in full, for the legend."""
         return format_money(value) if self.metric == "cost" else format_tokens(value)
+
+    def _thinned(
+        self, plotted: pl.DataFrame, axis: XAxis, dots_x: int, dots_y: int
+    ) -> pl.DataFrame:
+        """The points worth drawing when there are more than the canvas can tell apart: the
+        first `MANY_POINTS` groups (the summary's order), the frontier, and one point per
+        canvas cell and view (a marker drawn over another is not seen). 200,000 groups drew
+        in 12 s; now in what a few thousand points take."""
+        value = pl.col("per_accepted")
+        if axis.log:
+            low, high = math.log10(axis.low), math.log10(axis.high)
+            share = (value.clip(lower_bound=axis.low).log10() - low) / (high - low)
+        elif axis.high > axis.low:
+            share = (value - axis.low) / (axis.high - axis.low)
+        else:
+            share = pl.lit(0.0)
+        first = (
+            pl.col("group")
+            .cast(pl.String)
+            .is_in(pl.Series(self.labels[:MANY_POINTS], dtype=pl.String).implode())
+        )
+        cells = plotted.with_columns(
+            (share * dots_x / 2).floor().alias("__column"),
+            ((1 - pl.col("pass_rate")) * dots_y / 4).floor().alias("__row"),
+            pl.int_range(pl.len()).alias("__order"),
+        )
+        seen = cells.unique(["view", "__column", "__row"], keep="first", maintain_order=True)
+        kept = pl.concat([cells.filter(first | pl.col("frontier")), seen])
+        return (
+            kept.unique("__order", maintain_order=True)
+            .sort("__order")
+            .drop("__column", "__row", "__order")
+        )
 
     def render(self) -> Text:
         """The chart at the widget's current size."""
@@ -457,6 +504,8 @@ class ParetoChart(Widget):
         )
         axis = XAxis(plotted["per_accepted"].to_list())
         dots_x, dots_y = plot_width * 2 - 1, plot_height * 4 - 1
+        if plotted.height > 2 * MANY_POINTS:
+            plotted = self._thinned(plotted, axis, dots_x, dots_y)
 
         def at(row: dict[str, Any]) -> tuple[float, float]:
             return axis.share(row["per_accepted"]) * dots_x, (1 - row["pass_rate"]) * dots_y
@@ -474,19 +523,25 @@ class ParetoChart(Widget):
             key=lambda row: row["per_accepted"],
         )
         for first, second in itertools.pairwise(frontier):
-            canvas.line(at(first), at(second), "bold #d7dde4")
-        # Markers: ghosts first, real points on top, then labels where they fit.
+            canvas.line(at(first), at(second), FRONTIER_STYLE)
+        # Markers: ghosts first, real points on top, then labels where they fit. A lower
+        # bound's point has an arrow toward more spend: the true figure is at or right of it.
         for view, marker in (("drop", "○"), ("keep", "●")):
             for label, row in by_view[view].items():
                 x, y = at(row)
                 style = self.colours[label] + (" bold" if view == "keep" else "")
                 canvas.put(int(x // 2), int(y // 4), marker, style)
+                if view == "keep" and row["lower_bound"]:
+                    canvas.put(int(x // 2) + 1, int(y // 4), LOWER_BOUND_ARROW, style)
+        placed = list(by_view["keep"])
+        names = dict(zip(placed, fit_labels(placed, POINT_LABEL), strict=True))
         for label, row in by_view["keep"].items():
             x, y = at(row)
             column, line = int(x // 2), int(y // 4)
-            name = safe_cell(label, 18) + ("★" if row["frontier"] else "")
+            name = names[label] + ("★" if row["frontier"] else "")
+            after = column + (3 if row["lower_bound"] else 2)
             for place_column, place_line in (
-                (column + 2, line),
+                (after, line),
                 (column - cell_len(name) - 1, line),
                 (column + 2, line - 1),
                 (column + 2, line + 1),
@@ -592,11 +647,12 @@ class ParetoScreen(_Dialog):
     def _legend_heading(self) -> Text:
         text = Text()
         text.append("● ", style="bold")
-        text.append(f"{VIEW_TITLES['keep']} (honest)", style=f"bold {KEEP_COLOUR}")
+        text.append(f"{VIEW_TITLES['keep']} (honest)", style=f"bold {KEEP}")
         text.append("   ○ ", style="bold")
-        text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP_COLOUR}")
+        text.append(f"{VIEW_TITLES['drop']} (the trap)", style=f"bold {DROP}")
         text.append("   ⠒⠒ ghost → real   ", style=MUTED)
         text.append("⠤⠔⠊ frontier ★", style="bold")
+        text.append(f"   ●{LOWER_BOUND_ARROW} lower bound", style=MUTED)
         text.append("   up and left is better", style=MUTED)
         return text
 
@@ -606,23 +662,33 @@ class ParetoScreen(_Dialog):
             table.add_column(justify=justify, no_wrap=True)
         table.add_row(
             Text("group", style="bold"),
-            Text("keep pass", style=f"bold {KEEP_COLOUR}"),
-            Text("keep /acc", style=f"bold {KEEP_COLOUR}"),
-            Text("drop pass", style=f"bold {DROP_COLOUR}"),
-            Text("drop /acc", style=f"bold {DROP_COLOUR}"),
+            Text("keep pass", style=f"bold {KEEP}"),
+            Text("keep /acc", style=f"bold {KEEP}"),
+            Text("drop pass", style=f"bold {DROP}"),
+            Text("drop /acc", style=f"bold {DROP}"),
             Text(""),
         )
-        rows = {(row["group"], row["view"]): row for row in points.iter_rows(named=True)}
         labels = self._comparison.labels
+        not_recorded = set(not_recorded_groups(self._comparison, self._metric))
+        # Rows for the groups the legend lists only (200,000 groups: 1.8 s for every row).
+        listed = pl.Series(labels[: self.LEGEND_LIMIT], dtype=pl.String)
+        legend = points.filter(pl.col("group").cast(pl.String).is_in(listed.implode()))
+        rows = {(row["group"], row["view"]): row for row in legend.iter_rows(named=True)}
+        placed = points.filter(
+            (pl.col("view") == "keep") & pl.col("per_accepted").is_not_null()
+        ).get_column("group")
+        on_chart = set(placed.cast(pl.String).to_list())
         unplotted = [
-            label
-            for label in labels
-            if (keep := rows.get((label, "keep"))) is None or keep["per_accepted"] is None
+            label for label in labels if label not in on_chart and label not in not_recorded
         ]
-        for label in labels[: self.LEGEND_LIMIT]:
+        shown_labels = labels[: self.LEGEND_LIMIT]
+        names = fit_labels(shown_labels, LEGEND_LABEL)
+        for label, name in zip(shown_labels, names, strict=True):
             keep, drop = rows.get((label, "keep")), rows.get((label, "drop"))
 
-            def figure(row: dict[str, Any] | None) -> str:
+            def figure(row: dict[str, Any] | None, unrecorded: bool = label in not_recorded) -> str:
+                if unrecorded:
+                    return NOT_RECORDED_TEXT
                 if row is None or row["per_accepted"] is None:
                     return MISSING
                 shown = chart.exact(row["per_accepted"])
@@ -630,7 +696,7 @@ class ParetoScreen(_Dialog):
 
             frontier = keep is not None and keep["frontier"]
             table.add_row(
-                Text("● " + safe_cell(label, 28), style=chart.colours[label]),
+                Text("● " + name, style=chart.colours[label]),
                 Text(format_rate(keep["pass_rate"]) if keep else MISSING),
                 Text(figure(keep)),
                 Text(format_rate(drop["pass_rate"]) if drop else MISSING, style=MUTED),
@@ -641,6 +707,15 @@ class ParetoScreen(_Dialog):
         if len(labels) > self.LEGEND_LIMIT:
             parts.append(
                 Text(f"… {format_count(len(labels) - self.LEGEND_LIMIT)} more groups", style=MUTED)
+            )
+        if not_recorded:
+            unit = "cost" if self._metric == "cost" else "usage"
+            parts.append(
+                Text(
+                    f"not plotted, {unit} not recorded (every attempt reads 0 or nothing): "
+                    + ", ".join(safe_text(label) for label in labels if label in not_recorded),
+                    style=f"italic {MUTED}",
+                )
             )
         if unplotted:
             shown = ", ".join(safe_text(label) for label in unplotted[:12])

@@ -2,7 +2,7 @@
 
 A `DataTable` measures its columns when the app is next idle, a refresh after it is filled, so
 every recompute showed one frame with the old widths (`lean-loo  ≥ 49,49  30/`) before the right
-one. This table takes its headings and cells already fitted (`summary_pane.fit_columns`),
+one. This table takes its headings and cells already fitted (`summary_text.fit_columns`),
 measures them in `fill`, and draws every line from that: the frame that shows new figures
 shows them whole. It holds at most a few hundred groups (`MAX_TABLE_GROUPS`), so each line is
 built when drawn and kept until the next fill.

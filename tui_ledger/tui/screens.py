@@ -9,6 +9,7 @@ decides what to do with it. Everything that came from a file is shown as `rich.t
 from __future__ import annotations
 
 import io
+from bisect import bisect_right
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,7 @@ from typing import Any, ClassVar
 import polars as pl
 from rich.cells import cell_len
 from rich.console import Group
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 from textual import on
@@ -24,20 +26,33 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
+from textual.geometry import Size
 from textual.screen import ModalScreen
-from textual.widgets import Button, Input, Label, SelectionList, Static
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
 from tui_ledger.checks import is_warning
+from tui_ledger.findings import Finding
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
 from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
-from tui_ledger.schema import INTEGER_COLUMNS, OUTCOME_SYMBOLS
-from tui_ledger.textsafe import safe_text
+from tui_ledger.schema import INTEGER_COLUMNS, LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
+from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui import commands
-
-KEY_STYLE = "bold #e3b341"
-MUTED = "#8b949e"
+from tui_ledger.tui.theme import (
+    ACCENT,
+    BACKGROUND,
+    DROP,
+    DROP_STYLE,
+    ERROR_STYLE,
+    KEEP,
+    KEEP_STYLE,
+    KEY_STYLE,
+    MUTED,
+)
+from tui_ledger.wording import plural
 
 VIEW_EXPLANATION = (
     "KEEP FAILURES (honest) counts every attempt: the tokens a workflow burned on failed, "
@@ -91,11 +106,11 @@ class HelpScreen(_Dialog):
     def views_text() -> Text:
         """What the two views mean, in the views' own colours."""
         text = Text()
-        text.append(f" {VIEW_TITLES['keep']} ", style="bold #0d1117 on #2ec4b6")
-        text.append(f"  {VIEW_GLOSSES['keep']}\n", style="bold #2ec4b6")
+        text.append(f" {VIEW_TITLES['keep']} ", style=f"bold {BACKGROUND} on {KEEP}")
+        text.append(f"  {VIEW_GLOSSES['keep']}\n", style=KEEP_STYLE)
         text.append(VIEW_EXPLANATION[0] + "\n\n")
-        text.append(f" {VIEW_TITLES['drop']} ", style="bold #0d1117 on #ff6b57")
-        text.append(f"  {VIEW_GLOSSES['drop']}\n", style="bold #ff6b57")
+        text.append(f" {VIEW_TITLES['drop']} ", style=f"bold {BACKGROUND} on {DROP}")
+        text.append(f"  {VIEW_GLOSSES['drop']}\n", style=DROP_STYLE)
         text.append(VIEW_EXPLANATION[1] + "\n\n")
         text.append("t", style=KEY_STYLE)
         text.append(" switches between them; the summary always shows the focused group in both.")
@@ -175,6 +190,120 @@ def display_value(column: str, value: object, dtype: pl.DataType | None = None) 
     return Text(safe_text(value))
 
 
+DETAIL_VALUE_LINES = 200
+"""A value longer than this many lines of the panel is cut there (with …): a 5 MB cell costs
+what a long paragraph costs."""
+
+
+class FieldList(ScrollView, can_focus=True):
+    """Every field of one attempt, its name on the left and its value wrapped on the right,
+    drawn with the Line API: only the fields on screen are rendered (`built`), so a file with
+    2,000 columns opens as fast as one with 10.
+
+    Each field's height is measured once per width (one line when the value fits, which a
+    length check tells, else the wrap of the value); its lines are made when first shown.
+    """
+
+    DEFAULT_CSS = """
+    FieldList {
+        height: auto;
+        max-height: 80vh;
+        overflow-x: hidden;
+    }
+    """
+
+    def __init__(self, row: Mapping[str, object], *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._fields = list(row.items())
+        names = (cell_len(safe_cell(name, 26)) for name in row)
+        self._name_width = min(24, max(names, default=8)) + 2
+        self._width = 0  # the value column's width the layout was made for
+        self._starts: list[int] = []  # each field's first line
+        self._total = 0
+        self._layouts: dict[int, tuple[list[int], int]] = {}  # by value width
+        self.built: dict[int, list[Strip]] = {}
+        """The fields rendered so far, by index (a test reads it: only visible ones)."""
+
+    def _value(self, index: int) -> Text:
+        column, value = self._fields[index]
+        if isinstance(value, str) and len(value) > DETAIL_VALUE_LINES * max(self._width, 8):
+            value = safe_cell(value, DETAIL_VALUE_LINES * max(self._width, 8))
+        return display_value(column, value)
+
+    def _lines(self, index: int) -> list[Text]:
+        text = self._value(index)
+        if cell_len(text.plain) <= self._width:
+            return [text]
+        lines = list(text.wrap(self.app.console, self._width, overflow="fold"))
+        return lines or [Text("")]
+
+    def _height(self, index: int) -> int:
+        """Lines field `index` takes: one when its value surely fits (no text to make)."""
+        value = self._fields[index][1]
+        if value is None or isinstance(value, (bool, int, float)):
+            return 1  # a number or — is a few cells, well inside the narrowest value column
+        if isinstance(value, str) and 2 * len(value) <= self._width and value.isprintable():
+            return 1  # at most two cells a character
+        return len(self._lines(index))
+
+    def _lay_out(self, width: int) -> int:
+        """Measure every field for a panel `width` cells wide; the number of lines. Measured
+        once per width (Textual asks for the height, then the region, at two widths)."""
+        value_width = max(8, width - self._name_width)
+        if value_width != self._width:
+            self._width = value_width
+            self.built.clear()
+            measured = self._layouts.get(value_width)
+            if measured is None:
+                starts: list[int] = []
+                total = 0
+                for index in range(len(self._fields)):
+                    starts.append(total)
+                    total += self._height(index)
+                measured = self._layouts[value_width] = (starts, total)
+            self._starts, self._total = measured
+        return self._total
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        """As tall as its fields (the dialog's max-height then scrolls it)."""
+        return self._lay_out(width)
+
+    def on_resize(self) -> None:
+        """Measure again for the new width (inside the scrollbar); never wider than it."""
+        width = self.scrollable_content_region.width
+        self.virtual_size = Size(width, self._lay_out(width))
+        self.refresh()
+
+    def _strips(self, index: int) -> list[Strip]:
+        found = self.built.get(index)
+        if found is not None:
+            return found
+        console = self.app.console
+        column, _ = self._fields[index]
+        name = Text(safe_cell(column, self._name_width - 2), style=MUTED)
+        name.pad_right(self._name_width - name.cell_len)
+        blank = " " * self._name_width
+        strips = []
+        for number, line in enumerate(self._lines(index)):
+            head = list(name.render(console)) if number == 0 else [Segment(blank)]
+            strip = Strip([*head, *line.render(console)])
+            strips.append(strip.extend_cell_length(self._name_width + self._width))
+        self.built[index] = strips
+        return strips
+
+    def render_line(self, y: int) -> Strip:
+        """Line `y` of the view: a line of the field under it, made when first shown."""
+        line = self.scroll_offset.y + y
+        width = self.scrollable_content_region.width
+        if not self._starts or line >= self._total:
+            return Strip.blank(width, self.rich_style)
+        index = bisect_right(self._starts, line) - 1
+        strip = self._strips(index)[line - self._starts[index]]
+        return strip.crop(self.scroll_offset.x, self.scroll_offset.x + width).apply_style(
+            self.rich_style
+        )
+
+
 class DetailScreen(_Dialog):
     """Every field of one attempt; long values wrap; the body scrolls."""
 
@@ -187,17 +316,18 @@ class DetailScreen(_Dialog):
         self._row = dict(row)
         self._title = title
 
+    @classmethod
+    def of_attempt(cls, row: Mapping[str, object], position: int) -> DetailScreen:
+        """The attempt `row` of the table (at `position`), titled by its file and line."""
+        source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
+        if source is not None and line is not None:
+            return cls(row, f"{Path(str(source)).name}, line {line}")
+        return cls(row, f"row {position + 1}")
+
     def compose(self) -> ComposeResult:
-        """Name on the left, value on the right, one field per line."""
+        """Name on the left, value on the right, one field per line (drawn lazily)."""
         with Vertical(id="detail-dialog", classes="dialog"):
-            with VerticalScroll(id="detail-body"):
-                width = min(24, max((cell_len(safe_text(c)) for c in self._row), default=8))
-                for column, value in self._row.items():
-                    with Horizontal(classes="field"):
-                        name = Static(Text(safe_text(column), style=MUTED), classes="field-name")
-                        name.styles.width = width + 2
-                        yield name
-                        yield Static(display_value(column, value), classes="field-value")
+            yield FieldList(self._row, id="detail-body")
             yield Label(Text("Esc or Enter closes · ↑↓ scroll", style=MUTED), classes="dialog-hint")
 
     def on_mount(self) -> None:
@@ -211,10 +341,12 @@ class DetailScreen(_Dialog):
 
 @dataclass(frozen=True)
 class ExportRequest:
-    """What to write: either path may be empty (skip it)."""
+    """What to write: either path may be empty (skip it). `raw`: CSV cells exactly as they are,
+    even those a spreadsheet would run as formulas (by default they get a leading apostrophe)."""
 
     summary_path: str
     attempts_path: str
+    raw: bool = False
 
 
 class _FileDialog(_Dialog):
@@ -231,7 +363,7 @@ class _FileDialog(_Dialog):
 
     def show_error(self, message: str) -> None:
         """Say why the names cannot be used, and stay open."""
-        self.query_one("#export-error", Static).update(Text(safe_text(message), style="#ff6b57"))
+        self.query_one("#export-error", Static).update(Text(safe_text(message), style=ERROR_STYLE))
 
     @on(Button.Pressed, "#export-cancel")
     def _cancel(self) -> None:
@@ -270,6 +402,11 @@ class ExportScreen(_FileDialog):
                 )
             )
             yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
+            yield Checkbox(
+                "raw CSV: keep cells starting = + - @ as typed (spreadsheets run them)",
+                False,
+                id="export-raw",
+            )
             yield from self.buttons()
 
     def on_mount(self) -> None:
@@ -281,6 +418,7 @@ class ExportScreen(_FileDialog):
         return ExportRequest(
             self.query_one("#summary-path", Input).value.strip(),
             self.query_one("#attempts-path", Input).value.strip(),
+            raw=self.query_one("#export-raw", Checkbox).value,
         )
 
     @on(Input.Submitted, "#summary-path")
@@ -408,7 +546,7 @@ class GroupByScreen(_Dialog):
         chosen = list(self.query_one(SelectionList).selected)
         if not chosen:
             self.query_one("#groupby-error", Static).update(
-                Text("Tick at least one column.", style="#ff6b57")
+                Text("Tick at least one column.", style=ERROR_STYLE)
             )
             return
         ordered = [name for name in self._current if name in chosen]
@@ -425,13 +563,16 @@ def _dtype_name(dtype: pl.DataType) -> str:
 # --------------------------------------------------------------------------- warnings
 
 
-def warning_text(warning: Any) -> Text:
-    """One warning as a block: kind, message, details, how many rows, which lines (and files)."""
+def warning_text(warning: Finding, units: Mapping[str, str] | None = None) -> Text:
+    """One warning as a block: kind, message, details, how many rows, which lines (and files).
+
+    A check (`checks.Check`) also has a severity and per-group details. `units` (the load
+    report's) marks the files that hold one attempt: named alone, without a line number."""
     text = Text()
     serious = is_warning(warning)
-    colour = "#e3b341" if serious else MUTED
-    kind = getattr(warning, "kind", None)
-    message = getattr(warning, "message", None)
+    colour = ACCENT if serious else MUTED
+    kind = warning.kind
+    message = warning.message
     text.append("⚠ " if serious else "ℹ ", style=f"bold {colour}")
     severity = getattr(warning, "severity", None)
     if severity:
@@ -439,26 +580,32 @@ def warning_text(warning: Any) -> Text:
     if kind:
         text.append(safe_text(str(kind).replace("_", " ")), style=f"bold {colour}")
         text.append("  ")
-    text.append(safe_text(message if message is not None else warning))
+    text.append(safe_text(message))
     for detail in list(getattr(warning, "details", None) or ())[:20]:
         text.append("\n   · ", style=MUTED)
         text.append(safe_text(detail))
-    count = getattr(warning, "count", None)
-    lines = list(getattr(warning, "lines", None) or ())
-    sources = list(getattr(warning, "sources", None) or ())
+    count = warning.count
+    lines = list(warning.lines)
+    sources = list(warning.sources)
     where: list[str] = []
     if count:
-        where.append(f"{format_count(count)} row{'s' if count != 1 else ''}")
+        where.append(plural(count, "row"))
     if lines:
         several_files = len(set(sources)) > 1
-        shown = [
-            f"{safe_text(Path(str(sources[i])).name)}:{line}"
-            if several_files and i < len(sources)
-            else str(line)
-            for i, line in enumerate(lines[:12])
-        ]
         more = " …" if (count or 0) > len(lines) or len(lines) > 12 else ""
-        where.append(f"e.g. line{'s' if len(lines) != 1 else ''} {', '.join(shown)}{more}")
+        whole = bool(units and sources and all(units.get(s) == "file" for s in sources))
+        if whole:
+            # One attempt per file (a harness's trial): the file's path names it.
+            shown = [safe_text(str(source)) for source in dict.fromkeys(sources[:12])]
+            where.append(f"e.g. {', '.join(shown)}{more}")
+        else:
+            shown = [
+                f"{safe_text(str(sources[i]))}:{line}"
+                if several_files and i < len(sources)
+                else str(line)
+                for i, line in enumerate(lines[:12])
+            ]
+            where.append(f"e.g. line{'s' if len(lines) != 1 else ''} {', '.join(shown)}{more}")
     if where:
         text.append("\n   " + " · ".join(where), style=MUTED)
     return text
@@ -473,9 +620,10 @@ class WarningsScreen(_Dialog):
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,q,w", "close", "close", show=False)]
 
-    def __init__(self, warnings: Sequence[Any]) -> None:
+    def __init__(self, warnings: Sequence[Finding], units: Mapping[str, str] | None = None) -> None:
         super().__init__()
         self._warnings = list(warnings)
+        self._units = units  # the load report's: which sources hold one attempt each
 
     def compose(self) -> ComposeResult:
         """One block per warning, or a line saying there are none."""
@@ -487,7 +635,7 @@ class WarningsScreen(_Dialog):
     def _body(self) -> Text:
         if not self._warnings:
             return Text("✓ No warnings: nothing looked suspect.", style=MUTED)
-        blocks = [warning_text(warning) for warning in self._warnings]
+        blocks = [warning_text(warning, self._units) for warning in self._warnings]
         return Text("\n\n").join(blocks)
 
     def _title(self) -> str:
@@ -498,7 +646,7 @@ class WarningsScreen(_Dialog):
             title += f" · {notes} note{'s' if notes != 1 else ''}"
         return title + " · load, prices and fair-comparison checks"
 
-    def update_warnings(self, warnings: Sequence[Any]) -> None:
+    def update_warnings(self, warnings: Sequence[Finding]) -> None:
         """Show a newer list (the checks finished while the panel was open)."""
         self._warnings = list(warnings)
         self.query_one("#warnings-text", Static).update(self._body())

@@ -1,14 +1,13 @@
 """`--watch` for the app: a thread worker follows the files and hands each change to the app.
 
-The app adopts it with one call in `on_mount`:
+The app's pipeline adopts it with one call (`Pipeline.start_watching`, from `on_mount`):
 
 ```python
-if self.watch_files:
-    start_watching(self, self.paths, self.load_options, prepare=self._prepared,
-                   on_change=self._watched, on_error=self._watch_failed)
+start_watching(app, app.paths, app.load_options, prepare=partial(price, prices=app.prices),
+               on_change=self.watched, on_error=self.watch_failed)
 ```
 
-`prepare(ledger)` runs in the watch thread on every new ledger (the app prices the attempts
+`prepare(ledger)` runs in the watch thread on every new ledger (the pipeline prices the attempts
 there, as its load worker does), `on_change(update)` runs on the app's thread with the result,
 and `on_error(message)` with one line for people when a change could not be read (the app keeps
 what it shows). The worker starts once the app's own first load has ended, loads the files once
@@ -80,6 +79,10 @@ def start_watching(
         if change.error is not None:
             app.call_from_thread(on_error, change.error)
 
+    def say_unless_unloaded(message: str) -> None:
+        if getattr(app, "ledger", None) is not None:
+            on_error(message)
+
     def follow() -> None:
         stop = get_current_worker().cancelled_event
         while any(worker.group == load_group and not worker.is_finished for worker in app.workers):
@@ -90,9 +93,9 @@ def start_watching(
             try:
                 ledger = watcher.load()
             except LoadError as error:
-                # A first load that failed has been said by the app; one that worked has not.
-                if getattr(app, "ledger", None) is not None:
-                    app.call_from_thread(on_error, str(error))
+                # A first load that failed has been said by the app; one that worked has not
+                # (asked on the app's thread: this one reads none of the app's state).
+                app.call_from_thread(say_unless_unloaded, str(error))
             else:
                 deliver(Change(ledger, reloaded=True, seconds=time.perf_counter() - started))
             for change in watcher.follow(stop):

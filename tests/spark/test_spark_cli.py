@@ -1,0 +1,194 @@
+"""`summary`, `check` and `convert --spark URL`: the local command's output, computed by Spark.
+
+Differential: `summary --spark ... --format json` must print the JSON `summary ... --format
+json` prints (the article's fixture, the demo ledger, a generated million-row Parquet file,
+a filter), with the one difference docs/SPARK.md names: warnings and checks carry no example
+lines (a distributed table has none). Errors: one line on stderr, exit 2.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from tests.spark import server
+from tui_ledger import load
+
+pytestmark = pytest.mark.spark
+
+REPOSITORY = Path(__file__).resolve().parents[2]
+SAMPLE = REPOSITORY / "sample_data"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """The command in a process of its own, as people run it: a Spark Connect session per
+    process (several sessions in one process lose each other's checkpoints on the server:
+    `DATAFRAME_NOT_FOUND`, seen when these ran in the test process)."""
+    command = [sys.executable, "-m", "tui_ledger.cli", *argv]
+    done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=1800)
+    return done.returncode, done.stdout, done.stderr
+
+
+def without_places(document: dict[str, Any]) -> dict[str, Any]:
+    """The JSON with the example lines and files of warnings and checks left out: the one
+    thing a distributed table cannot give (docs/SPARK.md)."""
+    for key in ("warnings", "checks"):
+        for item in document.get(key, []):
+            item["lines"], item["sources"] = [], []
+    return document
+
+
+def same_summary(
+    capsys: pytest.CaptureFixture[str], url: str, path: Path, *options: str
+) -> dict[str, Any]:
+    code, local, error = run(capsys, "summary", str(path), "--format", "json", *options)
+    assert (code, error) == (0, "")
+    code, remote, error = run(
+        capsys, "summary", "--spark", url, str(path), "--format", "json", *options
+    )
+    assert code == 0, error
+    expected, got = without_places(json.loads(local)), without_places(json.loads(remote))
+    assert same_but_interval_rounding(got, expected)
+    return got
+
+
+def same_but_interval_rounding(got: Any, expected: Any, name: str = "") -> bool:
+    """Equal, except that delta-method interval bounds (`*_ci`) may differ in their last
+    digits: the spread feeding them is a float sum, added in another order by each engine
+    (docs/SPARK.md). Everything else, ranks, counts, sums, medians, per accepted result and
+    bootstrap bounds included, must be equal."""
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and got.keys() == expected.keys(), name
+        return all(same_but_interval_rounding(got[k], v, k) for k, v in expected.items())
+    if isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), name
+        return all(
+            same_but_interval_rounding(g, e, name) for g, e in zip(got, expected, strict=True)
+        )
+    if name.endswith("_ci") and isinstance(expected, float):
+        assert got == pytest.approx(expected, rel=1e-12), name
+        return True
+    assert got == expected, name
+    return True
+
+
+def test_the_article_fixture_prints_the_same_json(
+    capsys: pytest.CaptureFixture[str], spark_url: str
+) -> None:
+    document = same_summary(capsys, spark_url, SAMPLE / "runs.csv")
+    assert document["hidden_tokens"] == 2000
+    assert document["ranking_flips"] is True
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        (),
+        ("--by", "workflow,model", "--where", "-task:smoke tokens>1k"),
+        ("--intervals", "bootstrap", "--seed", "3"),
+    ],
+)
+def test_the_demo_ledger_prints_the_same_json(
+    capsys: pytest.CaptureFixture[str], spark_url: str, options: tuple[str, ...]
+) -> None:
+    document = same_summary(capsys, spark_url, SAMPLE / "demo.csv", *options)
+    assert document["checks"], "the demo ledger has checks to compare"
+
+
+def test_a_generated_million_row_parquet_file_prints_the_same_json(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
+) -> None:
+    sys.path.insert(0, str(REPOSITORY))
+    try:
+        from benchmarks.generate import generate_ledger
+    finally:
+        sys.path.remove(str(REPOSITORY))
+    path = tmp_path / "ledger_1m.parquet"
+    generate_ledger(1_000_000, seed=7, status=True).write_parquet(path)
+    document = same_summary(capsys, spark_url, path)
+    assert sum(row["attempts"] for row in document["views"]["keep"].values()) == 1_000_000
+
+
+def test_check_prints_the_local_report_without_lines(
+    capsys: pytest.CaptureFixture[str], spark_url: str
+) -> None:
+    path = str(SAMPLE / "demo.csv")
+    code, local, _ = run(capsys, "check", path)
+    assert code == 0
+    code, remote, error = run(capsys, "check", "--spark", spark_url, path)
+    assert code == 0, error
+
+    def unplaced(text: str) -> list[str]:  # "e.g. lines 4, 9 of FILE" is the difference
+        return [line for line in text.splitlines() if not line.startswith("    e.g. line")]
+
+    assert unplaced(remote) == unplaced(local)
+
+
+def test_convert_writes_what_the_cluster_returns(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
+) -> None:
+    source = SAMPLE / "demo.csv"
+    code, _, error = run(
+        capsys,
+        "convert",
+        "--spark",
+        spark_url,
+        str(source),
+        "-o",
+        str(tmp_path / "kept.parquet"),
+        "--where",
+        "passed",
+    )
+    assert code == 0, error
+    written = pl.read_parquet(tmp_path / "kept.parquet")
+    local = load.load(source).attempts.filter(pl.col("outcome") == "passed")
+    assert written.height == local.height > 0
+    assert "outcome" not in written.columns  # beside a status column, as convert writes it
+    for name in ("workflow", "task", "tokens"):
+        assert written[name].to_list() == local[name].cast(written.schema[name]).to_list()
+
+
+# --------------------------------------------------------------------------- errors
+
+
+def one_line_error(code: int, out: str, error: str, *words: str) -> None:
+    assert code == 2
+    assert out == ""
+    assert error.startswith("ledger-tui: error: ") and error.count("\n") == 1, error
+    for word in words:
+        assert word in error
+
+
+def test_an_unreachable_server_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    url = f"sc://127.0.0.1:{server.free_port()}"
+    code, out, error = run(capsys, "summary", "--spark", url, str(SAMPLE / "runs.csv"))
+    one_line_error(code, out, error, "cannot reach the Spark Connect server")
+
+
+def test_a_missing_table_and_a_bad_cell_are_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
+) -> None:
+    code, out, error = run(capsys, "summary", "--spark", spark_url, "table:default.no_such")
+    one_line_error(code, out, error, "no such table")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("workflow,task,run,tokens,passed\nlean,t1,r1,10,true\nlean,t2,r7,12a,false\n")
+    code, out, error = run(capsys, "check", "--spark", spark_url, str(bad))
+    one_line_error(code, out, error, "run 'r7'", "'12a'", "not a number")
+
+
+def test_options_the_engine_lacks_are_refused_in_one_line(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    path = str(SAMPLE / "demo.csv")
+    code, out, error = run(capsys, "summary", "--spark", "sc://h:1", path, "--matched-tasks")
+    one_line_error(code, out, error, "--matched-tasks is not computed on Spark")
+    code, out, error = run(capsys, "summary", "--spark", "sc://h:1", path, path)
+    one_line_error(code, out, error, "--spark reads one input")

@@ -1,0 +1,232 @@
+"""The engine's errors, inputs, pages and cancellation, against a real Spark Connect server."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
+
+from tests.spark import server
+from tests.spark.reference import assert_same_aggregates, polars_aggregate_frame
+from tui_ledger import load
+from tui_ledger.spark import (
+    SparkCellError,
+    SparkInputError,
+    SparkQueryCancelled,
+    SparkUnreachable,
+)
+
+pytestmark = pytest.mark.spark
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
+
+
+def opened(spark: Any, path: str | Path, **options: Any) -> Any:
+    from tui_ledger.spark.engine import open_ledger
+
+    return open_ledger(spark, str(path), **options)
+
+
+def write(tmp_path: Path, text: str, name: str = "ledger.csv") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+# --------------------------------------------------------------------------- bad cells
+
+
+@pytest.mark.parametrize(
+    ("cell", "words"),
+    [
+        ("12a", "is not a number"),
+        ("1.5", "is not a whole number"),
+        ("-3", "is negative"),
+        ("inf", "is not a finite number"),
+        ("1e30", "larger than the biggest count"),
+    ],
+)
+def test_a_bad_count_names_column_value_and_row(
+    spark: Any, tmp_path: Path, cell: str, words: str
+) -> None:
+    path = write(
+        tmp_path,
+        f"workflow,task,run,usage,passed\nlean,t1,r1,10,true\nlean,t2,r7,{cell},false\n",
+    )
+    with pytest.raises(SparkCellError) as raised:
+        opened(spark, path).validate()
+    message = str(raised.value)
+    assert isinstance(raised.value, ValueError)
+    assert "\n" not in message
+    assert words in message
+    assert f"column 'usage' holds {cell!r}" in message
+    assert "workflow 'lean', task 't2', run 'r7'" in message
+    assert raised.value.row == {"workflow": "lean", "task": "t2", "run": "r7"}
+
+
+@pytest.mark.parametrize(
+    ("header", "row", "words"),
+    [
+        ("workflow,tokens,status", "lean,5,wat", "is not an outcome"),
+        ("workflow,tokens,passed", "lean,5,maybe", "is not a pass/fail value"),
+        ("workflow,tokens,passed", " ,5,true", "is empty; every attempt needs a workflow"),
+        (
+            "workflow,input_tokens,output_tokens,passed",
+            f"lean,{2**63 - 1},1,true",
+            "input_tokens + output_tokens adds up to 9223372036854775808",
+        ),
+    ],
+)
+def test_other_bad_cells_are_one_line_errors(
+    spark: Any, tmp_path: Path, header: str, row: str, words: str
+) -> None:
+    path = write(tmp_path, f"{header}\nlean,1,{'true' if 'passed' in header else 'ok'}\n{row}\n")
+    if header.count(",") == 3:
+        path = write(tmp_path, f"{header}\n{row}\n")
+    with pytest.raises(SparkCellError) as raised:
+        opened(spark, path).validate()
+    assert words in str(raised.value)
+    assert "\n" not in str(raised.value)
+
+
+def test_the_loader_warnings_are_counted_with_examples_by_identity(spark: Any) -> None:
+    ledger = opened(spark, SAMPLE / "demo.csv")
+    report = ledger.validate()
+    loaded = load.load(SAMPLE / "demo.csv")
+    assert report.counts == {w.kind: w.count for w in loaded.report.warnings}
+    assert report.rows == 360
+    examples = ledger.warning_examples("missing_usage")
+    assert len(examples) == 5
+    missing = loaded.attempts.filter(pl.col("tokens").is_null()).select(
+        pl.col("workflow").cast(pl.String), pl.col("task").cast(pl.String), "attempt"
+    )
+    assert all(example in missing.to_dicts() for example in examples)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def test_a_missing_path_and_a_missing_table_are_input_errors(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(SparkInputError, match="no such file or folder"):
+        opened(spark, tmp_path / "nothing.parquet")
+    with pytest.raises(SparkInputError, match="no such table"):
+        opened(spark, "table:default.no_such_ledger")
+
+
+def test_missing_and_doubly_named_columns(spark: Any, tmp_path: Path) -> None:
+    with pytest.raises(SparkInputError, match="no workflow column"):
+        opened(spark, write(tmp_path, "name,tokens,passed\na,1,true\n"))
+    path = write(tmp_path, "workflow,tokens,usage,passed\na,1,2,true\n", "two.csv")
+    with pytest.raises(SparkInputError, match="'tokens' and 'usage' all name tokens"):
+        opened(spark, path)
+    ledger = opened(spark, path, columns={"tokens": "usage"})
+    assert ledger.mapping["tokens"] == "usage"
+    assert "tokens_in_file" in ledger.columns
+
+
+def test_an_unreachable_server_fails_fast_in_one_line() -> None:
+    from tui_ledger.spark.session import connect
+
+    began = time.monotonic()
+    with pytest.raises(SparkUnreachable) as raised:
+        connect(f"sc://127.0.0.1:{server.free_port()}", timeout=2)
+    assert time.monotonic() - began < 10
+    assert "cannot reach the Spark Connect server" in str(raised.value)
+    with pytest.raises(SparkUnreachable, match="not a Spark Connect URL"):
+        connect("http://127.0.0.1:15002")
+
+
+def test_a_catalog_table_and_parquet_and_json_read_alike(spark: Any, tmp_path: Path) -> None:
+    from tui_ledger.spark.aggregate import aggregate_frame
+
+    attempts = load.load(SAMPLE / "demo.csv").attempts
+    expected = polars_aggregate_frame(attempts, ["workflow"])
+    raw = spark.read.options(header=True, inferSchema=True).csv(str(SAMPLE / "demo.csv"))
+    raw.write.mode("overwrite").saveAsTable("ledger_demo")
+    from_table = opened(spark, "table:ledger_demo")
+    assert_same_aggregates(aggregate_frame(from_table.attempts(), ["workflow"]), expected)
+    local = pl.read_csv(SAMPLE / "demo.csv")
+    local.write_parquet(tmp_path / "demo.parquet")
+    local.write_ndjson(tmp_path / "demo.jsonl")
+    for name in ("demo.parquet", "demo.jsonl"):
+        ours = aggregate_frame(opened(spark, tmp_path / name).attempts(), ["workflow"])
+        assert_same_aggregates(ours, expected)
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def test_pages_follow_the_sort_then_the_files_order(spark: Any) -> None:
+    from tui_ledger.spark.paging import attempt, page
+
+    attempts = load.load(SAMPLE / "demo.csv").attempts
+    ledger = opened(spark, SAMPLE / "demo.csv")
+    ordered = attempts.sort("tokens", descending=True, nulls_last=True, maintain_order=True)
+    shown = ["workflow", "task", "tokens", "outcome"]
+    for number in (0, 1, 89):
+        found = page(ledger, sort=["tokens"], descending=True, number=number, size=4)
+        expected = ordered.slice(number * 4, 4).select(shown)
+        assert (
+            found.rows.select(shown)
+            .with_columns(pl.col("outcome").cast(pl.String))
+            .equals(expected.with_columns(pl.col("outcome").cast(pl.String)))
+        )
+        assert found.has_more == (number < 89)
+    first = page(ledger, size=3)
+    assert first.rows["task"].to_list() == attempts["task"].head(3).to_list()
+    key = first.rows.select(first.tiebreak).row(1, named=True)
+    one = attempt(ledger, key)
+    assert one is not None
+    assert one["task"] == attempts["task"][1] and one["notes"] == attempts["notes"][1]
+
+
+def test_a_filtered_page(spark: Any) -> None:
+    from tui_ledger.spark.paging import page
+
+    attempts = load.load(SAMPLE / "demo.csv").attempts
+    ledger = opened(spark, SAMPLE / "demo.csv")
+    found = page(ledger, where="lean failed duration_s>20", size=500)
+    expected = attempts.filter(
+        pl.col("workflow").cast(pl.String).str.contains("lean"),
+        pl.col("outcome") == "failed",
+        pl.col("duration_s") > 20,
+    )
+    assert found.rows["task"].to_list() == expected["task"].cast(pl.String).to_list()
+    assert not found.has_more
+
+
+# --------------------------------------------------------------------------- cancellation
+
+
+def test_a_running_query_is_cancelled_by_its_tag(spark: Any) -> None:
+    from tui_ledger.spark.paging import Queries
+
+    queries = Queries(spark)
+    tag = queries.new_tag()
+    outcome: dict[str, BaseException | object] = {}
+
+    def slow() -> None:
+        try:
+            outcome["result"] = queries.run(
+                lambda: spark.range(0, 10**13, numPartitions=2).selectExpr("sum(id % 7)").collect(),
+                tag,
+            )
+        except BaseException as error:  # the thread reports what it got
+            outcome["error"] = error
+
+    worker = threading.Thread(target=slow)
+    worker.start()
+    deadline = time.monotonic() + 60
+    while tag not in queries.running and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(2)  # let the operation reach the server
+    began = time.monotonic()
+    queries.cancel_all_but(None)
+    worker.join(timeout=60)
+    assert not worker.is_alive()
+    assert isinstance(outcome.get("error"), SparkQueryCancelled), outcome
+    assert time.monotonic() - began < 30

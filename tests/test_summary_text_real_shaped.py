@@ -1,0 +1,74 @@
+"""What the app's summary says on a real-shaped ledger (tests/real_shaped.py): `not recorded`
+for unmetered groups, rank ranges, lower bounds, and a callout that claims nothing the
+bounds leave open. Pure functions of a comparison: no app is run."""
+
+from __future__ import annotations
+
+from tests.real_shaped import (
+    GROUPS,
+    NOTHING_ACCEPTED,
+    OPUS,
+    SONNET,
+    UNMETERED,
+    attempts_frame,
+)
+from tui_ledger.ledger import compare
+from tui_ledger.tui.summary_text import (
+    TOKENS,
+    callout_text,
+    figure_text,
+    focus_block,
+    group_columns,
+    group_row,
+    missing_notes,
+    rank_text,
+    total_text,
+)
+
+COMPARISON = compare(attempts_frame(), intervals="none")
+
+
+def row(view: str, group: str) -> dict[str, object]:
+    return COMPARISON.view(view).row(GROUPS_ORDER.index(group), named=True)  # type: ignore[arg-type]
+
+
+GROUPS_ORDER = COMPARISON.labels
+
+
+def test_figures_totals_and_ranks_read_honestly() -> None:
+    assert sorted(GROUPS_ORDER) == sorted(GROUPS)
+    unmetered = row("keep", UNMETERED)
+    assert figure_text(TOKENS, unmetered) == "not recorded"
+    assert total_text(TOKENS, unmetered) == "not recorded"
+    assert rank_text(unmetered) == "—"
+    opus = row("keep", OPUS)
+    assert figure_text(TOKENS, opus) == "≥ 150,000"
+    assert total_text(TOKENS, opus) == "≥ 300,000"
+    assert rank_text(opus) == "1–3"
+    assert rank_text(row("keep", SONNET)) == "1–2"
+    assert rank_text(row("drop", OPUS)) == "1"
+    nothing = row("keep", NOTHING_ACCEPTED)
+    assert figure_text(TOKENS, nothing) == "—"
+    assert rank_text(nothing) == "4"
+
+
+def test_table_row_and_notes() -> None:
+    columns = group_columns(COMPARISON, "keep", TOKENS)
+    trap = COMPARISON.trap.row(GROUPS_ORDER.index(UNMETERED), named=True)
+    cells, notes = group_row(UNMETERED, row("keep", UNMETERED), trap, columns, "keep")
+    assert "not recorded" in notes
+    assert cells[1].plain == "not recorded" and cells[3].plain == "—"
+    lines = missing_notes([], notes, COMPARISON.keep, TOKENS, COMPARISON.keep.height)
+    text = " · ".join(lines)
+    assert "not recorded: every attempt's usage missing or 0" in text
+    assert "≥ lower bound" in text and "2–4: rank as far as the bounds prove it" in text
+
+
+def test_focus_block_and_callout() -> None:
+    index = GROUPS_ORDER.index(UNMETERED)
+    block = focus_block(COMPARISON, index, UNMETERED, TOKENS, "keep").plain
+    assert "≥ 0" not in block and " 0 tokens" not in block
+    assert "not recorded: every attempt's usage is missing or 0" in block
+    assert "tokens not recorded" in block  # hidden when dropped
+    sentence = callout_text(COMPARISON, TOKENS).plain
+    assert "undecided" in sentence and "cheapest" not in sentence

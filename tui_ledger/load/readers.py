@@ -1,0 +1,213 @@
+"""Opening one input by its format: the text check every text format gets, Parquet, what a
+harness importer gives, and the one-line message for anything polars refuses."""
+
+from __future__ import annotations
+
+import gzip
+import os
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tui_ledger import schema
+from tui_ledger.load.csv_errors import first_ragged_record, ragged, stray_quote, unclosed_quote
+from tui_ledger.load.formats import FORMAT_LABEL, GZIP_MAGIC, head_bytes
+from tui_ledger.load.helper_columns import LINE
+from tui_ledger.load.inputs import Input
+from tui_ledger.load.load_report import LoadError
+from tui_ledger.load.opened import Opened, empty, refuse
+from tui_ledger.load.read_csv import open_csv
+from tui_ledger.load.read_json import open_json
+from tui_ledger.wording import first_line
+
+if TYPE_CHECKING:
+    from tui_ledger.importers import ImportOptions
+
+
+def open_input(
+    item: Input,
+    *,
+    lazy: bool,
+    lossy: bool = False,
+    columns: Mapping[str, str] | None = None,
+    imports: ImportOptions | None = None,
+    several: bool = False,
+    head: bytes | None = None,
+) -> Opened:
+    """Open one input. `columns` (the explicit mapping) lets an eager CSV/TSV read type its
+    accounting columns as it parses (see `read_csv._read_csv_typed`). `imports` is what the
+    user told the importers; `several` says the load reads more than this input (an
+    importer's sources are then named with the path the user gave, not only below it);
+    `head`: a CSV/TSV's first whole records (`read_csv.csv_head`), read instead of the file."""
+    if item.importer is not None:
+        return _open_imported(item, imports, several)
+    assert item.fmt is not None
+    try:
+        if item.fmt != "parquet":
+            _check_text(item)
+        if item.fmt in ("csv", "tsv"):
+            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns, head=head)
+        if item.fmt == "parquet":
+            return _open_parquet(item, lazy=lazy)
+        return open_json(item, lazy=lazy)
+    except LoadError:
+        raise
+    except (pl.exceptions.PolarsError, OSError, ValueError) as error:
+        raise read_error(item, error) from None
+
+
+_WIDE_TEXT = {
+    b"\xff\xfe\x00\x00": "UTF-32",
+    b"\x00\x00\xfe\xff": "UTF-32",
+    b"\xff\xfe": "UTF-16",
+    b"\xfe\xff": "UTF-16",
+}
+
+
+def _check_text(item: Input) -> None:
+    """Refuse a text format whose first bytes are not 8-bit text: UTF-16/32 (Excel's
+    "Unicode text"), or NUL bytes (a binary file under a text extension). Read as UTF-8,
+    either would only fail later with a baffling list of columns."""
+    head = head_bytes(item.path, 4096)
+    if head.startswith(GZIP_MAGIC):
+        with gzip.open(item.path, "rb") as stream:
+            try:
+                head = stream.read(4096)
+            except (OSError, EOFError):
+                return  # reading says what is wrong
+    label = FORMAT_LABEL.get(item.fmt or "", "text")
+    for bom, encoding in _WIDE_TEXT.items():
+        if head.startswith(bom):
+            return refuse(
+                item,
+                f"the file is {encoding} text; save it as {label} in UTF-8, or convert it "
+                f"(iconv -f {encoding} -t UTF-8 FILE > NEW)",
+            )
+    header = head.split(b"\n", 1)[0]
+    try:
+        header.decode("utf-8")
+        text_header = b"\x00" not in header
+    except UnicodeDecodeError:
+        text_header = False
+    # A NUL in a cell of a text file is named with its cell; beside a header that is not
+    # text, it means a binary file.
+    if b"\x00" in head and not text_header:
+        refuse(
+            item,
+            f"the file holds NUL bytes, so it is binary, not {label} text; check it is the "
+            "right file",
+        )
+
+
+def _open_parquet(item: Input, *, lazy: bool) -> Opened:
+    if item.path.stat().st_size == 0:
+        raise empty(item)
+    if lazy:
+        frame = pl.scan_parquet(item.path, glob=False).with_row_index(LINE, offset=1)
+        names = frame.collect_schema().names()
+    else:
+        data = pl.read_parquet(item.path, glob=False).with_row_index(LINE, offset=1)
+        names = data.columns
+        frame = data.lazy()
+    frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
+    own = [name for name in names if name != LINE]
+    return Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
+
+
+def _open_imported(item: Input, imports: ImportOptions | None, several: bool) -> Opened:
+    assert item.importer is not None
+    try:
+        imported = item.importer.read_imported(item.path, imports)
+        data = imported.frame
+    except LoadError:
+        raise
+    except (OSError, ValueError, pl.exceptions.PolarsError) as error:
+        text = first_line(error)
+        if item.display not in text and str(item.path) not in text:
+            text = (
+                f"{item.display}: the {item.importer.name} importer could not read it "
+                f"({text}); check the files are complete."
+            )
+        raise LoadError(text, source=item.display) from None
+    if data.height == 0:
+        raise LoadError(
+            f"{item.display}: the {item.importer.name} importer found no attempts in it; "
+            "check the path points at a run.",
+            source=item.display,
+        )
+    line = schema.LINE_COLUMN
+    source = schema.SOURCE_COLUMN
+    names = [name for name in data.columns if name not in (line, source)]
+    if line in data.columns:
+        line_expr = pl.col(line).cast(pl.Int64)
+        unit = "line"
+    else:
+        line_expr = pl.int_range(1, pl.len() + 1, dtype=pl.Int64)
+        unit = "record"
+    columns = [*names, line_expr.alias(LINE)]
+    if source in data.columns:
+        columns.append(trial_names(item, pl.col(source).cast(pl.String), several))
+    frame = data.lazy().select(columns)
+    whole: frozenset[str] = frozenset()
+    if source in data.columns:
+        counts = frame.group_by(source).len().filter(pl.col("len") == 1).collect()
+        whole = frozenset(counts[source].to_list())
+    kind = f"{item.importer.name.replace('-', '_')}_import"
+    return Opened(
+        item,
+        "importer",
+        frame,
+        names,
+        unit,
+        has_source=source in data.columns,
+        conventions=imported.conventions,
+        notes=tuple((kind, sentence) for sentence in imported.warnings),
+        whole_files=whole,
+    )
+
+
+def trial_names(item: Input, source: pl.Expr, several: bool) -> pl.Expr:
+    """An importer's sources named by their path below the folder the user opened
+    (`20250924_droid_gpt-5/.../fix-git.1-of-5/results.json`), which tells the trials apart
+    where a file name (`results.json`) would not; with `several` inputs, below the path as
+    the user gave it (`runs/20250924_droid_gpt-5/...`). A file opened by name keeps it."""
+    if not item.path.is_dir():
+        return source
+    prefixes = {str(item.path), str(item.path.resolve()), os.path.abspath(item.path)}
+    named = source
+    given = item.display.rstrip("/") if several else ""
+    for prefix in sorted(prefixes, key=len, reverse=True):
+        folder = prefix.rstrip("/") + "/"
+        below = source.str.strip_prefix(folder)
+        named = (
+            pl.when(source.str.starts_with(folder))
+            .then(pl.concat_str(pl.lit(given + "/"), below) if given else below)
+            .otherwise(named)
+        )
+    return named.alias(schema.SOURCE_COLUMN)
+
+
+def read_error(item: Input, error: Exception) -> LoadError:
+    """The one-line `LoadError` for anything reading `item` raised."""
+    if isinstance(error, PermissionError):
+        return LoadError(
+            f"{item.display}: cannot be read (permission denied); check its permissions.",
+            source=item.display,
+        )
+    if isinstance(error, LoadError):
+        return error
+    if item.fmt in ("csv", "tsv") and "malformed" not in str(error):
+        unclosed = unclosed_quote(item)
+        if unclosed is not None:
+            return unclosed
+    if "more fields" in str(error):
+        return ragged(item, first_ragged_record(item, None))
+    if item.fmt in ("csv", "tsv") and "malformed" in str(error):
+        return stray_quote(item)
+    label = FORMAT_LABEL.get(item.fmt or "", "NDJSON")
+    return LoadError(
+        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
+        "is complete and in that format.",
+        source=item.display,
+    )

@@ -1,0 +1,204 @@
+"""Exact medians of token usage per group and view: in memory, and streamed in bounded memory.
+
+`ledger.compare` needs the median usage per attempt of every group in both views. In memory,
+polars' Float64 median is exact below 2**52 and recomputed exactly past it (`_exact_median`).
+Streamed (attempts larger than memory), the rows are never held: `streamed_medians` narrows
+each median's range pass by pass, counting values per slice (a selection algorithm).
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from tui_ledger.schema import ACCEPTED, VIEWS
+
+_outcome = pl.col("outcome")
+_tokens = pl.col("tokens")
+
+
+def medians_in_memory(
+    frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The cells, and both views' medians from the rows (exactly, past 2**52)."""
+    # Only known usage has a median; leaving the nulls out first makes polars' median ~1.6x
+    # faster. A group with no known usage is absent here and gets a null median in the join.
+    medians = (
+        frame.filter(_tokens.is_not_null())
+        .group_by(keys)
+        .agg(
+            _tokens.median().alias("keep__median_tokens_per_attempt"),
+            _tokens.filter(_outcome == ACCEPTED).median().alias("drop__median_tokens_per_attempt"),
+        )
+    )
+    cell_frame, median_frame = pl.collect_all([cells, medians])
+    if _past_float_precision(median_frame):
+        median_frame = (
+            frame.group_by(keys)
+            .agg(
+                _exact_median(_tokens).alias("keep__median_tokens_per_attempt"),
+                _exact_median(_tokens.filter(_outcome == ACCEPTED)).alias(
+                    "drop__median_tokens_per_attempt"
+                ),
+            )
+            .filter(pl.col("keep__median_tokens_per_attempt").is_not_null())
+            .collect()
+        )
+    return cell_frame, median_frame
+
+
+# The most (target, bucket) cells one narrowing pass of `streamed_medians` counts.
+MEDIAN_BUCKETS = 2**16
+_TARGET = "__target"
+
+
+def streamed_medians(frame: pl.LazyFrame, keys: list[str], cells: pl.DataFrame) -> pl.DataFrame:
+    """Both views' exact medians without holding the rows: a selection by narrowing ranges.
+
+    Each median is the mean of the values at two positions of the group's sorted known usage
+    (the same position twice for an odd count), as `_exact_median` takes it. Every such
+    target starts with the group's [min, max] range (`__lo`, `__hi` of its cells); each pass
+    over the attempts counts, per target, the values in each of up to `MEDIAN_BUCKETS /
+    targets` equal slices of its range (a streaming group_by of that many cells, whatever the
+    rows), and keeps the slice holding its position: a range of 200,000 values takes two
+    passes. Float64 as the in-memory path gives it, or Decimal(38, 1) when a median reaches
+    2**52 (as there too).
+    """
+    outcome = pl.col("outcome")
+    known = (
+        cells.group_by(keys)
+        .agg(
+            pl.col("known").sum().cast(pl.Int64).alias("keep"),
+            pl.col("known").filter(outcome == ACCEPTED).sum().cast(pl.Int64).alias("drop"),
+            pl.col("__lo").min(),
+            pl.col("__hi").max(),
+        )
+        .filter(pl.col("keep") > 0)
+    )
+    targets = pl.concat(
+        [
+            known.filter(pl.col(view) > 0).select(
+                *keys,
+                pl.lit(view).alias("__view"),
+                pl.lit(end).alias("__end"),
+                (pl.col(view) - 1 + offset).floordiv(2).alias("__rank"),
+                "__lo",
+                (pl.col("__hi") + 1).alias("__hi"),
+                pl.lit(0, dtype=pl.Int64).alias("__below"),
+            )
+            for view in VIEWS
+            for end, offset in (("low", 0), ("high", 1))
+        ]
+    ).with_row_index(_TARGET)
+    stream = frame.filter(_tokens.is_not_null()).select(
+        *keys, _tokens.cast(pl.Int128).alias("__value"), (outcome == ACCEPTED).alias("__accepted")
+    )
+    while True:
+        active = targets.filter(pl.col("__hi") - pl.col("__lo") > 1)
+        if active.height == 0:
+            break
+        slices = max(2, MEDIAN_BUCKETS // active.height)
+        active = active.with_columns(
+            ((pl.col("__hi") - pl.col("__lo") + slices - 1) // slices).alias("__width")
+        )
+        value, lo = pl.col("__value"), pl.col("__lo")
+        counts = (
+            stream.join(
+                active.lazy().select(_TARGET, *keys, "__view", "__lo", "__hi", "__width"),
+                on=keys,
+                how="inner",
+                nulls_equal=True,
+            )
+            .filter(
+                (value >= lo)
+                & (value < pl.col("__hi"))
+                & ((pl.col("__view") == "keep") | pl.col("__accepted"))
+            )
+            .group_by(_TARGET, ((value - lo) // pl.col("__width")).alias("__slice"))
+            .agg(pl.len().cast(pl.Int64).alias("__count"))
+            .collect(engine="streaming")
+        )
+        # Per target, the slice where the running count first passes its position.
+        running = pl.col("__running")
+        chosen = (
+            counts.sort(_TARGET, "__slice")
+            .with_columns(pl.col("__count").cum_sum().over(_TARGET).alias("__running"))
+            .join(
+                active.select(_TARGET, "__rank", "__below", "__lo", "__hi", "__width"), on=_TARGET
+            )
+            .with_columns(running + pl.col("__below"))
+            .filter(
+                (running > pl.col("__rank")) & (running - pl.col("__count") <= pl.col("__rank"))
+            )
+            .select(
+                _TARGET,
+                (lo + pl.col("__slice") * pl.col("__width")).alias("__new_lo"),
+                pl.min_horizontal(
+                    lo + (pl.col("__slice") + 1) * pl.col("__width"), pl.col("__hi")
+                ).alias("__new_hi"),
+                (running - pl.col("__count")).alias("__new_below"),
+            )
+        )
+        targets = (
+            targets.join(chosen, on=_TARGET, how="left", maintain_order="left")
+            .with_columns(
+                pl.coalesce(f"__new_{name}", f"__{name}").alias(f"__{name}")
+                for name in ("lo", "hi", "below")
+            )
+            .drop("__new_lo", "__new_hi", "__new_below")
+        )
+    ends = targets.pivot(on=["__view", "__end"], index=keys, values="__lo")
+    for view in VIEWS:
+        for end in ("low", "high"):
+            name = f'{{"{view}","{end}"}}'
+            if name not in ends.columns:
+                ends = ends.with_columns(pl.lit(None, dtype=pl.Int128).alias(name))
+    low = {view: pl.col(f'{{"{view}","low"}}') for view in VIEWS}
+    high = {view: pl.col(f'{{"{view}","high"}}') for view in VIEWS}
+    sums = {view: low[view] + high[view] for view in VIEWS}
+    exact = bool(
+        ends.select(
+            pl.any_horizontal(sum_.abs() >= 2 * _HALVES_EXACT for sum_ in sums.values()).any()
+        ).item()
+    )
+    return ends.select(
+        *keys,
+        *[
+            (
+                _middle_mean(low[view], high[view]) if exact else sums[view].cast(pl.Float64) / 2
+            ).alias(f"{view}__median_tokens_per_attempt")
+            for view in VIEWS
+        ],
+    )
+
+
+# Below 2**52 a float holds every integer and every half exactly, so a Float64 median of
+# integer tokens is exact there; past it the median is recomputed exactly (`_exact_median`).
+_HALVES_EXACT = 2**52
+MEDIAN_EXACT_DTYPE = pl.Decimal(38, 1)
+
+
+def _past_float_precision(medians: pl.DataFrame) -> bool:
+    """Whether any Float64 median may have lost digits (its magnitude is 2**52 or more)."""
+    names = [name for name in medians.columns if name.endswith("median_tokens_per_attempt")]
+    large = pl.any_horizontal(pl.col(names).abs() >= _HALVES_EXACT).any()
+    return bool(medians.select(large).item())
+
+
+def _exact_median(values: pl.Expr) -> pl.Expr:
+    """The median of integer `values` with every digit: the mean of the two middle values as a
+    Decimal with one place (an even count of integers can end in .5); null when none is known.
+
+    Slower than polars' Float64 median (a sort per group), so `medians_in_memory` only takes
+    this path when a Float64 median reaches 2**52, the first magnitude where a float can round
+    it.
+    """
+    ordered = values.drop_nulls().sort()
+    count = ordered.len()
+    low = ordered.get((count - 1) // 2, null_on_oob=True)
+    high = ordered.get(count // 2, null_on_oob=True)
+    return _middle_mean(low, high)
+
+
+def _middle_mean(low: pl.Expr, high: pl.Expr) -> pl.Expr:
+    """The median from its two middle integers (the same one for an odd count), exactly."""
+    return (low.cast(pl.Int128) + high.cast(pl.Int128)).cast(MEDIAN_EXACT_DTYPE) / 2

@@ -1,0 +1,72 @@
+"""The Spark Connect session: reaching the server quickly, or saying in one line why not.
+
+Imports pyspark: only the Spark path imports this module (see `tui_ledger.spark`).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from urllib.parse import urlparse
+
+from pyspark.errors import PySparkException
+from pyspark.sql import SparkSession
+
+from tui_ledger.spark.errors import SparkUnreachable
+
+CONNECT_TIMEOUT_S = 10.0
+
+
+def connect(url: str | None = None, *, timeout: float = CONNECT_TIMEOUT_S) -> SparkSession:
+    """A Spark Connect session at `url` (or $SPARK_REMOTE), checked to answer.
+
+    An unreachable server is a `SparkUnreachable` within `timeout` seconds, not after the
+    client's ten minutes of retries. The session reads column names case-sensitively, so
+    `Tokens` and `tokens` are two columns, as they are in the file.
+    """
+    url = url or os.environ.get("SPARK_REMOTE")
+    if not url:
+        raise SparkUnreachable(
+            "no Spark Connect URL: pass --spark sc://HOST:PORT or set SPARK_REMOTE."
+        )
+    parsed = urlparse(url)
+    if parsed.scheme != "sc" or not parsed.hostname:
+        raise SparkUnreachable(
+            f"{url!r} is not a Spark Connect URL; write it as sc://HOST:PORT (e.g. "
+            "sc://127.0.0.1:15002)."
+        )
+    host, port = parsed.hostname, parsed.port or 15002
+    try:
+        with socket.create_connection((host, port), timeout=timeout):
+            pass
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        raise SparkUnreachable(
+            f"cannot reach the Spark Connect server at {host}:{port} ({reason.lower()}); "
+            "check the URL and that the server is running."
+        ) from None
+    try:
+        spark = SparkSession.builder.remote(url).create()
+        _few_retries(spark)
+        spark.conf.set("spark.sql.caseSensitive", "true")
+    except PySparkException as error:
+        raise SparkUnreachable(
+            f"the server at {host}:{port} does not answer as Spark Connect: {first_line(error)}"
+        ) from None
+    return spark
+
+
+def _few_retries(spark: SparkSession) -> None:
+    """Retry a dropped call a few times over seconds, not 15 times over ten minutes."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    client = getattr(spark, "client", None)
+    if client is not None and hasattr(client, "set_retry_policies"):
+        client.set_retry_policies([DefaultPolicy(max_retries=3, max_backoff=2000)])
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an engine error, without its JVM stack or error-class boilerplate."""
+    text = str(error).strip().splitlines()
+    line = text[0] if text else type(error).__name__
+    return line.removeprefix("[").split("] ", 1)[-1] if line.startswith("[") else line

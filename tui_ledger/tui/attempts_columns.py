@@ -1,0 +1,249 @@
+"""The attempts table's columns: what kind each is, how its cells read, and how they fit the
+pane (docs/LAYOUT.md): the pure half of `attempts_table`, which draws them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import polars as pl
+from rich.cells import cell_len, set_cell_size
+
+from tui_ledger.numbers import MISSING, format_count, format_money
+from tui_ledger.schema import OUTCOME_SYMBOLS
+from tui_ledger.textsafe import safe_cell
+
+MAX_COLUMN_WIDTH = 40
+"""No column is wider than this many cells; longer values end in an ellipsis."""
+
+SAMPLE_ROWS = 200
+"""Rows read from each end of the frame to size the text columns (never every row)."""
+
+CELL_PADDING = 1
+"""Blank cells either side of every value."""
+
+ELLIPSIS = "…"
+SORT_ASCENDING = "▲"
+SORT_DESCENDING = "▼"
+ColumnKind = Literal["outcome", "integer", "float", "decimal", "money", "boolean", "text"]
+Cell = tuple[str, str | None]
+"""A formatted value (already safe for the terminal) and the name of its style, if any."""
+
+_RIGHT_ALIGNED: frozenset[ColumnKind] = frozenset({"integer", "float", "decimal", "money"})
+MONEY_COLUMNS: frozenset[str] = frozenset({"cost", "table_cost"})
+"""Columns of US dollars, drawn as `$0.012` (`prices.COST_COLUMN`, `prices.TABLE_COST_COLUMN`;
+not imported from there, so the table does not load the price module before the first frame)."""
+
+
+@dataclass(frozen=True)
+class Column:
+    """How one frame column is drawn: its header, its formatter and its place on the line."""
+
+    name: str
+    label: str
+    kind: ColumnKind
+    width: int
+    offset: int
+    natural: int = 0
+    """The width its values ask for (`width` is less where the table is fitted to the pane)."""
+
+    @property
+    def right(self) -> bool:
+        """Numbers line up on the right."""
+        return self.kind in _RIGHT_ALIGNED
+
+    @property
+    def span(self) -> int:
+        """Cells the column takes on a line, padding included."""
+        return self.width + 2 * CELL_PADDING
+
+
+@dataclass
+class Window:
+    """The formatted rows around the viewport: the only rows turned into Python objects."""
+
+    start: int
+    cells: list[list[Cell]]  # per column, per row in the window
+    struck: list[bool] | None
+
+    @property
+    def stop(self) -> int:
+        """One past the last row in the window."""
+        return self.start + (len(self.cells[0]) if self.cells else 0)
+
+
+def column_kind(name: str, dtype: pl.DataType) -> ColumnKind:
+    """Which formatter draws a column, from its name and dtype."""
+    if name == "outcome" and (isinstance(dtype, (pl.Enum, pl.Categorical)) or dtype == pl.String):
+        return "outcome"
+    if dtype == pl.Boolean:
+        return "boolean"
+    if name in MONEY_COLUMNS and (dtype.is_numeric() or isinstance(dtype, pl.Decimal)):
+        return "money"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_float():
+        return "float"
+    if isinstance(dtype, pl.Decimal):
+        return "decimal"
+    return "text"
+
+
+def format_float(value: float) -> str:
+    """A float with four significant digits and thousands separators; no exponent unless extreme.
+
+    `0.01234` -> `0.01234`, `123.456` -> `123.5`, `1.5` -> `1.5`, `12345.6` -> `12,346`.
+    """
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "∞" if value > 0 else "-∞"
+    if value == 0:
+        return "0"
+    magnitude = abs(value)
+    if magnitude >= 1e15 or magnitude < 1e-4:
+        return f"{value:.3e}"
+    digits_before_point = math.floor(math.log10(magnitude)) + 1
+    decimals = max(0, 4 - digits_before_point)
+    text = f"{value:,.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return text
+
+
+def format_cells(
+    kind: ColumnKind, values: Sequence[object], width: int = MAX_COLUMN_WIDTH
+) -> list[Cell]:
+    """Format a run of raw values of one column for the screen.
+
+    Nulls read `—` (styled "null"); outcomes as symbol + word (styled by outcome); integers with
+    thousands separators; everything else passes through `textsafe.safe_cell`, so no markup is
+    parsed, no control byte survives, and a huge cell costs what `width` cells cost.
+    """
+    cells: list[Cell] = []
+    append = cells.append
+    for value in values:
+        if value is None:
+            append((MISSING, "null"))
+        elif kind == "outcome":
+            word = str(value)
+            symbol = OUTCOME_SYMBOLS.get(word)
+            if symbol is None:
+                append((safe_cell(word, width), None))
+            else:
+                append((f"{symbol} {word}", word))
+        elif kind == "integer":
+            append((format_count(value), None))  # type: ignore[arg-type]
+        elif kind == "float":
+            append((format_float(value), None))  # type: ignore[arg-type]
+        elif kind == "money":
+            append((format_money(float(value)), None))  # type: ignore[arg-type]
+        elif kind == "boolean":
+            append(("true" if value else "false", None))
+        else:
+            append((safe_cell(value, width), None))
+    return cells
+
+
+ESSENTIAL_COLUMNS: tuple[str, ...] = ("outcome", "tokens", "cost")
+"""Columns the table keeps on screen, whatever the pane's width (UX.md, Layout)."""
+
+MIN_TEXT_WIDTH = 8
+"""A text column before them shrinks to no fewer cells than this (`abc…wxyz`)."""
+
+OUTCOME_SYMBOL_WIDTH = 3
+"""The outcome column when it shows its symbol alone (`✔`; its heading `ou…`)."""
+
+
+def fit_columns(columns: Sequence[Column], available: int) -> list[Column]:
+    """The columns laid out for a pane `available` cells wide, so the outcome, the tokens
+    and the cost (`ESSENTIAL_COLUMNS`, those present) are on screen.
+
+    The text columns before the last of them give way, in turn, until the line fits: the
+    widest shrinks, a cell at a time, down to `MIN_TEXT_WIDTH` (its values are then cut in
+    the middle); the text columns after the first move, last first, to just after the
+    essential ones (the first then grows into the room they left); the outcome shows its
+    symbol alone (`✔`, `✘`, `⧗`, `⚠`, `?`, each in its colour); and last the first text
+    column moves too, the outcome taking its words back if they fit.
+    A column that moves keeps its whole width; every column is still there to scroll to.
+    `available` 0 (not laid out yet) keeps every width.
+    """
+    names = [column.name for column in columns]
+    essential = [index for index, name in enumerate(names) if name in ESSENTIAL_COLUMNS]
+    widths = {column.name: column.natural or column.width for column in columns}
+    order = list(columns)
+    if available > 0 and essential:
+        lead = order[: essential[-1] + 1]
+        rest = order[essential[-1] + 1 :]
+
+        def span() -> int:
+            return sum(widths[column.name] + 2 * CELL_PADDING for column in lead)
+
+        def move(column: Column) -> None:
+            lead.remove(column)
+            rest.insert(0, column)
+            widths[column.name] = column.natural or column.width
+
+        shrinking = [column for column in lead if column.kind == "text"]
+        while span() > available and shrinking:
+            widest = max(shrinking, key=lambda column: widths[column.name])
+            if widths[widest.name] <= MIN_TEXT_WIDTH:
+                break
+            widths[widest.name] -= 1
+        while span() > available and len(shrinking) > 1:
+            move(shrinking.pop())
+        outcome = next((column for column in lead if column.kind == "outcome"), None)
+        if span() > available and outcome is not None:
+            widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if span() > available and shrinking:
+            move(shrinking.pop())
+            if outcome is not None:  # the room it left may hold the outcome's words again
+                widths[outcome.name] = outcome.natural or outcome.width
+                if span() > available:
+                    widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if shrinking and span() < available:
+            # A text column that moved left room behind: the one still before grows into it.
+            first = shrinking[0]
+            widths[first.name] = min(
+                first.natural or first.width, widths[first.name] + available - span()
+            )
+        order = lead + rest
+    fitted: list[Column] = []
+    offset = 0
+    for column in order:
+        natural = column.natural or column.width
+        width = widths[column.name]
+        fitted.append(Column(column.name, column.label, column.kind, width, offset, natural))
+        offset += width + 2 * CELL_PADDING
+    return fitted
+
+
+def cut_middle(text: str, width: int) -> str:
+    """`text` in at most `width` cells, cut in the middle: its start, `…`, its end."""
+    if cell_len(text) <= width:
+        return text
+    if width <= 1:
+        return ELLIPSIS[:width]
+    tail_cells = (width - 1) // 2
+    head = set_cell_size(text, width - 1 - tail_cells).rstrip(" ")
+    tail = ""
+    for character in reversed(text):
+        if cell_len(tail) + cell_len(character) > tail_cells:
+            break
+        tail = character + tail
+    return head + ELLIPSIS + tail
+
+
+def fit_cell(text: str, width: int, *, right: bool = False) -> str:
+    """Pad or cut `text` to exactly `width` terminal cells, ending a cut value in an ellipsis."""
+    length = cell_len(text)
+    if length > width:
+        if width <= 0:
+            return ""
+        # set_cell_size pads with a space if a wide character straddles the cut.
+        return set_cell_size(text, width - 1) + ELLIPSIS
+    padding = " " * (width - length)
+    return padding + text if right else text + padding

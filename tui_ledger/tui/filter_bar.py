@@ -1,0 +1,205 @@
+"""The filter line: the box the filter is typed in, its parse errors underlined, and the count
+of attempts it keeps.
+
+`FilterBar` is the component: it holds the filter as typed, the expression it parsed to
+(`query.parse_filter`, given the attempts' columns by the app) or the error, and says what the
+filter keeps (`filter_status_text`). The app recomputes when a new expression parses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import polars as pl
+from rich.highlighter import Highlighter
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import Input, Label, Static
+
+from tui_ledger.compact import TextValues
+from tui_ledger.ledger import View
+from tui_ledger.numbers import format_count
+from tui_ledger.query import FilterError, parse_filter
+from tui_ledger.textsafe import safe_text
+from tui_ledger.tui.snapshot import Snapshot
+from tui_ledger.tui.theme import (
+    ATTENTION_STYLE,
+    DROP,
+    DROP_STYLE,
+    ERROR_STYLE,
+    KEY_STYLE,
+    LABEL_STYLE,
+)
+
+PLACEHOLDER = 'type to filter: lean  tokens>1000  -failed  task:"fix login"'
+
+
+class ErrorSpan(Highlighter):
+    """Underlines the part of the filter a parse error points at."""
+
+    def __init__(self) -> None:
+        self.span: tuple[int, int] | None = None
+
+    def highlight(self, text: Text) -> None:
+        """Mark `span` in red with a curly underline."""
+        if self.span is not None:
+            start, end = self.span
+            end = max(end, start + 1)
+            if start >= len(text.plain):
+                text.append(" ")  # point past the end (e.g. a missing value)
+            text.stylize(f"bold underline {DROP}", start, end)
+
+
+class FilterInput(Input):
+    """The filter box: Enter or ↓ returns to the table, Esc clears it and returns.
+
+    Textual queues each key on the widget focused when the key arrives, and runs a widget's
+    key bindings only once the key has come back up to the app, so keys typed right after
+    Enter (`/lean⏎q`, typed fast or pasted) would still reach the box as text. So the keys
+    that leave are handled here, as they arrive, moving focus to `leave_to` at once; a key
+    queued behind them goes on to the table, as if it had been focused when typed. For the same
+    reason the box's own editing bindings (ctrl+u, backspace, arrows) run here, as they arrive,
+    so a burst edits the text in the order it was typed.
+    """
+
+    leave_to: Widget | None = None
+    """Where focus goes when the user leaves the box."""
+
+    class Left(Message):
+        """The user left the filter box (Esc or ↓); the app puts focus back on the table."""
+
+    async def _on_key(self, event: events.Key) -> None:
+        target = self.leave_to
+        if target is not None and self.screen.focused is target:
+            event.stop()
+            event.prevent_default()
+            target._forward_event(events.Key(event.key, event.character))
+            return
+        if event.key in ("enter", "escape", "down"):
+            event.stop()
+            event.prevent_default()
+            if event.key == "enter":
+                await self.action_submit()
+            elif event.key == "escape":
+                self.value = ""  # Esc clears the filter
+            self._leave()
+            if event.key != "enter":
+                self.post_message(self.Left())
+            return
+        editing = self._bindings.key_to_bindings.get(event.key)
+        if editing:
+            # An editing key of the box (ctrl+u, backspace, ←, ctrl+w, ...) acts now, in the
+            # order typed: as a binding it would run only once the key came back up to the
+            # app, behind characters typed after it (ctrl+u then `s` fast gave "" not "s").
+            event.stop()
+            event.prevent_default()
+            await self.run_action(editing[0].action)
+            return
+        await super()._on_key(event)
+
+    def _leave(self) -> None:
+        if self.leave_to is not None:
+            self.screen.set_focus(self.leave_to)
+
+
+class FilterBar(Horizontal):
+    """`filter ▸` and the box on the left, what the filter keeps on the right."""
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.text = ""
+        """The filter as typed (what the box last said it holds)."""
+        self.expression: pl.Expr | None = None
+        """The last filter that parsed; None for no filter."""
+        self.error: FilterError | None = None
+        """Why the filter as typed does not filter (it did not parse, or could not run)."""
+        self._error_span = ErrorSpan()
+        # Kept by reference: work finishing behind a dialog still updates them.
+        self.input = FilterInput(
+            id="filter",
+            placeholder=PLACEHOLDER,
+            highlighter=self._error_span,
+            compact=True,
+            select_on_focus=False,
+        )
+        self._status = Static(id="filter-status")
+
+    def compose(self) -> ComposeResult:
+        """The label, the box, the status."""
+        yield Label("filter ▸ ", id="filter-label")
+        yield self.input
+        yield self._status
+
+    def parse(self, schema: Mapping[str, Any], values: TextValues | None) -> bool:
+        """Parse the filter as typed for a frame of this `schema` (and the distinct `values`
+        of its text columns); on an error keep the previous expression, and underline where."""
+        try:
+            expression = parse_filter(self.text, schema, values)
+        except FilterError as error:
+            self.error = error
+            self._mark_error((error.position, error.end))
+            return False
+        self.error = None
+        self._mark_error(None)
+        self.expression = expression
+        return True
+
+    def failed(self, message: str) -> None:
+        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
+        self.error = FilterError(message, 0, len(self.text))
+
+    def add_term(self, term: str) -> None:
+        """Append a term to the box (which then filters, as if typed)."""
+        self.input.value = f"{self.input.value.rstrip()} {term}".strip()
+
+    def _mark_error(self, span: tuple[int, int] | None) -> None:
+        self._error_span.span = span
+        self.input.refresh()
+
+    def show_status(self, snapshot: Snapshot | None, total: int | None, view: View) -> bool:
+        """Say what the filter keeps of the `total` attempts (or why it cannot); False when
+        there is nothing to say yet."""
+        text = filter_status_text(self.error, snapshot, total, view)
+        self._status.update(text if text is not None else "")
+        return text is not None
+
+
+def filter_status_text(
+    error: FilterError | None, snapshot: Snapshot | None, total: int | None, view: View
+) -> Text | None:
+    """What the filter status says: the error, or how many of the `total` attempts the
+    filter keeps (in DROP FAILURES, how many more the view hides); None when there is nothing
+    on screen yet."""
+    if error is not None:
+        return Text.assemble(
+            ("✘ ", DROP_STYLE),
+            (safe_text(error.message), ERROR_STYLE),
+            (f"  (at {error.position + 1}; table unchanged)", LABEL_STYLE),
+        )
+    if snapshot is None or total is None:
+        return None
+    # The same count as the table's: in DROP FAILURES the rows it hides are said, not counted.
+    matching = snapshot.keep_frame.height
+    shown = snapshot.frame(view).height
+    noun = "attempt" if total == 1 else "attempts"
+    text = Text(f"{format_count(shown)} of {format_count(total)} {noun}", style=LABEL_STYLE)
+    if view == "drop" and matching != shown:
+        text.append(" · ", style=LABEL_STYLE)
+        text.append(f"{format_count(matching - shown)} hidden by DROP FAILURES", style=DROP_STYLE)
+    notice = snapshot.notice
+    if notice is not None:
+        tasks = snapshot.matching["task"].n_unique() if snapshot.matching.height else 0
+        text = Text.assemble(
+            ("matched tasks only ", KEY_STYLE),
+            (
+                f"({format_count(tasks)} tasks, {format_count(notice.count)} left out) ",
+                ATTENTION_STYLE,
+            ),
+            text,
+        )
+    return text

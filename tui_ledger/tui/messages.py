@@ -1,0 +1,132 @@
+"""What the app's workers report, as named messages: the app's pipeline, stage by stage.
+
+Each worker runs in a thread on the arguments it was given, and ends by posting one of these
+to the app (`App.post_message` is safe from any thread, and does not wait). `LedgerApp`
+handles each in one `@on(...)` handler, on the screen's thread, which hands it to the
+`Pipeline` (or, for the audits and the exports, shows or says it). In the order a load flows:
+
+    load worker        -> Loaded | LoadFailed
+    recompute worker   -> Recomputed          (its snapshot, or the filter's error)
+    intervals worker   -> IntervalsReady      (once the figures are drawn)
+    checks worker      -> ChecksReady | ChecksFailed
+    compaction worker  -> Compacted           (large ledgers, once their figures are drawn)
+    per-task worker    -> PerTaskReady        (`p`)
+    export workers     -> Said                (what was written, or why not)
+
+A message that a newer one of its kind makes pointless says so in `can_replace`, and the
+queue keeps only the newer one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    import polars as pl
+    from textual.notifications import SeverityLevel
+
+    from tui_ledger.checks import Check
+    from tui_ledger.compact import TextValues
+    from tui_ledger.findings import Finding
+    from tui_ledger.ledger import Comparison
+    from tui_ledger.load import Ledger
+    from tui_ledger.tui.snapshot import Snapshot
+
+
+@dataclass
+class Loaded(Message):
+    """The files were read and priced (a first load, a reload, or a change `--watch` saw)."""
+
+    ledger: Ledger
+    price_warnings: list[Finding]
+    workflows: int | None  # how many workflows; None: the first comparison counts them
+    seconds: float  # what loading and pricing took
+    first: bool  # the app's first load (a reload says so in a toast)
+    # The file's first records only (`load.load_head`), shown while the whole file is read:
+    # their figures are never final, and the whole file's `Loaded` follows.
+    head: bool = False
+
+
+@dataclass
+class LoadFailed(Message):
+    """The files could not be read: the first load ends the app, a reload keeps the screen."""
+
+    error: Exception
+    first: bool
+
+
+@dataclass
+class Recomputed(Message):
+    """A recompute ended: its figures, None when a newer request superseded it, or (`failure`)
+    why the filter could not run on these columns."""
+
+    generation: int
+    snapshot: Snapshot | None
+    failure: str | None = None
+
+
+@dataclass
+class IntervalsReady(Message):
+    """The figures on screen with their final intervals (bootstrap for small groups); `final`
+    is None when they could not be computed (the delta-method ones stay)."""
+
+    comparison: Comparison  # the comparison they were computed for
+    final: Comparison | None
+    seconds: float
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer result makes this one stale: its figures are no longer on screen."""
+        return isinstance(message, IntervalsReady)
+
+
+@dataclass
+class ChecksReady(Message):
+    """The fair-comparison checks of the figures of request `generation`."""
+
+    generation: int
+    checks: list[Check]
+    seconds: float
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer result is for newer figures: this one would be ignored anyway."""
+        return isinstance(message, ChecksReady)
+
+
+@dataclass
+class ChecksFailed(Message):
+    """The checks could not run (`reason`, one line); the warnings panel lists the warnings as
+    they were read."""
+
+    generation: int
+    reason: str
+
+
+@dataclass
+class Compacted(Message):
+    """A large ledger's frame, compacted (`compact.compact_text`): the same attempts."""
+
+    attempts: pl.DataFrame  # the frame that was compacted (a reload may have replaced it)
+    compacted: pl.DataFrame
+    values: TextValues | None
+
+
+@dataclass
+class PerTaskReady(Message):
+    """The focused group task by task (`p`), or why it could not be computed."""
+
+    label: str
+    keys: dict[str, Any]
+    tasks: pl.DataFrame | None
+    error: str | None = None
+
+
+@dataclass
+class Said(Message):
+    """Something a worker has to tell the user (a file written, a file that could not be)."""
+
+    text: str
+    title: str
+    severity: SeverityLevel = "information"

@@ -1,0 +1,756 @@
+"""The app's data pipeline: load -> recompute -> intervals -> checks, and compaction beside them.
+
+`Pipeline` owns the data the screen shows (the ledger, the snapshot on screen, its checks) and
+the state of the work that produces it; `LedgerApp` owns the user's settings and the widgets.
+Each stage runs in a thread worker on the arguments it is given (never reading the app from
+its thread) and ends by posting a message (`messages`), which the app's one handler for it
+hands to the method of the same stage here, on the screen's thread:
+
+- **load** (`start_load`): `load.load` and the pricing (`price`) -> `Loaded` -> `loaded`, which
+  adopts the ledger and asks for a recompute (or `LoadFailed` -> `load_failed`). Small files
+  (`SMALL_LOAD_BYTES`) load on the screen's thread before the first frame instead, with their
+  first recompute, so it shows the figures. A larger CSV/TSV's first records
+  (`load.load_head`, `HEAD_BYTES`) are read first, in the same worker, and posted as a head
+  (`Loaded.head`): the table shows them at once, and the toggle, the filter and paging work on
+  them, while the summary pane says the file is still being read, with an estimate of the
+  progress (`progress_text`), and never shows the head's figures. The first recompute of the
+  whole file ends that (`partial`).
+- **recompute** (`recompute`): filter, matched tasks only, `ledger.compare` with delta-method
+  intervals, and the sort (`snapshot.compute_snapshot`) -> `Recomputed` -> `recomputed`. At
+  most one runs at a time (a thread cannot be stopped, and each holds its frames): a request
+  made meanwhile waits, the latest only, and the running one is told it is superseded, so it
+  stops early and its result is not shown. So a key typed in the filter starts at once, and a
+  fast typist costs at most one recompute whose result is dropped, never a queue of them.
+- **intervals**, once the figures are drawn: the small groups' bootstrap intervals
+  (`ledger.with_intervals`) -> `IntervalsReady` -> `intervals_ready`; then **checks**
+  (`checks.run_checks`) -> `ChecksReady` / `ChecksFailed`, so neither delays the figures nor
+  competes with their drawing for the cores.
+- **compaction**, once a large ledger's first figures are drawn: `compact.compact_text` ->
+  `Compacted` -> `compacted`, whose frame a recompute that reuses the comparison adopts.
+
+Posting does not wait for the handler (as `call_from_thread` did), so what is under way is
+tracked here until its message is handled, not by the workers' lives: `waiting()` names it
+(`LedgerApp.unsettled`). The pipeline calls back into the app only through its public hooks:
+`request` (the settings a recompute reads when it starts), `ledger_changed`, `show_title`,
+`set_loading`, `show_snapshot`, `show_summary`, `show_checks`, `filter_failed`, `refilter`,
+`give_up` and `say`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import threading
+import time
+from functools import partial
+from typing import TYPE_CHECKING
+
+import polars as pl
+from textual.worker import get_current_worker
+
+from tui_ledger import compact
+from tui_ledger.compact import TextValues, compact_text
+from tui_ledger.ledger import Comparison, with_intervals
+from tui_ledger.textsafe import safe_text
+from tui_ledger.tui.header import files_size
+from tui_ledger.tui.messages import (
+    ChecksFailed,
+    ChecksReady,
+    Compacted,
+    IntervalsReady,
+    Loaded,
+    LoadFailed,
+    Recomputed,
+)
+from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
+from tui_ledger.wording import first_line
+
+# Imported on first use, in the workers that use them (the first frame must not wait for the
+# loader, prices or checks).
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from typing import Any
+
+    from tui_ledger.checks import Check
+    from tui_ledger.findings import Finding
+    from tui_ledger.load import Ledger, LoadReport
+    from tui_ledger.prices import PriceTable
+    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.tui.watching import WatchUpdate
+
+# Files this small (in all) load and compare in a few ms (20-30 ms at 16k rows, most of it fixed
+# cost): the first load runs on the screen's thread before the first frame, which then shows the
+# figures. A worker, the loading frames and a second full frame cost more than that (~0.1 s of
+# a tiny file's start-up).
+SMALL_LOAD_BYTES = 256 * 1024
+# A larger CSV/TSV first shows its first whole records, this many bytes of them (about 5,000
+# rows of 5 columns; 20 ms to read and validate), while the whole file is read behind them.
+HEAD_BYTES = SMALL_LOAD_BYTES
+# What the progress estimate assumes the whole load reads per second (this 2-core machine:
+# 10M rows, 523 MB, load + first recompute in 1.8 s, so about 300 MB/s). Nothing reports a
+# read's progress from inside polars' parser, so the share read and the time left are
+# estimates, and say so; the figures themselves only ever come from the whole file.
+LOAD_BYTES_PER_SECOND = 300e6
+# The load worker lets the screen draw a head before it reads the whole file, waiting at most
+# this long (a head draws in 20-50 ms on an idle machine).
+HEAD_DRAW_WAIT = 1.0
+
+
+@dataclasses.dataclass(frozen=True)
+class Partial:
+    """The file's first records are on screen while the whole file is read (`Loaded.head`)."""
+
+    rows: int  # records in the head
+    head_bytes: int  # the bytes they came from (at most `HEAD_BYTES`)
+    size: int  # bytes of the whole file
+    since: float  # when the whole read began (`time.perf_counter`)
+
+    @property
+    def estimated_rows(self) -> int:
+        """The whole file's rows, by the head's bytes per row."""
+        return max(self.rows, round(self.size * self.rows / max(self.head_bytes, 1)))
+
+
+def progress_text(partial: Partial, now: float, *, read: bool) -> str:
+    """What the summary pane says while the whole file is read (`read`: it has been, and its
+    first figures are being computed): rows and share read and time left, as estimates."""
+    from tui_ledger.numbers import format_bytes
+
+    shown = f"The table shows the file's first {partial.rows:,} rows; t, / and paging work on them."
+    if read:
+        return f"Computing the summary of every row…\n\n{shown}"
+    elapsed = now - partial.since
+    expected = partial.size / LOAD_BYTES_PER_SECOND
+    total = partial.estimated_rows
+    lines = [f"Reading the whole file ({format_bytes(partial.size)}, about {total:,} rows)…"]
+    if elapsed < expected:
+        share = elapsed / expected
+        lines.append(
+            f"about {round(total * share):,} rows read ({share:.0%}), "
+            f"about {expected - elapsed:.1f} s left · {elapsed:.1f} s so far (estimates)"
+        )
+    else:
+        lines.append(f"{elapsed:.1f} s so far, longer than estimated ({expected:.1f} s)")
+    lines += ["", "The figures appear once every row is read; none is shown before.", shown]
+    return "\n".join(lines)
+
+
+def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Finding]]:
+    """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
+    column), and the price warnings. Runs in a worker thread (the load's, or the watch's)."""
+    from tui_ledger.prices import apply_prices, cost_beside_tokens
+
+    priced, price_warnings = apply_prices(ledger.attempts, prices)
+    return dataclasses.replace(ledger, attempts=cost_beside_tokens(priced)), list(price_warnings)
+
+
+class Pipeline:
+    """The data the screen shows, and the work that produces it, for one `LedgerApp`."""
+
+    def __init__(self, app: LedgerApp) -> None:
+        self.app = app
+        self.started = time.perf_counter()
+        self.ledger: Ledger | None = None  # its `attempts` carry the costs, once priced
+        self.price_warnings: list[Finding] = []
+        self.snapshot: Snapshot | None = None  # the figures on screen
+        self.checks: list[Check] | None = None  # for the snapshot on screen, once computed
+        self.checks_generation = -1
+        self.workflow_count: int | None = 0  # None: until the first comparison counts them
+        # The distinct values of the loaded attempts' repetitive text columns, for fast text
+        # filters (`compact.compact_text`); they belong to `ledger.attempts`, and only to it.
+        self.text_values: TextValues | None = None
+        self.loading_since: float | None = None
+        # The file's first records are shown while the whole is read; until the whole file's
+        # first figures are drawn, the summary shows the progress instead of any figure.
+        self.partial: Partial | None = None
+        self.reload_error: str | None = None
+        # Every request has a generation; the figures of an older one are never shown.
+        self.generation = 0
+        self._superseded = threading.Event()  # set once the running recompute is outdated
+        self._recompute_running = False
+        self._pending: bool | None = None  # a request waiting (True: sort only)
+        self._figures_stale = True  # the figures on screen no longer match the settings
+        self._intervals_for: Comparison | None = None  # its final intervals are being computed
+        # The frame being compacted in a worker, once its figures are drawn.
+        self._compacting: pl.DataFrame | None = None
+        self._compacted = False
+        self._first_screen_done = False
+        self._first_rows_done = False
+        self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
+
+    # ------------------------------------------------------------------ what is under way
+
+    def waiting(self) -> list[str]:
+        """What the figures still wait for, by name (see `LedgerApp.unsettled`)."""
+        waiting: list[str] = []
+        if self.loading_since is not None or (self.snapshot is None and self.ledger is None):
+            waiting.append("load")
+        if self._recompute_running or self._pending is not None:
+            waiting.append("recompute")
+        if self.ledger is not None and self.snapshot is None:
+            waiting.append("first figures")
+        if self._intervals_for is not None:
+            waiting.append("intervals")
+        if self._compacting is not None:
+            waiting.append("compaction")
+        snapshot = self.snapshot
+        if (
+            snapshot is not None
+            and self.checks is None
+            and self.checks_generation == snapshot.generation
+        ):
+            waiting.append("checks")
+        return waiting
+
+    def warnings(self) -> list[Finding]:
+        """Every warning about the figures on screen: once computed, the fair-comparison
+        checks, which hold the load report's and the price table's warnings too (with a
+        per-group breakdown); until then, those warnings as read."""
+        if self.ledger is None or self.partial is not None:
+            return []  # a head's warnings would describe its rows only
+        if self.checks is not None:
+            return list(self.checks)
+        found: list[Finding] = [*self.ledger.report.warnings, *self.price_warnings]
+        if self.snapshot is not None and self.snapshot.notice is not None:
+            found.append(self.snapshot.notice)
+        return found
+
+    # ------------------------------------------------------------------ loading
+
+    def start_load(self, *, first: bool) -> None:
+        """Load the app's files: the first time, or again (`r`)."""
+        if first and self._small_files():
+            self._load_now()
+            return
+        self.loading_since = time.perf_counter()
+        if first:
+            self.app.set_loading(True)
+        self.app.show_title()
+        self.app.set_timer(0.2, self._tick_loading)
+        app = self.app
+        head = None
+        if first and not app.watch_files:
+            head = self._head_drawn = threading.Event()
+        self.app.run_worker(
+            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head),
+            name="_load_worker",
+            group="load",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _small_files(self) -> bool:
+        """Whether the files are few and small enough to load before the first frame."""
+        paths = self.app.paths
+        if self.app.watch_files or not all(os.path.isfile(path) for path in paths):
+            return False
+        return files_size(paths) <= SMALL_LOAD_BYTES
+
+    def _load_now(self) -> None:
+        """The first load of small files, on the screen's thread (`SMALL_LOAD_BYTES`): what
+        `_load_worker` does, then the first recompute, so the first frame shows the figures."""
+        import tui_ledger.report  # noqa: F401  (the summary's callout)
+        from tui_ledger.load import LoadError, load
+
+        app = self.app
+        started = time.perf_counter()
+        try:
+            ledger, price_warnings = price(load(app.paths, **app.load_options), app.prices)
+            workflows = int(ledger.attempts.get_column("workflow").n_unique())
+        except (LoadError, OSError) as error:
+            self.load_failed(LoadFailed(error, True))
+            return
+        seconds = time.perf_counter() - started
+        self.loaded(Loaded(ledger, price_warnings, workflows, seconds, True), inline=True)
+
+    def _tick_loading(self) -> None:
+        if self.loading_since is None:
+            return
+        self.app.show_title()
+        self._show_progress()
+        self.app.set_timer(0.2, self._tick_loading)
+
+    def _show_progress(self) -> None:
+        """While a head is shown: the summary pane says how the whole read is going."""
+        partial = self.partial
+        if partial is not None:
+            now = time.perf_counter()
+            self.app.summary.show_progress(
+                progress_text(partial, now, read=self.loading_since is None)
+            )
+
+    def _load_worker(
+        self,
+        paths: Sequence[str],
+        load_options: Mapping[str, Any],
+        prices: PriceTable | None,
+        first: bool,
+        head_drawn: threading.Event | None = None,
+    ) -> None:
+        """Read the whole file; first (`head_drawn`), its head, which it lets the screen draw
+        before reading on (`HEAD_DRAW_WAIT`)."""
+        # What the first screen needs besides the loader, imported here rather than on the
+        # screen's thread: the summary's callout (report) and the warnings count (checks).
+        import tui_ledger.checks
+        import tui_ledger.report  # noqa: F401
+
+        if head_drawn is not None and self._load_head(paths, load_options, prices):
+            # Polars runs every query on one thread pool: the whole read would take it from
+            # the head's drawing (at 10M rows, on a loaded machine, seconds of it).
+            head_drawn.wait(HEAD_DRAW_WAIT)
+        started = time.perf_counter()
+        from tui_ledger.load import LoadError, load
+
+        try:
+            ledger, price_warnings = price(load(paths, **load_options), prices)
+            # A first load is grouped by workflow with no filter: its first comparison counts
+            # the workflows (0.12 s saved at 10M rows); a reload counts them here.
+            workflows = None if first else int(ledger.attempts.get_column("workflow").n_unique())
+        except (LoadError, OSError) as error:
+            self.app.post_message(LoadFailed(error, first))
+            return
+        seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(Loaded(ledger, price_warnings, workflows, seconds, first))
+
+    def _load_head(
+        self, paths: Sequence[str], load_options: Mapping[str, Any], prices: PriceTable | None
+    ) -> bool:
+        """Post the file's first records (`load.load_head`), if it has a head to show; whether
+        it did (in the load worker, before the whole file)."""
+        from tui_ledger.load import LoadError, load_head
+
+        started = time.perf_counter()
+        try:
+            head = load_head(paths, HEAD_BYTES, **load_options)
+            if head is None:
+                return False
+            ledger, price_warnings = price(head, prices)
+        except (LoadError, OSError, ValueError, pl.exceptions.PolarsError):
+            return False  # the whole file's read says what is wrong
+        seconds = time.perf_counter() - started
+        if get_current_worker().is_cancelled:
+            return False
+        self.app.post_message(Loaded(ledger, price_warnings, None, seconds, first=True, head=True))
+        return True
+
+    def start_watching(self) -> None:
+        """`--watch`: follow the files (`tui.watching`) once the first load has ended."""
+        from tui_ledger.tui.watching import start_watching
+
+        app = self.app
+        start_watching(
+            app,
+            app.paths,
+            app.load_options,
+            prepare=partial(price, prices=app.prices),
+            on_change=self.watched,
+            on_error=self.watch_failed,
+        )
+
+    def watched(self, update: WatchUpdate[tuple[Ledger, list[Finding]]]) -> None:
+        """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
+        cursor stay, as with `r`."""
+        ledger, price_warnings = update.prepared
+        # `first=True`: no "reloaded" toast for every appended line; the header counts update.
+        self.loaded(Loaded(ledger, price_warnings, update.workflows, update.seconds, first=True))
+
+    def watch_failed(self, message: str) -> None:
+        """`--watch`: a change could not be read; keep what is shown and say why."""
+        self.load_failed(LoadFailed(RuntimeError(message), first=False))
+
+    def load_failed(self, failed: LoadFailed) -> None:
+        """A load could not be read: the first one ends the app; a reload keeps what is shown."""
+        self.loading_since = None
+        self.partial = None
+        self._head_drawn.set()
+        error = failed.error
+        message = safe_text(str(error) or type(error).__name__)
+        if failed.first and not self.app.watch_files:
+            self.app.give_up(message)
+            return
+        self.reload_error = message
+        self.app.show_title()
+        self.app.say(message, title="reload failed; kept what was loaded", severity="error")
+
+    def loaded(self, loaded: Loaded, *, inline: bool = False) -> None:
+        """Adopt a freshly loaded (and priced) ledger, and recompute its figures (`inline`: on
+        this thread, into the next frame)."""
+        app = self.app
+        if loaded.head:
+            self._head_loaded(loaded)
+            return
+        app.timings.record("load", loaded.seconds)
+        app.timings.emit("loaded", seconds=round(loaded.seconds, 6))
+        self.loading_since = None
+        self.reload_error = None
+        self.ledger = ledger = loaded.ledger
+        self.text_values = self._compacting = None
+        self._compacted = False
+        self.price_warnings = loaded.price_warnings
+        self.workflow_count = loaded.workflows
+        app.ledger_changed()
+        self.recompute(inline=inline)
+        self._show_progress()
+        if not loaded.first:
+            app.say(f"{ledger.attempts.height:,} attempts", title="reloaded", timeout=3)
+
+    def _head_loaded(self, loaded: Loaded) -> None:
+        """The file's first records: shown in the table (and filtered, toggled, paged) while
+        the whole file is read; the summary pane shows the read's progress, not their figures."""
+        app = self.app
+        if self.loading_since is None or self.ledger is not None:
+            self._head_drawn.set()
+            return  # the load failed, or the app is leaving: nothing to preview
+        app.timings.record("head", loaded.seconds)
+        app.timings.emit("head", seconds=round(loaded.seconds, 6))
+        self.partial = Partial(
+            rows=loaded.ledger.attempts.height,
+            head_bytes=HEAD_BYTES,
+            size=files_size(app.paths),
+            since=self.loading_since,
+        )
+        self.ledger = loaded.ledger
+        self.workflow_count = None
+        self._show_progress()
+        app.set_loading(False)
+        app.ledger_changed()
+        self.recompute(inline=True)
+
+    # ------------------------------------------------------------------ recompute
+
+    def recompute(self, *, sort_only: bool = False, inline: bool = False) -> None:
+        """Filter, compare and sort again, with the settings as they are now, in a worker (or,
+        `inline`, on this thread: for small files and quick group changes, so the one repaint
+        shows the new figures).
+
+        `sort_only`: the filter and grouping are those on screen, so the matching attempts and
+        the comparison are reused and only the sort runs.
+        """
+        if self.ledger is None:
+            return
+        self._next_generation()
+        if not sort_only:
+            self._figures_stale = True  # the figures on screen no longer match the settings
+        if self._recompute_running:
+            self._pending = sort_only and self._pending is not False
+            return
+        self._start_recompute(sort_only, inline=inline)
+
+    def _next_generation(self) -> None:
+        """A new request: the running recompute (if any) is outdated from now on."""
+        self.generation += 1
+        self._superseded.set()
+
+    def _start_recompute(self, sort_only: bool, *, inline: bool = False) -> None:
+        ledger = self.ledger
+        if ledger is None:
+            return
+        snapshot = self.snapshot
+        reuse = sort_only and snapshot is not None and not self._figures_stale
+        self._recompute_running = True
+        request = self.app.request()
+        if inline:
+            generation = self.generation
+            self._superseded = threading.Event()
+            try:
+                done = compute_snapshot(
+                    generation, ledger.attempts, request, None, self._superseded
+                )
+            except pl.exceptions.PolarsError:
+                self._recompute_running = False
+                self._start_recompute(sort_only)  # the worker, which says what went wrong
+                return
+            self.recomputed(Recomputed(generation, done))
+            return
+        if reuse and snapshot is not None:
+            unfiltered = dataclasses.replace(request, expression=None, matched_only=False)
+            self._run_recompute(snapshot.matching, unfiltered, snapshot)
+            return
+        self._run_recompute(ledger.attempts, request, None)
+
+    def _run_recompute(
+        self, attempts: pl.DataFrame, request: Request, previous: Snapshot | None
+    ) -> None:
+        self._superseded = threading.Event()
+        self.app.run_worker(
+            partial(
+                self._recompute_worker,
+                self.generation,
+                attempts,
+                request,
+                previous,
+                self._superseded,
+            ),
+            name="_recompute_worker",
+            group="recompute",
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _recompute_worker(
+        self,
+        generation: int,
+        attempts: pl.DataFrame,
+        request: Request,
+        previous: Snapshot | None,
+        superseded: threading.Event,
+    ) -> None:
+        """Filter, restrict to matched tasks, compare and sort; `previous`: reuse its figures."""
+        snapshot: Snapshot | None = None
+        failure: str | None = None
+        try:
+            snapshot = compute_snapshot(generation, attempts, request, previous, superseded)
+        except pl.exceptions.PolarsError as error:
+            # A filter that parses but cannot run on these columns (e.g. a bad regex).
+            failure = safe_text(first_line(error))
+        finally:
+            del attempts, previous  # let them go before the results are shown
+            if not get_current_worker().is_cancelled:
+                self.app.post_message(Recomputed(generation, snapshot, failure))
+
+    def recomputed(self, recomputed: Recomputed) -> None:
+        """A recompute finished: show it (or its error) if still current, then start the next."""
+        snapshot = recomputed.snapshot
+        try:
+            if recomputed.failure is not None:
+                if recomputed.generation == self.generation:
+                    self.app.filter_failed(recomputed.failure)
+            elif snapshot is not None:
+                shown = self.snapshot
+                self._apply(snapshot, shown is None or snapshot.comparison is not shown.comparison)
+        finally:
+            self._recompute_ended()
+
+    def _recompute_ended(self) -> None:
+        """The running recompute has finished (shown or not): start the waiting one, if any."""
+        self._recompute_running = False
+        pending, self._pending = self._pending, None
+        if pending is not None and self.ledger is not None:
+            self._start_recompute(pending)
+
+    def _apply(self, snapshot: Snapshot, new_figures: bool = True) -> None:
+        """Show a finished recompute (unless a newer one was asked for meanwhile).
+
+        `new_figures`: the attempts or grouping changed (not only the sort), so the checks
+        are computed again, in their own worker, once the new figures have been drawn (so they
+        do not compete with the drawing for the cores).
+        """
+        if snapshot.generation != self.generation:
+            return
+        app = self.app
+        app.timings.record("recompute", snapshot.seconds)
+        first = self.snapshot is None
+        self.snapshot = snapshot  # the previous one (and its frames) is let go here
+        if self.partial is not None:
+            if self.loading_since is not None:  # the head's rows: no figures, checks or counts
+                self.checks, self.checks_generation = None, -1
+                app.show_snapshot(first)
+                app.call_after_refresh(self._drawn, snapshot, False)
+                return
+            # The whole file's first figures (the head's recomputes were superseded by its
+            # load): the summary shows figures from now on.
+            self.partial = None
+            first = True
+            app.summary.show_progress(None)
+        if self.workflow_count is None and self.ledger is not None:
+            request = app.request()
+            unfiltered = request.expression is None and not request.matched_only
+            if unfiltered and request.by == ("workflow",):
+                self.workflow_count = snapshot.comparison.keep.height  # one row per workflow
+            else:
+                attempts = self.ledger.attempts
+                self.workflow_count = int(attempts.get_column("workflow").n_unique())
+        if new_figures or first:
+            self._figures_stale = False
+            self.checks = None
+            self.checks_generation = snapshot.generation
+        app.show_snapshot(first)
+        app.call_after_refresh(self._drawn, snapshot, new_figures or first)
+
+    def _drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
+        """A recompute's frame has been drawn: record it, then start its intervals or checks."""
+        if self.snapshot is not snapshot:
+            return
+        timings = self.app.timings
+        rows = snapshot.keep_frame.height
+        if self.partial is not None:
+            self._head_drawn.set()  # the load worker reads on
+            if not self._first_rows_done:
+                self._first_rows_done = True
+                timings.record("first_rows", time.perf_counter() - self.started)
+                timings.emit("first_rows", rows=rows)
+            return
+        timings.emit(
+            "recompute",
+            seconds=round(snapshot.seconds, 6),
+            rows=rows,
+            generation=snapshot.generation,
+        )
+        if not self._first_screen_done:
+            self._first_screen_done = True
+            timings.record("first_screen", time.perf_counter() - self.started)
+            timings.emit("first_screen", rows=rows)
+        self._start_compacting()
+        if not new_figures:
+            return
+        if snapshot.comparison.intervals.method == "delta":
+            self._intervals_for = snapshot.comparison
+            self.app.run_worker(
+                partial(self._intervals_worker, snapshot.comparison, snapshot.matching),
+                name="_intervals_worker",
+                group="intervals",
+                exclusive=True,
+                thread=True,
+                exit_on_error=False,
+            )
+        else:
+            self._start_checks(snapshot)
+
+    # ------------------------------------------------------------------ intervals
+
+    def _intervals_worker(self, comparison: Comparison, attempts: pl.DataFrame) -> None:
+        """The comparison with its final intervals (bootstrap for the small groups)."""
+        started = time.perf_counter()
+        final: Comparison | None
+        try:
+            final = with_intervals(comparison, attempts, "auto")
+        except (pl.exceptions.PolarsError, ValueError):
+            final = None  # the delta-method bounds stay
+        seconds = time.perf_counter() - started
+        del attempts
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(IntervalsReady(comparison, final, seconds))
+
+    def intervals_ready(self, ready: IntervalsReady) -> None:
+        """Show the final intervals if their figures are still on screen; then the checks."""
+        comparison, final, seconds = ready.comparison, ready.final, ready.seconds
+        if self._intervals_for is comparison:
+            self._intervals_for = None
+        snapshot = self.snapshot
+        if snapshot is None or snapshot.comparison is not comparison:
+            return
+        if final is not None:
+            updated = dataclasses.replace(snapshot, comparison=final)
+            if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
+                updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
+            self.snapshot = snapshot = updated
+            timings = self.app.timings
+            timings.record("intervals", seconds)
+            self.app.show_summary()
+            self.app.call_after_refresh(timings.emit, "intervals", seconds=round(seconds, 6))
+        self._start_checks(snapshot)
+
+    # ------------------------------------------------------------------ checks
+
+    def _start_checks(self, snapshot: Snapshot) -> None:
+        ledger = self.ledger
+        if ledger is None:
+            return
+        if self.checks_generation == snapshot.generation and self.checks is None:
+            self.app.run_worker(
+                partial(
+                    self._checks_worker,
+                    snapshot.generation,
+                    snapshot,
+                    self.app.request().by,
+                    ledger.report,
+                    list(self.price_warnings),
+                ),
+                name="_checks_worker",
+                group="checks",
+                exclusive=True,
+                thread=True,
+                exit_on_error=False,
+            )
+
+    def _checks_worker(
+        self,
+        generation: int,
+        snapshot: Snapshot,
+        by: tuple[str, ...],
+        report: LoadReport,
+        price_warnings: list[Finding],
+    ) -> None:
+        """Every fair-comparison check of the attempts on screen, merged with the warnings."""
+        started = time.perf_counter()
+        from tui_ledger.checks import run_checks
+
+        extra: list[Finding] = list(price_warnings)
+        if snapshot.notice is not None:
+            extra.append(snapshot.notice)
+        try:
+            found = run_checks(snapshot.matching, list(by), report, warnings=extra)
+        except (pl.exceptions.PolarsError, ValueError) as error:
+            self.app.post_message(ChecksFailed(generation, first_line(error)))
+            return
+        seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(ChecksReady(generation, found, seconds))
+
+    def checks_failed(self, failed: ChecksFailed) -> None:
+        """The checks could not run: the warnings panel lists the warnings as read."""
+        if failed.generation == self.checks_generation:
+            self.checks_generation = -1  # no checks for these figures; the warnings as read
+        self.app.say(failed.reason, title="checks failed", severity="error")
+
+    def checks_ready(self, ready: ChecksReady) -> None:
+        """The checks of the figures on screen (unless newer figures are on the way)."""
+        if ready.generation != self.checks_generation:
+            return  # figures newer than these checks are on the way
+        self.app.timings.record("checks", ready.seconds)
+        self.checks = ready.checks
+        self.app.show_checks()
+
+    # ------------------------------------------------------------------ compaction
+
+    def _start_compacting(self) -> None:
+        """Once a ledger's figures are on screen, compact its frame in a worker (large ones
+        only, `compact.COMPACT_MIN_ROWS`): off the first screen's path, where it cost 0.7 s at
+        10M rows; every recompute after it is faster (see `compact.compact_text`)."""
+        ledger = self.ledger
+        if (
+            ledger is None
+            or self._compacted
+            or self._compacting is not None
+            or ledger.attempts.height < compact.COMPACT_MIN_ROWS
+        ):
+            return
+        self._compacting = ledger.attempts
+        self.app.run_worker(
+            partial(self._compact_worker, ledger.attempts),
+            name="_compact_worker",
+            group="compact",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _compact_worker(self, attempts: pl.DataFrame) -> None:
+        compacted, values = compact_text(attempts)
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(Compacted(attempts, compacted, values))
+
+    def compacted(self, done: Compacted) -> None:
+        """Adopt the compact frame: the same attempts, so the figures on screen stay; the rows
+        shown are taken from it again (a recompute that reuses the comparison), so the text
+        frame is let go. A frame the loader already read with Categorical keys (any CSV) comes
+        back as it was: only its distinct values are new, and the rows on screen stay."""
+        attempts, compacted = done.attempts, done.compacted
+        ledger = self.ledger
+        if ledger is None or ledger.attempts is not attempts:
+            return  # a reload came meanwhile
+        self._compacting = None
+        self._compacted = True
+        self.ledger = dataclasses.replace(ledger, attempts=compacted)
+        self.text_values = done.values
+        self.app.refilter()
+        snapshot = self.snapshot
+        if compacted is attempts:
+            return  # the rows on screen are already the compact frame's
+        if self._recompute_running or snapshot is None or self._figures_stale:
+            return  # the recompute running or waiting reads the compact frame when it starts
+        self._next_generation()
+        self._recompute_running = True
+        self._run_recompute(compacted, self.app.request(), snapshot)

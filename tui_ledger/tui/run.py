@@ -1,0 +1,52 @@
+"""Running the interactive ledger: `run_app` (what `ledger-tui FILE` calls, from cli.py) and
+`python -m tui_ledger.tui.run FILE...` (no FILE: the bundled demo).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from tui_ledger.tui.app import LedgerApp
+
+if TYPE_CHECKING:
+    from tui_ledger.prices import PriceTable
+
+
+def run_app(
+    paths: list[str],
+    *,
+    demo: bool = False,
+    load_options: dict[str, Any] | None = None,
+    prices: PriceTable | None = None,
+    watch_files: bool = False,
+) -> int:
+    """Open the interactive ledger; returns the exit code (2 when the file could not be read).
+
+    `load_options` are `load.load`'s keyword arguments; `prices` prices every attempt once
+    loaded; `watch_files` follows the files and shows appended attempts as they arrive
+    (`--watch`).
+    """
+    app = LedgerApp(
+        paths, demo=demo, load_options=load_options, prices=prices, watch_files=watch_files
+    )
+    app.run()
+    if app.error_message:
+        print(app.error_message, file=sys.stderr)
+    return app.return_code or 0
+
+
+def _main(argv: Sequence[str]) -> int:
+    """`python -m tui_ledger.tui.run FILE...` (no FILE: the bundled demo)."""
+    from importlib import resources
+
+    paths = list(argv)
+    demo = not paths
+    if demo:
+        paths = [str(resources.files("tui_ledger.sample_data").joinpath("demo.csv"))]
+    return run_app(paths, demo=demo)
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

@@ -1,0 +1,148 @@
+"""What one recompute produces (`Snapshot`), the recompute itself (`compute_snapshot`), and what
+the app's operations cost (`Timings`).
+
+No textual here: a recompute runs in a worker thread on what it is given (`Request`, the
+attempts, the previous snapshot), never on the app's state, and its result is plain data the
+widgets draw.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import polars as pl
+
+from tui_ledger.ledger import Comparison, View, compare, in_view
+from tui_ledger.tui import PROCESS_START
+
+if TYPE_CHECKING:
+    from tui_ledger.findings import Notice
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One recompute's result: the filtered attempts (sorted), both views, the comparison.
+
+    The DROP FAILURES rows are filtered only when that view is first shown (`drop_frame`), so a
+    recompute in KEEP FAILURES holds no second copy of the attempts.
+    """
+
+    generation: int
+    matching: pl.DataFrame  # the attempts the filter (and matched tasks only) keeps, file order
+    keep_frame: pl.DataFrame  # the same, sorted as asked
+    comparison: Comparison
+    seconds: float = 0.0
+    notice: Notice | None = None  # set when matched tasks only is on
+
+    @functools.cached_property
+    def drop_frame(self) -> pl.DataFrame:
+        """The accepted attempts only, in the same order (computed on first use)."""
+        return in_view(self.keep_frame, "drop")
+
+    def frame(self, view: View) -> pl.DataFrame:
+        """The rows the table shows in a view."""
+        return self.keep_frame if view == "keep" else self.drop_frame
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a recompute computes, as the settings stood when it started: the filter's
+    expression, the grouping, the sort, matched tasks only, and the view the table shows
+    (whose rows the worker filters, so the screen does not have to)."""
+
+    expression: pl.Expr | None
+    by: tuple[str, ...]
+    sort: tuple[str, bool] | None
+    matched_only: bool
+    view: View
+
+
+def compute_snapshot(
+    generation: int,
+    attempts: pl.DataFrame,
+    request: Request,
+    previous: Snapshot | None,
+    superseded: threading.Event,
+) -> Snapshot | None:
+    """Filter, restrict to matched tasks, compare and sort (in a worker thread); `previous`:
+    reuse its figures. None when a newer request came meanwhile (`superseded` is set)."""
+    started = time.perf_counter()
+    notice = previous.notice if previous is not None else None
+    comparison = previous.comparison if previous is not None else None
+    expression, by, sort = request.expression, request.by, request.sort
+    matching = attempts.filter(expression) if expression is not None else attempts
+    if request.matched_only:
+        from tui_ledger.checks import matched_tasks_only
+
+        matching, notice = matched_tasks_only(matching, by)
+    if superseded.is_set():
+        return None
+    if comparison is None:
+        # Delta-method intervals first (no extra pass); the small groups' bootstrap intervals
+        # follow in their own worker once these figures are on screen.
+        comparison = compare(matching, by, intervals="delta")
+    if superseded.is_set():
+        return None
+    shown = matching
+    if sort is not None:
+        # Stable, from file order: ties keep the order of the file, whatever came before.
+        column, descending = sort
+        shown = matching.sort(column, descending=descending, nulls_last=True, maintain_order=True)
+    snapshot = Snapshot(
+        generation, matching, shown, comparison, time.perf_counter() - started, notice
+    )
+    if request.view == "drop":
+        _ = snapshot.drop_frame  # the rows the table will show, filtered here, not on screen
+    return snapshot
+
+
+TIMINGS_ENV = "LEDGER_TUI_TIMINGS"
+
+
+@dataclass
+class Timings:
+    """What the last operations cost, in seconds (read by benchmarks and tests).
+
+    With the environment variable `LEDGER_TUI_TIMINGS=FILE`, the app also appends one JSON line
+    per event to FILE: `{"event": "first_screen", "t": ...}` once the first full screen (the
+    table and the summary of every group) has been drawn, and `{"event": "recompute", "t": ...,
+    "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn (its
+    figures with delta-method intervals), then `{"event": "intervals", "t": ..., "seconds": ...}`
+    when the small groups' bootstrap intervals have replaced those. A large CSV adds `head`
+    (its first rows read, `seconds` reading them), `first_rows` (drawn in the table), and
+    `loaded` (the whole file read, `seconds` reading it). `t` is
+    seconds since the process started (`tui_ledger.tui.PROCESS_START`); `seconds` is the
+    recompute's own work in its worker.
+    """
+
+    load: float = 0.0
+    first_screen: float = 0.0
+    recompute: float = 0.0
+    toggle: float = 0.0
+    checks: float = 0.0
+    intervals: float = 0.0
+    history: list[tuple[str, float]] = field(default_factory=list)
+
+    def record(self, name: str, seconds: float) -> None:
+        """Remember one measurement."""
+        setattr(self, name, seconds)
+        self.history.append((name, seconds))
+
+    def emit(self, event: str, **fields: object) -> None:
+        """Append `{"event": event, "t": seconds since process start, **fields}` to the file
+        `LEDGER_TUI_TIMINGS` names (nothing without it; a failed write is ignored)."""
+        target = os.environ.get(TIMINGS_ENV)
+        if not target:
+            return
+        line = {"event": event, "t": round(time.perf_counter() - PROCESS_START, 6), **fields}
+        try:
+            with open(target, "a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+        except OSError:
+            pass

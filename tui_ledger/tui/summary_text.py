@@ -1,0 +1,630 @@
+"""What the summary pane says, as text: pure functions of a comparison, no widget.
+
+The headline metric's columns (`MetricColumns`: tokens or cost per accepted result), how each
+figure reads, the groups table's columns and cells and the notes under it, fitting the table
+into its width, the focused group's block in both views, and the callout. `SummaryPane`
+(`summary_pane`) and `Bars` (`bars`) lay these out. Every string that came from a file (group
+names, column names) is made safe by `safe_text` / `safe_cell`, and returned as
+`rich.text.Text` or plain text, never markup.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import polars as pl
+from rich.cells import cell_len
+from rich.text import Text
+
+from tui_ledger.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
+from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
+from tui_ledger.numbers import (
+    MISSING,
+    NOT_RECORDED,
+    NOTE_MARK,
+    exact_per_accepted,
+    format_compact,
+    format_count,
+    format_factor,
+    format_interval,
+    format_money,
+    format_rate,
+    format_tokens,
+    format_usage_figure,
+)
+from tui_ledger.ranking import rank_text as range_text
+from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.tui.theme import (
+    ATTENTION_STYLE,
+    CALLOUT_STYLE,
+    DROP_STYLE,
+    LABEL_STYLE,
+    MISSING_STYLE,
+    VIEW_STYLES,
+)
+from tui_ledger.wording import plural
+
+NO_ACCEPTED = "no accepted attempt"
+UNPRICED = "unpriced"
+MAX_TABLE_GROUPS = 300  # a table, not a database: keeps a toggle instant when grouping by an id
+
+
+def per_accepted_text(value: float | None, lower_bound: bool) -> str:
+    """Tokens per accepted result as it reads: `3,000`, `≥ 3,000`, or `—`."""
+    return format_tokens(value, lower_bound=bool(lower_bound))
+
+
+def _money(value: float | None, lower_bound: bool = False) -> str:
+    return format_money(value, lower_bound=bool(lower_bound))
+
+
+def _tokens(value: float | None, lower_bound: bool = False) -> str:
+    return format_tokens(value, lower_bound=bool(lower_bound))
+
+
+@dataclass(frozen=True)
+class MetricColumns:
+    """Where one headline metric lives in the comparison's frames, and how its figures read."""
+
+    name: Metric
+    value: str
+    lower_bound: str
+    rank: str
+    usage: str
+    """The group's usage status column (`recorded`, `lower_bound`, `not_recorded`)."""
+    total: str
+    missing: str
+    trap_factor: str
+    hidden: str
+    heading: str
+    """The groups table's heading for the figure."""
+    short: str
+    """A short name for the secondary column and the bars."""
+    fmt: Callable[[float | None, bool], str]
+    interval_kind: str
+
+    def missing_reason(self, row: dict[str, Any]) -> str:
+        """Why a group has no figure: usage never recorded, nothing accepted, or (cost) no
+        known cost at all."""
+        if row["usage"] == NOT_RECORDED_STATUS and row[self.usage] == NOT_RECORDED_STATUS:
+            return NOT_RECORDED  # (a cost missing where usage is recorded is unpriced)
+        if not row["accepted"]:
+            return NO_ACCEPTED
+        return UNPRICED if self.name == "cost" else "no usage known"
+
+    def compact_interval(self, low: float | None, high: float | None) -> str:
+        """The interval without brackets, short: `31k–38k`, `$0.055–$0.066`, `1.0k–∞`."""
+        if low is None and high is None:
+            return MISSING
+        if self.name == "cost":
+            low_text, high_text = format_money(low), format_money(high)
+            if low_text == high_text and low is not None and high is not None and low != high:
+                # A tight interval on a big group: more digits, until the two ends differ.
+                for decimals in range(3, 8):
+                    low_text, high_text = f"${low:,.{decimals}f}", f"${high:,.{decimals}f}"
+                    if low_text != high_text:
+                        break
+            return f"{low_text}–{high_text}"
+        low_text, high_text = format_compact(low), format_compact(high)
+        if low_text == high_text and low is not None and high is not None and low != high:
+            low_text, high_text = format_count(round(low)), format_count(round(high))
+        return f"{low_text}–{high_text}"
+
+
+TOKENS = MetricColumns(
+    name="tokens",
+    value="tokens_per_accepted_result",
+    lower_bound="lower_bound",
+    rank="rank",
+    usage="usage",
+    total="total_tokens",
+    missing="missing_usage",
+    trap_factor="trap_factor",
+    hidden="hidden_tokens",
+    heading="per accepted",
+    short="tokens/acc",
+    fmt=_tokens,
+    interval_kind="count",
+)
+COST = MetricColumns(
+    name="cost",
+    value="cost_per_accepted_result",
+    lower_bound="cost_lower_bound",
+    rank="cost_rank",
+    usage="cost_usage",
+    total="total_cost",
+    missing="missing_cost",
+    trap_factor="cost_trap_factor",
+    hidden="hidden_cost",
+    heading="$ per accepted",
+    short="$/acc",
+    fmt=_money,
+    interval_kind="money",
+)
+METRICS: dict[str, MetricColumns] = {"tokens": TOKENS, "cost": COST}
+
+
+def metric_columns(comparison: Comparison, metric: str) -> MetricColumns:
+    """The metric asked for, or tokens when the comparison has no cost figures."""
+    return COST if metric == "cost" and comparison.has_cost else TOKENS
+
+
+def figure_text(metric: MetricColumns, row: dict[str, Any]) -> str:
+    """A group's headline figure: `3,000`, `≥ $0.043`, `not recorded`, or `— unpriced` /
+    `—`."""
+    value = row[metric.value]
+    if value is None:
+        reason = metric.missing_reason(row)
+        if reason == NOT_RECORDED:
+            return NOT_RECORDED
+        return f"{MISSING} {UNPRICED}" if reason == UNPRICED else MISSING
+    return metric.fmt(exact_figure(metric, row), bool(row[metric.lower_bound]))
+
+
+def exact_figure(metric: MetricColumns, row: dict[str, Any]) -> Any:
+    """A group's headline figure to print: for tokens, the exact division, since past 2**53
+    the Float64 ratio rounds its last digits."""
+    if metric is not TOKENS or row[metric.value] is None:
+        return row[metric.value]
+    return exact_per_accepted(row)
+
+
+def accepted_text(row: dict[str, Any]) -> str:
+    """Accepted out of attempts: `1/3`, `63,193/125,041`."""
+    return f"{format_count(row['accepted'])}/{format_count(row['attempts'])}"
+
+
+def rank_text(row: dict[str, Any], metric: MetricColumns = TOKENS) -> str:
+    """A rank as far as the figures prove it: `3`, `2–5` when the bounds leave it open, `—`
+    for a group whose usage was not recorded. A group with nothing accepted is ranked after
+    every group with a figure."""
+    return range_text(row[f"{metric.rank}_best"], row[f"{metric.rank}_worst"])
+
+
+def total_text(metric: MetricColumns, row: dict[str, Any]) -> str:
+    """A group's total (tokens or cost): `not recorded`, `≥ 1,294,100` when some usage is
+    missing or a suspect 0, else the figure."""
+    usage = row[metric.usage]
+    if usage == NOT_RECORDED_STATUS and row["usage"] != NOT_RECORDED_STATUS:
+        return MISSING  # cost: usage recorded but unpriced
+    return format_usage_figure(
+        row[metric.total], usage, lower_bound=usage == LOWER_BOUND, money=metric.name == "cost"
+    )
+
+
+def median_text(row: dict[str, Any]) -> str:
+    """Median tokens per attempt, `not recorded` when usage never was."""
+    return format_usage_figure(row["median_tokens_per_attempt"], row["usage"])
+
+
+def tight(text: str) -> str:
+    """A figure for the groups table's narrow columns: `≥1,484,917` (the bound sign kept,
+    its space dropped)."""
+    return text.replace("≥ ", "≥", 1)
+
+
+def cell(text: str, *, style: str = "", justify: str = "right") -> Text:
+    """A table cell: literal text (never markup), right-aligned unless asked."""
+    return Text(text, style=style, justify=justify)  # type: ignore[arg-type]
+
+
+# When the groups table is wider than its pane, headings shorten first, then the columns least
+# needed to read the comparison leave, in this order (the label and headline never do).
+SHORT_HEADINGS: dict[str, str] = {
+    "per accepted": "per acc",
+    "$ per accepted": "$/acc",
+    "no usage": "no use",
+    "median": "med",
+}
+LEAVE_FIRST: tuple[str, ...] = (
+    "att",  # acc reads "61/90": the attempts are its denominator
+    "no cost",
+    "no usage",
+    "median",
+    "#",
+    "total $",
+    "pass",  # acc reads "61/90": the rate is its quotient
+    "tokens/acc",  # the other metric's headline stays longer than the rate
+    "$/acc",
+    "total",
+    "trap",
+)
+CELL_PADDING = 2  # the groups table's padding, one cell on each side
+
+
+def fit_columns(
+    headings: list[str], rows: list[list[Text]], width: int
+) -> tuple[list[tuple[str, str]], list[list[Text]], list[str]]:
+    """Fit a table into `width` cells: shorter headings, then columns leave in `LEAVE_FIRST`
+    order. Returns (shown heading, original heading) per kept column, the rows with those
+    columns, and the headings left out. `width` 0 (not laid out yet) keeps everything."""
+    values = [
+        max((cell_len(row[i].plain) for row in rows), default=0) for i in range(len(headings))
+    ]
+
+    def total(names: list[str], keep: list[int]) -> int:
+        return sum(max(cell_len(names[i]), values[i]) + CELL_PADDING for i in keep)
+
+    shown = list(headings)
+    keep = list(range(len(headings)))
+    if width > 0 and total(shown, keep) > width:
+        shown = [SHORT_HEADINGS.get(name, name) for name in headings]
+        left: list[int] = []
+        for name in LEAVE_FIRST:
+            if total(shown, keep) <= width:
+                break
+            left += [i for i in keep if i >= 2 and headings[i] == name]
+            keep = [i for i in keep if i not in left]
+        for index in reversed(left):  # a narrow column that left early may fit again
+            if total(shown, sorted([*keep, index])) <= width:
+                keep = sorted([*keep, index])
+    left_out = [headings[i] for i in range(len(headings)) if i not in keep]
+    return (
+        [(shown[i], headings[i]) for i in keep],
+        [[row[i] for i in keep] for row in rows],
+        left_out,
+    )
+
+
+# --------------------------------------------------------------------------- the groups table
+
+
+@dataclass(frozen=True)
+class GroupColumns:
+    """The groups table's columns for a comparison in a view, and the headline metric's."""
+
+    metric: MetricColumns
+    other: MetricColumns | None  # the other metric's headline, when there are costs
+    show_missing: bool  # some group has missing usage
+    show_missing_cost: bool  # missing cost differs from missing usage somewhere
+    with_cost: bool
+    headings: list[tuple[str, str]]  # (heading, justify) in table order
+
+
+def group_columns(comparison: Comparison, view: View, metric: MetricColumns) -> GroupColumns:
+    """Which columns the groups table shows: the figure that matters first, with its trap
+    factor and rank; the inputs after it (on a narrow pane or with huge counts, those are
+    what scroll out of sight)."""
+    frame = comparison.view(view)
+    with_cost = comparison.has_cost
+    other = (COST if metric is TOKENS else TOKENS) if with_cost else None
+    show_missing = bool(frame["missing_usage"].sum())
+    # Missing cost is mostly missing usage (an unpriced bucket): a column only when it differs.
+    show_missing_cost = with_cost and not frame["missing_cost"].equals(frame["missing_usage"])
+    title = safe_text(" · ".join(comparison.by))
+    columns: list[tuple[str, str]] = [
+        (title, "left"),
+        (metric.heading, "right"),
+        ("trap", "right"),
+        ("#", "right"),
+        ("att", "right"),
+        ("acc", "right"),
+        ("pass", "right"),
+    ]
+    if show_missing:
+        columns.append(("no usage", "right"))
+    if show_missing_cost:
+        columns.append(("no cost", "right"))
+    if other is not None:
+        columns.append((other.short, "right"))
+    if with_cost:
+        columns.append(("total $", "right"))
+    columns += [("median", "right"), ("total", "right")]
+    return GroupColumns(metric, other, show_missing, show_missing_cost, with_cost, columns)
+
+
+def group_row(
+    label: str,
+    row: dict[str, Any],
+    trap_row: dict[str, Any],
+    columns: GroupColumns,
+    view: View,
+) -> tuple[list[Text], set[str]]:
+    """One group's cells, and which notes under the table it calls for: "no accepted",
+    "unpriced", "small sample"."""
+    metric, other = columns.metric, columns.other
+    notes: set[str] = set()
+    value = row[metric.value]
+    if value is None:
+        reason = metric.missing_reason(row)
+        notes.add(
+            "unpriced"
+            if reason == UNPRICED
+            else "not recorded"
+            if reason == NOT_RECORDED
+            else "no accepted"
+        )
+    note = NOTE_MARK if value is not None and row["ci_note"] else ""
+    if note:
+        notes.add("small sample")
+    factor = trap_row[metric.trap_factor]
+    cells = [
+        cell(safe_cell(label, 24), justify="left"),
+        cell(
+            figure_text(metric, row) + note,
+            style=VIEW_STYLES[view] if value is not None else MISSING_STYLE,
+        ),
+        cell(
+            ""
+            if factor is not None and factor == 1.0
+            else tight(
+                format_factor(factor, lower_bound=trap_row[f"{metric.trap_factor}_lower_bound"])
+            ),
+            style=DROP_STYLE.replace("bold ", "") if factor and factor > 1.0 else "",
+        ),
+        cell(rank_text(row, metric)),
+        cell(format_count(row["attempts"])),
+        cell(accepted_text(row)),
+        cell(format_rate(row["pass_rate"])),
+    ]
+    if columns.show_missing:
+        missing = row["missing_usage"]
+        cells.append(cell(format_count(missing), style=ATTENTION_STYLE if missing else ""))
+    if columns.show_missing_cost:
+        missing = row["missing_cost"]
+        cells.append(cell(format_count(missing), style=ATTENTION_STYLE if missing else ""))
+    if other is not None:
+        other_value = row[other.value]
+        if other_value is None and other is COST and other.missing_reason(row) == UNPRICED:
+            notes.add("unpriced")
+        cells.append(
+            cell(
+                figure_text(other, row),
+                style="" if other_value is not None else MISSING_STYLE,
+            )
+        )
+    if columns.with_cost:
+        total_cost = row["total_cost"]
+        cells.append(
+            cell(
+                total_text(COST, row),
+                style="" if total_cost is not None else MISSING_STYLE,
+            )
+        )
+    recorded = row["usage"] != NOT_RECORDED_STATUS
+    cells += [
+        cell(median_text(row), style="" if recorded else MISSING_STYLE),
+        cell(tight(total_text(TOKENS, row)), style="" if recorded else MISSING_STYLE),
+    ]
+    return cells, notes
+
+
+def missing_notes(
+    left_out: list[str],
+    notes: set[str],
+    frame: pl.DataFrame,
+    metric: MetricColumns,
+    groups: int,
+) -> list[str]:
+    """The line under the groups table: columns left out, what `—`, `≥` and `†` mean where
+    they appear, and how many of the `groups` the table holds."""
+    extra: list[str] = []
+    if left_out:
+        extra.append(f"not shown (narrow pane): {', '.join(left_out)}")
+    if "no accepted" in notes:
+        extra.append(f"{MISSING} {NO_ACCEPTED}")
+    unrecorded = (frame[metric.usage] == NOT_RECORDED_STATUS) & (
+        frame["usage"] == NOT_RECORDED_STATUS
+    )  # (cost missing beside recorded usage is unpriced)
+    if "not recorded" in notes or bool(unrecorded.any()):
+        extra.append(f"{NOT_RECORDED}: every attempt's usage missing or 0; no figure, no rank")
+    if "unpriced" in notes:
+        extra.append(f"{MISSING} {UNPRICED}: no price for the model (never $0; w)")
+    if bool(frame[metric.lower_bound].any()):
+        what = "cost" if metric is COST else "usage"
+        extra.append(f"≥ lower bound: some {what} is missing or 0")
+    if bool(
+        frame[f"{metric.rank}_best"]
+        .ne_missing(frame[f"{metric.rank}_worst"])
+        .fill_null(False)
+        .any()
+    ):
+        extra.append("2–4: rank as far as the bounds prove it")
+    if "small sample" in notes:
+        extra.append(f"{NOTE_MARK} small sample: wide interval (see below)")
+    if groups > MAX_TABLE_GROUPS:
+        extra.append(
+            f"first {format_count(MAX_TABLE_GROUPS)} of "
+            f"{format_count(groups)} groups (filter to narrow; exports hold all)"
+        )
+    return extra
+
+
+# --------------------------------------------------------------------------- the focused group
+
+
+def focus_lines(
+    comparison: Comparison, keep: dict[str, Any], drop: dict[str, Any], metric: MetricColumns
+) -> list[tuple[str, str, str, str]]:
+    """(name, keep figure, drop figure, trailing note) per line of the focused block."""
+    lines: list[tuple[str, str, str, str]] = [
+        ("attempts", format_count(keep["attempts"]), format_count(drop["attempts"]), ""),
+        ("accepted", accepted_text(keep), accepted_text(drop), ""),
+        (
+            "pass rate",
+            _rate_with_interval(keep),
+            _rate_with_interval(drop),
+            "Wilson" if keep["pass_rate_lo"] is not None else "",
+        ),
+        ("median / attempt", median_text(keep), median_text(drop), ""),
+        ("total tokens", total_text(TOKENS, keep), total_text(TOKENS, drop), ""),
+    ]
+    if comparison.has_cost:
+        lines.append(
+            (
+                "total cost",
+                _total_cost_text(keep),
+                _total_cost_text(drop),
+                "",
+            )
+        )
+    figures = [TOKENS, COST] if comparison.has_cost else [TOKENS]
+    # The headline metric first, so its figure and interval sit under the view names.
+    figures.sort(key=lambda columns: columns is not metric)
+    for columns in figures:
+        name = "tokens / accepted" if columns is TOKENS else "cost / accepted"
+        keep_mark = NOTE_MARK if keep[columns.value] is not None and keep["ci_note"] else ""
+        drop_mark = NOTE_MARK if drop[columns.value] is not None and drop["ci_note"] else ""
+        lines.append(
+            (
+                name,
+                figure_text(columns, keep) + keep_mark,
+                figure_text(columns, drop) + drop_mark,
+                "",
+            )
+        )
+        if comparison.intervals.method != "none" and (
+            keep[columns.value] is not None or drop[columns.value] is not None
+        ):
+            lines.append(
+                (
+                    "  95%",
+                    _interval_text(columns, keep),
+                    _interval_text(columns, drop),
+                    _methods(keep, drop),
+                )
+            )
+    lines.append(("rank", rank_text(keep, metric), rank_text(drop, metric), ""))
+    return lines
+
+
+def focus_block(
+    comparison: Comparison, index: int, label: str, metric: MetricColumns, view: View
+) -> Text:
+    """The focused group (row `index`, named `label`) in both views side by side, `view`
+    highlighted: its figures with their intervals, trap factor and what dropping hides."""
+    keep = comparison.keep.row(index, named=True)
+    drop = comparison.drop.row(index, named=True)
+    trap = comparison.trap.row(index, named=True)
+    lines = focus_lines(comparison, keep, drop, metric)
+    # Each view's column is as wide as its widest figure (a heading at the least).
+    widest = max(
+        cell_len(value)
+        for _, keep_value, drop_value, _ in lines
+        for value in (keep_value, drop_value)
+    )
+    width = max(len(VIEW_TITLES["keep"]) + 3, widest + 2)
+    label_width = 20
+    text = Text(no_wrap=True, overflow="ellipsis")
+    text.append("▸ ", style="bold")
+    name = safe_cell(label, label_width)
+    text.append(name, style="bold")
+    text.append(" " * max(1, label_width - cell_len(name)))
+    for shown in ("keep", "drop"):
+        style = VIEW_STYLES[shown] + (" reverse" if shown == view else "")
+        text.append(" " * (width - len(VIEW_TITLES[shown]) - 2))
+        text.append(f" {VIEW_TITLES[shown]} ", style=style)
+    headline = "tokens / accepted" if metric is TOKENS else "cost / accepted"
+    for name, keep_value, drop_value, trailing in lines:
+        emphasis = "bold" if name == headline else ""
+        is_interval = name.strip() == "95%"
+        text.append("\n  ")
+        text.append(name.ljust(label_width), style=LABEL_STYLE)
+        value_style = LABEL_STYLE if is_interval else emphasis
+        text.append(keep_value.rjust(width - 1) + " ", style=value_style)
+        text.append(drop_value.rjust(width - 1) + " ", style=value_style)
+        if trailing:
+            text.append(f" {trailing}", style=LABEL_STYLE)
+    if keep[metric.value] is None:
+        reason = metric.missing_reason(keep)
+        if reason == NOT_RECORDED:
+            what = "cost" if metric is COST else "usage"
+            text.append(
+                f"\n  {NOT_RECORDED}: every attempt's {what} is missing or 0 (unmetered?); "
+                "no figure and no rank",
+                style=MISSING_STYLE,
+            )
+        elif reason == UNPRICED:
+            text.append(
+                f"\n  {MISSING} {UNPRICED}: no attempt of this group has a known cost",
+                style=MISSING_STYLE,
+            )
+        else:
+            text.append(f"\n  {MISSING} {NO_ACCEPTED}: nothing to divide by", style=MISSING_STYLE)
+    factor = trap[metric.trap_factor]
+    text.append("\n  ")
+    text.append("trap factor".ljust(label_width), style=LABEL_STYLE)
+    text.append(
+        format_factor(factor, lower_bound=trap[f"{metric.trap_factor}_lower_bound"]).rjust(
+            width - 1
+        ),
+        style=DROP_STYLE if factor is not None and factor > 1.0 else "bold",
+    )
+    hidden_attempts = trap["hidden_attempts"]
+    if hidden_attempts:
+        hidden = f"{plural(hidden_attempts, 'attempt')} · {_hidden(keep, drop, trap, TOKENS)}"
+        if comparison.has_cost:
+            hidden += f" · {_hidden(keep, drop, trap, COST)}"
+        text.append("\n  ")
+        text.append("hidden when dropped".ljust(label_width), style=LABEL_STYLE)
+        text.append(hidden, style=DROP_STYLE.replace("bold ", ""))
+    for name, row in (("keep", keep), ("drop", drop)):
+        if row["ci_note"]:
+            note = f"\n  {NOTE_MARK} {name}: {safe_text(row['ci_note'])}"
+            text.append(note, style=MISSING_STYLE)
+    return text
+
+
+def callout_text(comparison: Comparison, metric: MetricColumns) -> Text:
+    """The callout under the focused group: what dropping failures hides, in the headline
+    metric, in colour when the ranking flips."""
+    from tui_ledger.report import callout  # imported on first use
+
+    if comparison.keep.height == 0:
+        return Text("No attempts match the filter.", style=MISSING_STYLE)
+    sentence = safe_text(callout(comparison, metric.name))
+    style = CALLOUT_STYLE if comparison.flips(metric.name) else ""
+    return Text.assemble(("» ", CALLOUT_STYLE), (sentence, style))
+
+
+def _rate_with_interval(row: dict[str, Any]) -> str:
+    """`68% [58–77%]`, or the rate alone where there is no interval."""
+    rate = format_rate(row["pass_rate"])
+    interval = format_interval(row["pass_rate_lo"], row["pass_rate_hi"], "rate")
+    return f"{rate} {interval}" if interval and rate != MISSING else rate
+
+
+def _total_cost_text(row: dict[str, Any]) -> str:
+    value = row["total_cost"]
+    if row["cost_usage"] == NOT_RECORDED_STATUS and row["usage"] == NOT_RECORDED_STATUS:
+        return NOT_RECORDED
+    if value is None:
+        return f"{MISSING} {UNPRICED}"
+    return format_money(value, lower_bound=row["cost_usage"] == LOWER_BOUND and value > 0)
+
+
+def _hidden(
+    keep: dict[str, Any], drop: dict[str, Any], trap: dict[str, Any], metric: MetricColumns
+) -> str:
+    """What dropping failures hides of one group: `2,000 tokens`, `≥ $0.04` when a dropped
+    attempt's usage is missing or a suspect 0, `tokens not recorded`."""
+    cost = metric is COST
+    if keep[metric.usage] == NOT_RECORDED_STATUS and keep["usage"] == NOT_RECORDED_STATUS:
+        return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
+    zeros = "suspect_zero_cost" if cost else "suspect_zeros"
+    bound = keep[metric.missing] + keep[zeros] > drop[metric.missing] + drop[zeros]
+    if bound and not trap[metric.hidden]:
+        return f"{'cost' if cost else 'tokens'} {NOT_RECORDED}"
+    if cost:
+        return format_money(trap[metric.hidden], lower_bound=bound)
+    return f"{format_tokens(trap[metric.hidden], lower_bound=bound)} tokens"
+
+
+def _interval_text(metric: MetricColumns, row: dict[str, Any]) -> str:
+    if row[metric.value] is None:
+        return ""
+    low, high = row.get(f"{metric.value}_lo"), row.get(f"{metric.value}_hi")
+    if low is None and high is None:
+        return MISSING
+    return metric.compact_interval(low, high)
+
+
+def _methods(keep: dict[str, Any], drop: dict[str, Any]) -> str:
+    """`(bootstrap)`, or `(bootstrap / delta)` when the views used different methods."""
+    methods = [m for m in (keep["ci_method"], drop["ci_method"]) if m]
+    if not methods:
+        return ""
+    unique = list(dict.fromkeys(methods))
+    return f"({' / '.join(unique)})"

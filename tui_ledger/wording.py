@@ -1,0 +1,32 @@
+"""How messages read, the same in every module: a count with its noun, a list of names, the
+first line of an error.
+
+The loader's errors, the checks, the watcher and the app all say these things; one definition
+each keeps them saying it one way. Figures themselves read as `numbers` writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+def plural(count: int, noun: str) -> str:
+    """A count and its noun: `1 attempt`, `2 attempts`, `1,204 attempts`."""
+    return f"{count:,} {noun if count == 1 else noun + 's'}"
+
+
+def listing(names: Iterable[str], *, limit: int = 12, quote: bool = False, joiner: str = "") -> str:
+    """Names in a sentence: `a, b, c`; `a, b and c` with `joiner="and"`; past `limit` names,
+    the first `limit` and `and 3 more`. `quote` shows each name as its repr."""
+    shown = [repr(name) if quote else name for name in names]
+    if len(shown) > limit:
+        return f"{', '.join(shown[:limit])} and {len(shown) - limit:,} more"
+    if joiner and len(shown) > 1:
+        return f"{', '.join(shown[:-1])} {joiner} {shown[-1]}"
+    return ", ".join(shown)
+
+
+def first_line(error: BaseException) -> str:
+    """The first line of an error's message, or the name of its type when it has none."""
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
