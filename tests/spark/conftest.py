@@ -39,10 +39,18 @@ def unavailable(reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture
+def client() -> None:
+    """The Spark Connect client is installed (a test that reaches no server still needs it)."""
+    if not CLIENT:
+        unavailable("the Spark Connect client is not installed (pip install -e '.[spark]')")
+
+
 @pytest.fixture(scope="session")
 def spark_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The URL of a Spark Connect server for the whole session."""
-    if importlib.util.find_spec("pyspark.sql.connect") is None:
+    # find_spec of a submodule imports its package: ask for the package first.
+    if not CLIENT or importlib.util.find_spec("pyspark.sql.connect") is None:
         unavailable("the Spark Connect client is not installed (pip install -e '.[spark]')")
     given = os.environ.get("LEDGER_TUI_SPARK_REMOTE")
     if given:

@@ -1,9 +1,8 @@
 """The aggregate frame computed by polars, from `tui_ledger.load.load`, for differential tests.
 
 The polars side is the production accounting itself (`ledger._aggregate`, the raw per-group
-aggregates `compare` derives every figure from, and `checks._cells`), plus the two counts the
-Spark aggregate frame adds for "usage not recorded" (suspect_zero, recorded_usage), written
-here as plain polars. Comparing the engine against it is comparing against the one
+aggregates `compare` derives every figure from, suspect zeros included, and `checks._cells`).
+Comparing the engine against it is comparing against the one
 definition, not against a second copy.
 """
 
@@ -27,24 +26,7 @@ def polars_aggregate_frame(attempts: pl.DataFrame, by: Sequence[str]) -> pl.Data
     keys = list(by)
     with_cost = ledger.has_cost(attempts)
     raw = ledger._aggregate(attempts, keys, with_cost)
-    tokens = pl.col("tokens")
-    accepted = pl.col("outcome") == "passed"
-    extras = (
-        attempts.lazy()
-        .group_by(keys)
-        .agg(
-            *[
-                (where & condition).sum().cast(pl.Int64).alias(f"{view}__{name}")
-                for view, where in (("keep", pl.lit(True)), ("drop", accepted))
-                for name, condition in (
-                    ("suspect_zero", tokens == 0),
-                    ("recorded_usage", tokens > 0),
-                )
-            ]
-        )
-        .collect()
-    )
-    frame = raw.join(extras, on=keys, how="left", nulls_equal=True)
+    frame = raw
     # The loader's Categorical keys are text to every reader (ledger.py reads them as their
     # String): the aggregate frame carries them as String, as the engine returns them.
     frame = frame.with_columns(
@@ -52,7 +34,9 @@ def polars_aggregate_frame(attempts: pl.DataFrame, by: Sequence[str]) -> pl.Data
     )
     counts = [f"{view}__{name}" for view in VIEWS for name in COUNT_AGGREGATES]
     if with_cost:
-        counts += [f"{view}__known_cost" for view in VIEWS]
+        counts += [
+            f"{view}__{name}" for view in VIEWS for name in ("known_cost", "suspect_zero_cost")
+        ]
     frame = frame.with_columns(pl.col(counts).cast(pl.Int64))
     ordered = [f"{view}__{name}" for view in VIEWS for name in aggregate_names(with_cost)]
     return frame.select(*keys, *ordered).sort(keys, nulls_last=True, maintain_order=True)
@@ -70,7 +54,14 @@ def polars_check_cells(attempts: pl.DataFrame, by: Sequence[str]) -> pl.DataFram
     return cells.select(*grouping, *_CELL_COUNTS).sort(grouping, nulls_last=True)
 
 
-_CELL_COUNTS = ("attempts", "accepted", "missing_usage", "suspect_zero", "ungraded")
+_CELL_COUNTS = (
+    "attempts",
+    "accepted",
+    "missing_usage",
+    "suspect_zero",
+    "ungraded",
+    "recorded_usage",
+)
 
 
 def assert_same_aggregates(spark_frame: pl.DataFrame, polars_frame: pl.DataFrame) -> None:

@@ -166,7 +166,7 @@ def one_line_error(code: int, out: str, error: str, *words: str) -> None:
 
 
 def test_an_unreachable_server_is_one_line_and_exit_2(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], client: None
 ) -> None:
     url = f"sc://127.0.0.1:{server.free_port()}"
     code, out, error = run(capsys, "summary", "--spark", url, str(SAMPLE / "runs.csv"))
@@ -185,7 +185,7 @@ def test_a_missing_table_and_a_bad_cell_are_one_line_and_exit_2(
 
 
 def test_options_the_engine_lacks_are_refused_in_one_line(
-    capsys: pytest.CaptureFixture[str],
+    capsys: pytest.CaptureFixture[str], client: None
 ) -> None:
     path = str(SAMPLE / "demo.csv")
     code, out, error = run(capsys, "summary", "--spark", "sc://h:1", path, "--matched-tasks")

@@ -12,8 +12,7 @@ accepted               Int64           rows whose outcome is `passed`
 passed ... ungraded    Int64           rows of each outcome (`schema.OUTCOMES`)
 missing_usage          Int64           rows whose usage is missing
 known_usage            Int64           rows whose usage is known (0 included)
-suspect_zero           Int64           rows reporting exactly 0 tokens
-recorded_usage         Int64           rows with known usage above 0 (none: not recorded)
+suspect_zeros          Int64           rows reporting exactly 0 tokens (a suspect zero)
 sum_known_tokens       Int128          exact sum of known usage (0 when none is known)
 median_tokens...       Float64 or      median of known usage (mean of the two middle
   _per_attempt         Decimal(38, 1)  values): Float64 while every median is below 2**52
@@ -21,6 +20,7 @@ median_tokens...       Float64 or      median of known usage (mean of the two mi
 var_tokens             Float64         sample variance of usage with missing read as 0
                                        (null under two attempts), for the delta method
 known_cost             Int64           (with a cost column) rows with a cost
+suspect_zero_cost      Int64           rows costing $0 whose usage is missing or 0
 sum_known_cost         Float64         sum of known cost (0.0 when none)
 var_cost               Float64         sample variance of cost with missing read as 0
 =====================  ==============  ===================================================
@@ -79,15 +79,14 @@ COUNT_AGGREGATES: tuple[str, ...] = (
     *OUTCOMES,
     "missing_usage",
     "known_usage",
-    "suspect_zero",
-    "recorded_usage",
+    "suspect_zeros",
 )
 TOKEN_AGGREGATES: tuple[str, ...] = (
     "sum_known_tokens",
     "median_tokens_per_attempt",
     "var_tokens",
 )
-COST_AGGREGATES: tuple[str, ...] = ("known_cost", "sum_known_cost", "var_cost")
+COST_AGGREGATES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_known_cost", "var_cost")
 # Below 2**52 a float holds every integer and every half exactly (as in ledger.py).
 HALVES_EXACT = 2**52
 MEDIAN_EXACT_DTYPE = pl.Decimal(38, 1)
@@ -101,8 +100,8 @@ def aggregate_names(with_cost: bool) -> list[str]:
 
 def _cell_aggregates(with_cost: bool) -> list[Column]:
     """Per (group, outcome) cell, the counts and sums both views are made of: the columns of
-    ledger.py's `_cell_aggregations`, computed by Spark, plus the two counts "usage not
-    recorded" needs (`zero`, `recorded`).
+    ledger.py's `_cell_aggregations`, computed by Spark (`zeros` and `zero_cost` are what
+    "usage not recorded" and the lower bounds are made of).
 
     `mean_*` and `m2_*` (sum of squared deviations) are of spend with missing read as 0, so the
     cells combine into a group's variance as one pass over its rows would (Chan et al.), by
@@ -115,8 +114,7 @@ def _cell_aggregates(with_cost: bool) -> list[Column]:
     aggregates = [
         F.count(F.lit(1)).alias("n"),
         F.count(tokens).alias("known"),
-        F.count_if(tokens == 0).alias("zero"),
-        F.count_if(tokens > 0).alias("recorded"),
+        F.count_if(tokens == 0).alias("zeros"),
         F.try_sum(tokens).alias("sum_tokens"),
         F.avg(spend).alias("mean_tokens"),
         F.when(several, F.var_samp(spend) * (F.count(F.lit(1)) - 1))
@@ -128,6 +126,8 @@ def _cell_aggregates(with_cost: bool) -> list[Column]:
         spent = F.coalesce(cost, F.lit(0.0))
         aggregates += [
             F.count(cost).alias("known_cost"),
+            # ledger.py's suspect zero cost: $0 on an attempt whose usage is missing or 0.
+            F.count_if((cost == 0) & (tokens.isNull() | (tokens == 0))).alias("zero_cost"),
             F.coalesce(F.sum(cost), F.lit(0.0)).alias("sum_cost"),
             F.avg(spent).alias("mean_cost"),
             F.when(several, F.var_samp(spent) * (F.count(F.lit(1)) - 1))
@@ -293,15 +293,7 @@ def aggregate_frame(
 def _views_from_cells(cells: pl.DataFrame, keys: list[str], with_cost: bool) -> pl.DataFrame:
     """Both views' aggregates from the cells, by ledger.py's own definitions
     (`_view_aggregations`: attempts, accepted, outcomes, missing and known usage, the exact
-    sum, the combined variance, cost), plus the not-recorded counts; counts as Int64."""
-    outcome = pl.col("outcome")
-    extras = []
-    for view in VIEWS:
-        mask = outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
-        extras += [
-            pl.col("zero").filter(mask).sum().alias(f"{view}__suspect_zero"),
-            pl.col("recorded").filter(mask).sum().alias(f"{view}__recorded_usage"),
-        ]
+    sum, the combined variance, cost, the suspect zeros); counts as Int64."""
     frame = (
         cells.lazy()
         .sort("outcome")  # a group's float sums add up in the same order as in ledger.py
@@ -309,13 +301,14 @@ def _views_from_cells(cells: pl.DataFrame, keys: list[str], with_cost: bool) -> 
         .agg(
             *ledger._view_aggregations("keep", with_cost),
             *ledger._view_aggregations("drop", with_cost),
-            *extras,
         )
         .collect()
     )
     counts = [f"{view}__{name}" for view in VIEWS for name in COUNT_AGGREGATES]
     if with_cost:
-        counts += [f"{view}__known_cost" for view in VIEWS]
+        counts += [
+            f"{view}__{name}" for view in VIEWS for name in ("known_cost", "suspect_zero_cost")
+        ]
     return frame.with_columns(pl.col(counts).cast(pl.Int64))
 
 
@@ -339,7 +332,8 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
     """Counts per group, task and model/version value: the frame checks.py's `_cells` makes,
     from which every group-, task- and version-level check is a sum. Columns: the keys,
     `task` (when present and not a key), the version columns, then `attempts`, `accepted`,
-    `missing_usage`, `suspect_zero`, `ungraded` (Int64). Sorted by every grouping column."""
+    `missing_usage`, `suspect_zero`, `ungraded`, `recorded_usage` (Int64: rows with usage
+    above 0; none in a group is usage not recorded). Sorted by every grouping column."""
     keys = list(by)
     names = attempts.columns
     task = ["task"] if "task" in names and "task" not in keys else []
@@ -351,10 +345,10 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
         F.count_if(tokens.isNull()).alias("missing_usage"),
         F.count_if(tokens == 0).alias("suspect_zero"),
         F.count_if(F.col("outcome") == "ungraded").alias("ungraded"),
+        F.count_if(tokens > 0).alias("recorded_usage"),
     )
-    frame = _to_polars(cells).with_columns(
-        pl.col("attempts", "accepted", "missing_usage", "suspect_zero", "ungraded").cast(pl.Int64)
-    )
+    counts = ("attempts", "accepted", "missing_usage", "suspect_zero", "ungraded", "recorded_usage")
+    frame = _to_polars(cells).with_columns(pl.col(counts).cast(pl.Int64))
     return sorted_by_keys(frame, grouping)
 
 
