@@ -304,6 +304,25 @@ def _kind(dtype: pl.DataType | type[pl.DataType]) -> Kind:
     return "other"
 
 
+def _operator_and_value(term: Term, kind: Kind) -> tuple[str, str, tuple[int, int]]:
+    """A column term's operator, value and the value's span, as both engines compare them:
+    `:>` (and `:>=`, `:<`, `:<=`) compares numbers and dates (`tokens:>5` is `tokens>5`) and
+    on text looks for the text (`task:>x` contains ">x"); a term with no value is an error."""
+    op = term.op or ":"
+    value = term.value
+    value_at = (term.value_start, term.value_end)
+    if not value and not term.value_quoted:
+        shown = f"{term.column}{op}"
+        raise FilterError(f"{shown!r} needs a value after {op!r}", term.op_start, term.end)
+    if op in (":>", ":>=", ":<", ":<="):
+        if kind in ("number", "date", "datetime", "time"):
+            op = op[1:]
+        else:  # on text, `task:>x` looks for the text ">x"
+            op, value = ":", op[1:] + value
+            value_at = (term.op_start + 1, term.value_end)
+    return op, value, value_at
+
+
 def _resolve_column(term: Term, names: list[str]) -> str:
     """The real column `term.column` names: exactly, ignoring case, normalised, or by alias."""
     name = term.column or ""
@@ -575,18 +594,7 @@ class _Compiler:
         column = _resolve_column(term, self.names)
         dtype = self.schema[column]
         kind = _kind(dtype)
-        op = term.op or ":"
-        value = term.value
-        value_at = (term.value_start, term.value_end)
-        if not value and not term.value_quoted:
-            shown = f"{term.column}{op}"
-            raise FilterError(f"{shown!r} needs a value after {op!r}", term.op_start, term.end)
-        if op in (":>", ":>=", ":<", ":<="):
-            if kind in ("number", "date", "datetime", "time"):
-                op = op[1:]
-            else:  # on text, `task:>x` looks for the text ">x"
-                op, value = ":", op[1:] + value
-                value_at = (term.op_start + 1, term.value_end)
+        op, value, value_at = _operator_and_value(term, kind)
 
         if not term.value_quoted and value.lower() in NULL_WORDS and op in (":", "=", "!="):
             missing = pl.col(column).is_null()

@@ -41,6 +41,7 @@ from pyspark.sql import types as T
 
 from tui_ledger import schema
 from tui_ledger.checks import ID_COLUMNS
+from tui_ledger.load.outcomes import outcome_sentence
 from tui_ledger.spark.cells import (
     BAD,
     INT64_MAX,
@@ -388,7 +389,7 @@ def open_ledger(
         verdict[_STATUS_UNKNOWN] = status_word == "unknown"
         verdict[BAD + "status"] = F.when(status_word == "unknown", F.col("__ledger_status_text"))
     steps.append(verdict)
-    derived.append(_outcome_sentence(mapping))
+    derived.append(outcome_sentence(mapping))
     frame = _finished(base, steps)
     order_frame = _finished(ordered_base, steps) if ordered_base is not None else None
     identity = ["workflow", *(["task"] if "task" in canonical else [])]
@@ -443,17 +444,6 @@ def _free_name(name: str, taken: set[str]) -> str:
         candidate, number = f"{name}_{number}", number + 1
     taken.add(candidate)
     return candidate
-
-
-def _outcome_sentence(mapping: Mapping[str, str]) -> str:
-    if "passed" in mapping and "status" in mapping:
-        return (
-            "outcome from passed and status (passed decides; a false passed takes timeout "
-            "or error from the status)"
-        )
-    if "passed" in mapping:
-        return "outcome from passed (true = passed, false = failed, empty = ungraded)"
-    return "outcome from status"
 
 
 # --------------------------------------------------------------------------- validation

@@ -36,6 +36,7 @@ from tui_ledger.query import (
     FilterError,
     Term,
     _kind,
+    _operator_and_value,
     _parse_number,
     _parse_temporal,
     _regex_problem,
@@ -128,18 +129,7 @@ class _Translator:
         name = _resolve_column(term, self.names)
         dtype = self.schema[name]
         kind = _kind(dtype)
-        op = term.op or ":"
-        value = term.value
-        value_at = (term.value_start, term.value_end)
-        if not value and not term.value_quoted:
-            shown = f"{term.column}{op}"
-            raise FilterError(f"{shown!r} needs a value after {op!r}", term.op_start, term.end)
-        if op in (":>", ":>=", ":<", ":<="):
-            if kind in ("number", "date", "datetime", "time"):
-                op = op[1:]
-            else:  # on text, `task:>x` looks for the text ">x"
-                op, value = ":", op[1:] + value
-                value_at = (term.op_start + 1, term.value_end)
+        op, value, value_at = _operator_and_value(term, kind)
         if not term.value_quoted and value.lower() in NULL_WORDS and op in (":", "=", "!="):
             missing = column(name).isNull()
             return ~missing if op == "!=" else missing
