@@ -80,7 +80,7 @@ def _reject_unknown(
     if column == "passed":
         what = f"{value} is not a pass/fail value; accepted: {_passed_vocabulary()}"
     else:
-        what = f"{value} is not an outcome; accepted: {_status_vocabulary()}"
+        what = f"{value} is not an outcome; accepted: {status_vocabulary()}"
     raise LoadError(
         f"{where}: {what}. Fix the cell, or map another column with --col {column}=COLUMN.",
         source=first[schema.SOURCE_COLUMN],
@@ -95,7 +95,7 @@ def _passed_vocabulary() -> str:
     return f"true = {true}; false = {false} (any case); empty or NA = ungraded"
 
 
-def _status_vocabulary() -> str:
+def status_vocabulary() -> str:
     by_outcome: dict[str, list[str]] = {}
     for word, outcome in schema.STATUS_WORDS.items():
         by_outcome.setdefault(outcome, []).append(word or "empty")

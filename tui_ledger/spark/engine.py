@@ -41,7 +41,7 @@ from pyspark.sql import types as T
 
 from tui_ledger import schema
 from tui_ledger.checks import ID_COLUMNS
-from tui_ledger.load.outcomes import outcome_sentence
+from tui_ledger.load.outcomes import outcome_sentence, status_vocabulary
 from tui_ledger.spark.cells import (
     BAD,
     INT64_MAX,
@@ -521,7 +521,7 @@ def _cell_error(ledger: SparkLedger, name: str, flag: Column) -> SparkCellError:
     elif name == "status":
         what = (
             f"column {input_column!r} holds {shown}, which is not an outcome; accepted: "
-            f"{_status_vocabulary()}"
+            f"{status_vocabulary()}"
         )
         fix = "Fix the cell, or map another column with --col status=COLUMN."
     elif name == "workflow":
@@ -550,16 +550,6 @@ def _shown(value: object) -> str:
     if len(text) > 40:
         text = text[:37] + "..."
     return repr(text)
-
-
-def _status_vocabulary() -> str:
-    by_outcome: dict[str, list[str]] = {}
-    for word, outcome in schema.STATUS_WORDS.items():
-        by_outcome.setdefault(outcome, []).append(word or "empty")
-    return (
-        "; ".join(f"{outcome} = {', '.join(words)}" for outcome, words in by_outcome.items())
-        + " (any case; spaces and dashes read as _)"
-    )
 
 
 # --------------------------------------------------------------------------- types
