@@ -3,14 +3,15 @@ long names sharing long prefixes, groups whose usage was not recorded, lower bou
 
 At 80x24, 120x40 and 160x45: no two labels on screen read the same (summary table, bars,
 focus block), the group under focus is named whole, the attempts pane shows outcome and
-tokens, and nothing reads `≥ 0`. The chart marks a lower bound and leaves out, with a note,
-the groups whose usage was not recorded.
+tokens (and the cost, priced), and nothing reads `≥ 0`. The chart marks a lower bound and
+leaves out, with a note, the groups whose usage was not recorded.
 """
 
 from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -18,13 +19,17 @@ import polars as pl
 import pytest
 from rich.cells import cell_len
 from textual.app import App
+from textual.widgets import Static
 
 from tests import real_shaped
 from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger import ledger
+from tui_ledger.numbers import format_money
 from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
+from tui_ledger.prices import PriceTable
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.attempts_columns import (
+    OUTCOME_GLYPH_WIDTH,
     OUTCOME_SYMBOL_WIDTH,
     Column,
     cut_middle,
@@ -41,6 +46,13 @@ SIZES = [(80, 24), (120, 40), (160, 45)]
 @pytest.fixture
 def real_csv(tmp_path: Path) -> Path:
     return real_shaped.write_csv(tmp_path / "real.csv")
+
+
+def fits(line: str, room: int) -> bool:
+    """A focus block line inside `room` cells, but for what trails its figures (`Wilson`,
+    `(bootstrap)`: a space, then words the pane may cut)."""
+    figures = re.sub(r"  (\([a-z /]+\)|Wilson|…)$", "", line)
+    return cell_len(figures) <= room
 
 
 def visible_columns(table: AttemptsTable) -> list[str]:
@@ -89,6 +101,59 @@ async def test_labels_distinct_focus_whole_and_attempts_show_outcome_and_tokens(
         for _ in range(len(labels) - 1):
             await press(pilot, "down")
             assert pane.focus_label is not None and pane.focus_label in screen_text(app)
+
+
+@pytest.mark.parametrize("size", SIZES[1:], ids=[f"{w}x{h}" for w, h in SIZES[1:]])
+async def test_attempts_cells_of_different_groups_read_differently(
+    real_csv: Path, size: tuple[int, int]
+) -> None:
+    # Priced, so the cost column takes room from the names too.
+    app = LedgerApp([str(real_csv)], prices=PriceTable().with_flat(3.0))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        table = app.table
+        column = next(c for c in table._columns if c.name == "workflow")
+        if size[0] == 120:
+            assert column.width < column.natural  # cut there, or this test proves nothing
+        shown: dict[str, str] = {}
+        for y in range(1, table._body_height() + 1):
+            row = table.scroll_offset.y + y - 1
+            if row >= table.row_count:
+                break
+            text = table.render_line(y).text
+            cell = text[column.offset : column.offset + column.span].strip()
+            value = table._frame.get_column("workflow")[row]
+            assert shown.setdefault(value, cell) == cell  # one group, one reading
+        assert len(shown) >= 3
+        assert len(set(shown.values())) == len(shown), shown
+
+
+@pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
+async def test_a_priced_ledger_shows_outcome_tokens_and_cost_whole(
+    real_csv: Path, size: tuple[int, int]
+) -> None:
+    # $3 per million tokens: per-attempt costs such as `$0.0095` and `$0.010`.
+    app = LedgerApp([str(real_csv)], prices=PriceTable().with_flat(3.0))
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        shown = visible_columns(app.table)
+        assert {"outcome", "tokens", "cost"} <= set(shown), shown
+        # Whole, not clipped by the pane: every cost on screen is one the ledger holds.
+        table = app.table
+        column = next(c for c in table._columns if c.name == "cost")
+        assert column.width >= column.least
+        text = screen_text(app)
+        assert app.pipeline.ledger is not None
+        costs = app.pipeline.ledger.attempts.get_column("cost").drop_nulls()
+        for value in costs.head(5).to_list():
+            assert format_money(value) in text
+        # The focus block still fits both views' figures beside each other, whole (only a
+        # trailing `…`, which says an interval goes on, may be cut at 80 columns).
+        focus = app.summary.query_one("#focus", Static)
+        room = focus.content_size.width
+        lines = focus.render().plain.splitlines()
+        assert any("KEEP FAILURES  DROP FAILURES" in line for line in lines), lines
+        assert all(fits(line, room) for line in lines), (room, lines)
 
 
 async def test_cursor_still_reaches_every_column_at_80(real_csv: Path) -> None:
@@ -160,6 +225,32 @@ def test_fit_columns_gives_the_outcome_its_words_back_when_the_text_moved_out() 
     fitted = fit_columns(WIDE, 33)
     assert [c.name for c in fitted][:3] == ["outcome", "tokens", "cost"]
     assert fitted[0].width == 10
+
+
+NARROW = [
+    column("workflow", "text", 36),
+    Column("outcome", "outcome", "outcome", 10, 0, 10, 7),
+    Column("tokens", "tokens", "integer", 8, 0, 8, 6),
+    Column("cost", "cost", "money", 7, 0, 7, 7),
+]
+
+
+@pytest.mark.parametrize("available", [26, 24, 22, 21])
+def test_fit_columns_on_the_narrowest_pane_gives_up_the_arrow_room_then_the_heading(
+    available: int,
+) -> None:
+    fitted = fit_columns(NARROW, available)
+    assert [c.name for c in fitted][:3] == ["outcome", "tokens", "cost"]
+    assert span(fitted, {"outcome", "tokens", "cost"}) <= available
+    widths = {c.name: c.width for c in fitted}
+    assert widths["cost"] == 7  # a number is never cut to fit
+    expected = {  # the symbol with its heading and the arrow's room, then without each
+        26: (OUTCOME_SYMBOL_WIDTH, 8),
+        24: (OUTCOME_SYMBOL_WIDTH, 8),
+        22: (OUTCOME_SYMBOL_WIDTH, 6),
+        21: (OUTCOME_GLYPH_WIDTH, 6),
+    }
+    assert (widths["outcome"], widths["tokens"]) == expected[available]
 
 
 def test_fit_columns_before_layout_changes_nothing() -> None:

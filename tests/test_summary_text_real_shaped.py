@@ -4,6 +4,8 @@ bounds leave open. Pure functions of a comparison: no app is run."""
 
 from __future__ import annotations
 
+import re
+
 from tests.real_shaped import (
     GROUPS,
     NOTHING_ACCEPTED,
@@ -14,6 +16,8 @@ from tests.real_shaped import (
 )
 from tui_ledger.ledger import compare
 from tui_ledger.tui.summary_text import (
+    COST,
+    FOCUS_NAME_WIDTH,
     TOKENS,
     callout_text,
     figure_text,
@@ -67,8 +71,26 @@ def test_table_row_and_notes() -> None:
 def test_focus_block_and_callout() -> None:
     index = GROUPS_ORDER.index(UNMETERED)
     block = focus_block(COMPARISON, index, UNMETERED, TOKENS, "keep").plain
+    words = " ".join(block.split())  # the notes wrap to the block's width
     assert "≥ 0" not in block and " 0 tokens" not in block
-    assert "not recorded: every attempt's usage is missing or 0" in block
-    assert "tokens not recorded" in block  # hidden when dropped
+    assert "not recorded: every attempt's usage is missing or 0" in words
+    assert "tokens not recorded" in words  # what dropping hides
     sentence = callout_text(COMPARISON, TOKENS).plain
     assert "undecided" in sentence and "cheapest" not in sentence
+
+
+def test_a_cost_interval_whose_ends_differ_by_float_noise_reads_as_equal() -> None:
+    # 0.1 * 3 is 0.30000000000000004: seven more places would only print the noise.
+    assert COST.compact_interval(0.3, 0.1 * 3) == "$0.30–$0.30"
+    assert COST.compact_interval(123.4561, 123.4569) == "$123.456–$123.457"
+
+
+def test_the_focus_block_fits_the_summarys_narrowest_width() -> None:
+    # 56 cells wide, less its border, padding and scrollbar: 51 (docs/LAYOUT.md).
+    for index in range(len(GROUPS)):
+        block = focus_block(COMPARISON, index, GROUPS[index][:FOCUS_NAME_WIDTH], TOKENS, "keep")
+        for line in block.plain.splitlines():
+            # Only words trailing the figures (`Wilson`, `(bootstrap)`) may run past.
+            assert len(re.sub(r"  (\([a-z /]+\)|Wilson|…)$", "", line)) <= 51, line
+        heading = block.plain.splitlines()[0]
+        assert heading.endswith("KEEP FAILURES  DROP FAILURES ")

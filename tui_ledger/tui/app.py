@@ -88,6 +88,8 @@ class LedgerApp(App[int]):
     """ledger-tui: a filterable table of attempts beside a live summary per workflow."""
 
     CSS_PATH = "ledger.tcss"
+    HORIZONTAL_BREAKPOINTS: ClassVar = [(0, "-narrow"), (100, "-wide")]
+    """Below 100 columns the summary gives up 4 of its cells (`Screen.-narrow` in ledger.tcss)."""
     TITLE = "ledger-tui"
     BINDINGS: ClassVar = commands.bindings()
     COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 import polars as pl
 from rich.cells import cell_len, set_cell_size
 
+from tui_ledger.labels import fit_labels
 from tui_ledger.numbers import MISSING, format_count, format_money
 from tui_ledger.schema import OUTCOME_SYMBOLS
 from tui_ledger.textsafe import safe_cell
@@ -49,6 +50,8 @@ class Column:
     offset: int
     natural: int = 0
     """The width its values ask for (`width` is less where the table is fitted to the pane)."""
+    least: int = 0
+    """The width its heading and values need with no room kept for a sort arrow (0: `natural`)."""
 
     @property
     def right(self) -> bool:
@@ -68,11 +71,24 @@ class Window:
     start: int
     cells: list[list[Cell]]  # per column, per row in the window
     struck: list[bool] | None
+    cuts: dict[tuple[int, int], dict[str, str]] = field(default_factory=dict)
+    """Per (column, width): each text value of the window as `cut` shows it."""
 
     @property
     def stop(self) -> int:
         """One past the last row in the window."""
         return self.start + (len(self.cells[0]) if self.cells else 0)
+
+    def cut(self, column: int, width: int, text: str) -> str:
+        """A text value of `column` in `width` cells, cut so that values that differ read
+        differently in this window (a screen and a page either side; `labels.fit_labels`:
+        `20250923_droid_claude-4-opus` and `…-4-1-opus` never both read `20250…-opus`)."""
+        key = (column, width)
+        shown = self.cuts.get(key)
+        if shown is None:
+            values = list(dict.fromkeys(text for text, style in self.cells[column] if not style))
+            shown = self.cuts[key] = dict(zip(values, fit_labels(values, width), strict=True))
+        return shown.get(text) or cut_middle(text, width)
 
 
 def column_kind(name: str, dtype: pl.DataType) -> ColumnKind:
@@ -157,6 +173,9 @@ MIN_TEXT_WIDTH = 8
 OUTCOME_SYMBOL_WIDTH = 3
 """The outcome column when it shows its symbol alone (`✔`; its heading `ou…`)."""
 
+OUTCOME_GLYPH_WIDTH = 1
+"""The outcome column at its very narrowest: the symbol and nothing else (heading `…`)."""
+
 
 def fit_columns(columns: Sequence[Column], available: int) -> list[Column]:
     """The columns laid out for a pane `available` cells wide, so the outcome, the tokens
@@ -167,7 +186,9 @@ def fit_columns(columns: Sequence[Column], available: int) -> list[Column]:
     the middle); the text columns after the first move, last first, to just after the
     essential ones (the first then grows into the room they left); the outcome shows its
     symbol alone (`✔`, `✘`, `⧗`, `⚠`, `?`, each in its colour); and last the first text
-    column moves too, the outcome taking its words back if they fit.
+    column moves too, the outcome taking its words back if they fit. On a pane narrower
+    still (80 columns with a priced ledger), the essential numbers give up the room kept for
+    a sort arrow (`Column.least`), and then the outcome's heading its letters (`✔` alone).
     A column that moves keeps its whole width; every column is still there to scroll to.
     `available` 0 (not laid out yet) keeps every width.
     """
@@ -204,6 +225,12 @@ def fit_columns(columns: Sequence[Column], available: int) -> list[Column]:
                 widths[outcome.name] = outcome.natural or outcome.width
                 if span() > available:
                     widths[outcome.name] = OUTCOME_SYMBOL_WIDTH
+        if span() > available:
+            for column in lead:
+                if column.name in ESSENTIAL_COLUMNS and column.kind != "outcome":
+                    widths[column.name] = min(widths[column.name], column.least or column.width)
+        if span() > available and outcome is not None:
+            widths[outcome.name] = OUTCOME_GLYPH_WIDTH
         if shrinking and span() < available:
             # A text column that moved left room behind: the one still before grows into it.
             first = shrinking[0]
@@ -216,7 +243,9 @@ def fit_columns(columns: Sequence[Column], available: int) -> list[Column]:
     for column in order:
         natural = column.natural or column.width
         width = widths[column.name]
-        fitted.append(Column(column.name, column.label, column.kind, width, offset, natural))
+        fitted.append(
+            Column(column.name, column.label, column.kind, width, offset, natural, column.least)
+        )
         offset += width + 2 * CELL_PADDING
     return fitted
 

@@ -24,6 +24,7 @@ from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.bars import Bars
 from tui_ledger.tui.groups_table import GroupsTable
 from tui_ledger.tui.summary_text import (
+    FOCUS_NAME_WIDTH,
     MAX_TABLE_GROUPS,
     TOKENS,
     MetricColumns,
@@ -45,8 +46,6 @@ MIN_LABEL = 12
 """A group's label is never cut below this many cells (`…` and eleven of the name)."""
 MAX_LABEL = 30
 """Nor kept wider than this: past it the figures need the room more."""
-FOCUS_LABEL = 20
-"""Cells the focus block's heading gives the group's name (`summary_text.focus_block`)."""
 
 
 class SummaryPane(VerticalScroll, can_focus=False):
@@ -209,10 +208,10 @@ class SummaryPane(VerticalScroll, can_focus=False):
         # The block's heading reads the group as the table does (cut, distinct); a name cut
         # there is shown whole above it, wrapping as it needs.
         if not self._block and self._labels:  # shown before the table has a width
-            self._block = fit_labels(self._labels, FOCUS_LABEL)
+            self._block = fit_labels(self._labels, FOCUS_NAME_WIDTH)
         whole = safe_text(label)
         shown = self._block[index] if index < len(self._block) else whole
-        name_line.display = shown != whole or cell_len(whole) > FOCUS_LABEL
+        name_line.display = shown != whole or cell_len(whole) > FOCUS_NAME_WIDTH
         name_line.styles.margin = (1, 0, 0, 0)
         focus.styles.margin = (0, 0, 0, 0) if name_line.display else (1, 0, 0, 0)
         name_line.update(
@@ -220,7 +219,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
                 (safe_text(" · ".join(comparison.by)) + ": ", LABEL_STYLE), (whole, "bold")
             )
         )
-        focus.update(focus_block(comparison, index, shown, self._columns, self.view))
+        focus.update(
+            focus_block(comparison, index, shown, self._columns, self.view, self._table_width())
+        )
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
             table.move_cursor(index)
@@ -269,7 +270,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
         # group under focus whole.
         width = self._label_width()
         self._shown = fit_labels(self._labels, width)
-        self._block = self._shown if width <= FOCUS_LABEL else fit_labels(self._labels, FOCUS_LABEL)
+        self._block = (
+            self._shown if width <= FOCUS_NAME_WIDTH else fit_labels(self._labels, FOCUS_NAME_WIDTH)
+        )
         for cells, shown in zip(rows, self._shown, strict=False):
             cells[0] = cell(shown, justify="left")
         headings, rows, left_out = fit_columns(

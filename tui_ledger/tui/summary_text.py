@@ -10,6 +10,7 @@ names, column names) is made safe by `safe_text` / `safe_cell`, and returned as
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -48,6 +49,13 @@ from tui_ledger.wording import plural
 
 NO_ACCEPTED = "no accepted attempt"
 UNPRICED = "unpriced"
+FOCUS_LABEL_WIDTH = 19
+"""Cells the focus block gives its row names and the group's name in its heading: with two
+15-cell view columns and the indent, the block is 51 cells, what the summary has inside its
+narrowest width (56, so the attempts pane keeps outcome, tokens and cost at 80 columns)."""
+FOCUS_NAME_WIDTH = FOCUS_LABEL_WIDTH - 1
+"""Cells for the group's name in the block's heading: one less, for the space before the view
+names (a name cut to fit is cut to this, `labels.fit_labels`, so the cut names stay distinct)."""
 MAX_TABLE_GROUPS = 300  # a table, not a database: keeps a toggle instant when grouping by an id
 
 
@@ -101,10 +109,12 @@ class MetricColumns:
         if self.name == "cost":
             low_text, high_text = format_money(low), format_money(high)
             if low_text == high_text and low is not None and high is not None and low != high:
-                # A tight interval on a big group: more digits, until the two ends differ.
+                # A tight interval on a big group: more digits, until the two ends differ
+                # (ends that differ only past seven places, float noise, read as they are).
                 for decimals in range(3, 8):
-                    low_text, high_text = f"${low:,.{decimals}f}", f"${high:,.{decimals}f}"
-                    if low_text != high_text:
+                    longer = f"${low:,.{decimals}f}", f"${high:,.{decimals}f}"
+                    if longer[0] != longer[1]:
+                        low_text, high_text = longer
                         break
             return f"{low_text}–{high_text}"
         low_text, high_text = format_compact(low), format_compact(high)
@@ -491,25 +501,33 @@ def focus_lines(
 
 
 def focus_block(
-    comparison: Comparison, index: int, label: str, metric: MetricColumns, view: View
+    comparison: Comparison,
+    index: int,
+    label: str,
+    metric: MetricColumns,
+    view: View,
+    room: int = 0,
 ) -> Text:
     """The focused group (row `index`, named `label`) in both views side by side, `view`
-    highlighted: its figures with their intervals, trap factor and what dropping hides."""
+    highlighted: its figures with their intervals, trap factor and what dropping hides.
+    Its notes wrap to `room` cells (0: to the block's own width)."""
     keep = comparison.keep.row(index, named=True)
     drop = comparison.drop.row(index, named=True)
     trap = comparison.trap.row(index, named=True)
     lines = focus_lines(comparison, keep, drop, metric)
-    # Each view's column is as wide as its widest figure (a heading at the least).
+    # Each view's column is as wide as its widest figure (its heading chip at the least); the
+    # block is 51 cells for usual figures, so it fits the summary's narrowest width (LAYOUT.md).
     widest = max(
         cell_len(value)
         for _, keep_value, drop_value, _ in lines
         for value in (keep_value, drop_value)
     )
-    width = max(len(VIEW_TITLES["keep"]) + 3, widest + 2)
-    label_width = 20
+    width = max(len(VIEW_TITLES["keep"]) + 2, widest + 1)
+    label_width = FOCUS_LABEL_WIDTH
+    body = max(label_width + 2 * width, room - 2)  # after the indent, for the notes to wrap in
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("▸ ", style="bold")
-    name = safe_cell(label, label_width)
+    name = safe_cell(label, FOCUS_NAME_WIDTH)
     text.append(name, style="bold")
     text.append(" " * max(1, label_width - cell_len(name)))
     for shown in ("keep", "drop"):
@@ -532,17 +550,22 @@ def focus_block(
         if reason == NOT_RECORDED:
             what = "cost" if metric is COST else "usage"
             text.append(
-                f"\n  {NOT_RECORDED}: every attempt's {what} is missing or 0 (unmetered?); "
-                "no figure and no rank",
+                _note(
+                    f"{NOT_RECORDED}: every attempt's {what} is missing or 0 (unmetered?); "
+                    "no figure and no rank",
+                    body,
+                ),
                 style=MISSING_STYLE,
             )
         elif reason == UNPRICED:
             text.append(
-                f"\n  {MISSING} {UNPRICED}: no attempt of this group has a known cost",
+                _note(f"{MISSING} {UNPRICED}: no attempt of this group has a known cost", body),
                 style=MISSING_STYLE,
             )
         else:
-            text.append(f"\n  {MISSING} {NO_ACCEPTED}: nothing to divide by", style=MISSING_STYLE)
+            text.append(
+                _note(f"{MISSING} {NO_ACCEPTED}: nothing to divide by", body), style=MISSING_STYLE
+            )
     factor = trap[metric.trap_factor]
     text.append("\n  ")
     text.append("trap factor".ljust(label_width), style=LABEL_STYLE)
@@ -558,13 +581,31 @@ def focus_block(
         if comparison.has_cost:
             hidden += f" · {_hidden(keep, drop, trap, COST)}"
         text.append("\n  ")
-        text.append("hidden when dropped".ljust(label_width), style=LABEL_STYLE)
-        text.append(hidden, style=DROP_STYLE.replace("bold ", ""))
+        text.append("dropping hides".ljust(label_width), style=LABEL_STYLE)
+        # Wrapped at its ` · ` under the figures, so the block keeps its width (80 columns).
+        lines = [""]
+        for part in hidden.split(" · "):
+            joined = f"{lines[-1]} · {part}" if lines[-1] else part
+            if lines[-1] and cell_len(joined) > body - label_width:
+                lines.append(part)
+            else:
+                lines[-1] = joined
+        indent = "\n  " + " " * label_width
+        text.append(indent.join(lines), style=DROP_STYLE.replace("bold ", ""))
     for name, row in (("keep", keep), ("drop", drop)):
         if row["ci_note"]:
-            note = f"\n  {NOTE_MARK} {name}: {safe_text(row['ci_note'])}"
+            note = _note(f"{NOTE_MARK} {name}: {safe_text(row['ci_note'])}", body, hanging=2)
             text.append(note, style=MISSING_STYLE)
     return text
+
+
+def _note(text: str, width: int, *, hanging: int = 0) -> str:
+    """A note under the focus block, on a line of its own and wrapped at `width` cells (its
+    lines after the first indented `hanging` more)."""
+    lines = textwrap.wrap(text, width, subsequent_indent=" " * hanging, break_on_hyphens=False) or [
+        ""
+    ]
+    return "".join(f"\n  {line}" for line in lines)
 
 
 def callout_text(comparison: Comparison, metric: MetricColumns) -> Text:
