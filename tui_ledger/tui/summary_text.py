@@ -583,15 +583,15 @@ def focus_block(
         text.append("\n  ")
         text.append("dropping hides".ljust(label_width), style=LABEL_STYLE)
         # Wrapped at its ` · ` under the figures, so the block keeps its width (80 columns).
-        lines = [""]
+        wrapped = [""]
         for part in hidden.split(" · "):
-            joined = f"{lines[-1]} · {part}" if lines[-1] else part
-            if lines[-1] and cell_len(joined) > body - label_width:
-                lines.append(part)
+            joined = f"{wrapped[-1]} · {part}" if wrapped[-1] else part
+            if wrapped[-1] and cell_len(joined) > body - label_width:
+                wrapped.append(part)
             else:
-                lines[-1] = joined
+                wrapped[-1] = joined
         indent = "\n  " + " " * label_width
-        text.append(indent.join(lines), style=DROP_STYLE.replace("bold ", ""))
+        text.append(indent.join(wrapped), style=DROP_STYLE.replace("bold ", ""))
     for name, row in (("keep", keep), ("drop", drop)):
         if row["ci_note"]:
             note = _note(f"{NOTE_MARK} {name}: {safe_text(row['ci_note'])}", body, hanging=2)
