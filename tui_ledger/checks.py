@@ -30,7 +30,7 @@ from tui_ledger.schema import (
     normalise_name,
 )
 from tui_ledger.textsafe import safe_label
-from tui_ledger.wording import listing, plural
+from tui_ledger.wording import count_expr, listing, plural, plural_expr
 
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[str, ...] = ("warning", "info")
@@ -330,6 +330,32 @@ def _names(labels: pl.Series | Sequence[object]) -> str:
     return listing(shown + [""] * (count - len(shown)), limit=EXAMPLES)
 
 
+_PLAIN_PATTERN = rf"^[ -~]{{0,{_PLAIN_NAME}}}$"  # printable ASCII, `_PLAIN_NAME` at most
+
+
+def _name_column(texts: pl.Series) -> pl.Series:
+    """`_name` of every text in a column: the plain ones (`_name`'s common case) are kept as
+    they are in one polars pass; only the others go through `_name` one by one."""
+    texts = texts.cast(pl.String)
+    plain = texts.str.contains(_PLAIN_PATTERN).fill_null(False)
+    others = (~plain).arg_true()
+    if len(others) == 0:
+        return texts
+    return texts.scatter(others, [_name(text) for text in texts.gather(others).to_list()])
+
+
+def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> list[str]:
+    """One detail line per row of `frame`: its `name` column through `_name`, then `parts`
+    (expressions, or literal text), concatenated in one polars pass."""
+    pieces = [pl.lit(part) if isinstance(part, str) else part for part in parts]
+    return (
+        frame.with_columns(_name_column(frame.get_column("name")).alias("name"))
+        .select(pl.concat_str(pl.col("name"), *pieces))
+        .to_series()
+        .to_list()
+    )
+
+
 def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
     """What the loader would have warned about, for a frame that did not come from it: the
     loader's rules and sentences (`load.warning_rules`), read on the frame."""
@@ -419,17 +445,33 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     if short.height == 0:
         return []
     # Which tasks each short group skipped: the first few task numbers it has no cell for
-    # (no group x task cross product: that grows with groups times tasks).
-    names = tasks.get_column("task")
+    # (no group x task cross product: that grows with groups times tasks). The first
+    # EXAMPLES missing numbers lie below tasks + EXAMPLES, so only those are looked at.
+    names = tasks.select(pl.col("tid"), _name_column(tasks.get_column("task")).alias("task"))
     labels = groups.get_column("group")
-    details = []
-    for row in short.iter_rows(named=True):
-        skipped = _first_missing(row["tids"] or [], all_tasks, EXAMPLES)
-        examples = ", ".join(_name(names[tid]) for tid in skipped)
-        details.append(
-            f"{_name(labels[row['gid']])}: skipped {plural(row['skipped'], 'task')} of "
-            f"{all_tasks:,} (e.g. {examples})"
-        )
+    tids = pl.col("tids").fill_null(pl.lit([], dtype=pl.List(pl.UInt32)))
+    candidates = pl.int_ranges(
+        0, pl.min_horizontal(pl.lit(all_tasks), pl.col("tasks") + EXAMPLES), dtype=pl.UInt32
+    )
+    examples = short.select(
+        candidates.list.set_difference(tids)
+        .list.sort()
+        .list.head(EXAMPLES)
+        .list.eval(pl.element().replace_strict(names["tid"], names["task"]))
+        .list.join(", ")
+    ).to_series()
+    details = _details(
+        short.select(
+            labels.gather(short["gid"]).alias("name"),
+            pl.col("skipped"),
+            examples.alias("examples"),
+        ),
+        ": skipped ",
+        plural_expr(pl.col("skipped"), "task"),
+        f" of {all_tasks:,} (e.g. ",
+        pl.col("examples"),
+        ")",
+    )
     matched = (
         per_task.group_by("task")
         .agg(pl.col("gid").n_unique().alias("g"))
@@ -696,10 +738,12 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
     none = groups.filter(pl.col("accepted") == 0)
     if none.height == 0:
         return []
-    details = [
-        f"{_name(row['group'])}: 0 of {row['attempts']:,} accepted"
-        for row in none.iter_rows(named=True)
-    ]
+    details = _details(
+        none.select(pl.col("group").alias("name"), "attempts"),
+        ": 0 of ",
+        count_expr(pl.col("attempts")),
+        " accepted",
+    )
     return [
         Check(
             "no_accepted",
@@ -721,10 +765,13 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     )
     if small.height == 0:
         return []
-    details = [
-        f"{_name(row['group'])}: {row['accepted']:,} accepted of {row['attempts']:,}"
-        for row in small.iter_rows(named=True)
-    ]
+    details = _details(
+        small.select(pl.col("group").alias("name"), "accepted", "attempts"),
+        ": ",
+        count_expr(pl.col("accepted")),
+        " accepted of ",
+        count_expr(pl.col("attempts")),
+    )
     return [
         Check(
             "small_sample",
