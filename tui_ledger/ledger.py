@@ -735,8 +735,9 @@ class Comparison:
 
 def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
     """Group names as shown: the key values, several keys joined with ` · `, null as `—`."""
-    columns = [frame[name].cast(pl.String).fill_null("—").to_list() for name in by]
-    return [" · ".join(parts) for parts in zip(*columns, strict=True)]
+    columns = [pl.col(name).cast(pl.String).fill_null("—") for name in by]
+    joined = pl.concat_str(columns, separator=" · ") if len(columns) > 1 else columns[0]
+    return frame.select(joined).to_series().to_list()
 
 
 def compare(
@@ -859,18 +860,32 @@ def with_intervals(
             )
             for view in VIEWS
         }
-        return replace(comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings)
+        return _same_groups(
+            comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings
+        )
     if comparison.intervals.method != "delta":
         return compare(attempts, comparison.by, intervals=settings)
     if settings.method == "delta":
-        return replace(comparison, intervals=settings)
+        return _same_groups(comparison, intervals=settings)
     keys = list(comparison.by)
     frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
     columns = view_columns(with_cost)
     keep, drop = (frames[view].select(*keys, *columns) for view in VIEWS)
-    return replace(comparison, keep=keep, drop=drop, intervals=settings)
+    return _same_groups(comparison, keep=keep, drop=drop, intervals=settings)
+
+
+def _same_groups(comparison: Comparison, **changes: Any) -> Comparison:
+    """`replace(comparison, **changes)` keeping its labels once made, when the groups are the
+    same in the same order (200,000 labels are made once per comparison, not per interval
+    update)."""
+    updated = replace(comparison, **changes)
+    labels = comparison.__dict__.get("labels")
+    keys = list(comparison.by)
+    if labels is not None and updated.keep.select(keys).equals(comparison.keep.select(keys)):
+        updated.__dict__["labels"] = labels
+    return updated
 
 
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:
