@@ -111,3 +111,43 @@ def test_moves_flips_and_best_follow_the_moves(rows: list[tuple[str, str, int | 
                 None,
             )
             assert comparison.best(view, metric) == expected
+
+
+@given(
+    st.dictionaries(
+        st.sampled_from(["g1", "g2", "g3", "g4"]),
+        st.sets(st.integers(0, 11), max_size=12),
+        min_size=2,
+        max_size=4,
+    )
+)
+@settings(max_examples=80, deadline=None)
+def test_unmatched_names_the_first_skipped_tasks(attempted: dict[str, set[int]]) -> None:
+    """Each short group's detail names the first EXAMPLES tasks (in task order) it skipped."""
+    rows = [
+        (group, f"t{task:02}", "passed", 10) for group, tasks in attempted.items() for task in tasks
+    ]
+    rows += [(group, None, "failed", 10) for group, tasks in attempted.items() if not tasks]
+    frame = pl.DataFrame(
+        rows,
+        schema={"workflow": pl.String, "task": pl.String, "outcome": pl.String, "tokens": pl.Int64},
+        orient="row",
+    ).with_columns(pl.col("outcome").cast(OUTCOME_DTYPE))
+    found = [c for c in checks.run_checks(frame, ["workflow"]) if c.kind == "unmatched_tasks"]
+    every = sorted({task for tasks in attempted.values() for task in tasks})
+    short = [
+        (group, [t for t in every if t not in tasks])
+        for group, tasks in sorted(attempted.items())
+        if len(every) > len(tasks & set(every))
+    ]
+    short.sort(key=lambda item: -len(item[1]))
+    expected = [
+        f"{group}: skipped {plural(len(skipped), 'task')} of {len(every):,} (e.g. "
+        + ", ".join(f"t{t:02}" for t in skipped[: checks.EXAMPLES])
+        + ")"
+        for group, skipped in short
+    ]
+    if not every or not short:
+        assert not found
+        return
+    assert list(found[0].details) == expected

@@ -409,56 +409,51 @@ def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> 
     return [*_unmatched(per_task, groups), *_unequal(per_task, groups)]
 
 
-def _first_missing(attempted: Sequence[int], total: int, limit: int) -> list[int]:
-    """The first `limit` numbers in 0..total-1 that are not in `attempted` (sorted)."""
-    missing: list[int] = []
-    following = 0
-    for number in attempted:
-        while following < number and len(missing) < limit:
-            missing.append(following)
-            following += 1
-        if len(missing) >= limit:
-            return missing
-        following = number + 1
-    while following < total and len(missing) < limit:
-        missing.append(following)
-        following += 1
-    return missing
-
-
 def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     tasks = per_task.select("task").unique().sort("task").with_row_index("tid")
     all_tasks = tasks.height
+    # Which tasks each short group skipped: the first EXAMPLES task numbers it has no cell
+    # for (no group x task cross product: that grows with groups times tasks). With its task
+    # numbers t_0 < t_1 < ... , t_i - i numbers are missing below t_i, so the j-th missing
+    # number is j + #{i : t_i - i <= j}: a sum per group, not a list per group.
+    gap = pl.col("tid").cast(pl.Int64) - pl.int_range(pl.len(), dtype=pl.Int64).over("gid")
+    below = [f"__below_{j}" for j in range(EXAMPLES)]
     attempted = (
         per_task.join(tasks, on="task")
+        .select("gid", "tid")
+        .sort("gid", "tid")
+        .with_columns(gap.alias("__gap"))
         .group_by("gid")
-        .agg(pl.col("tid").sort().alias("tids"), pl.len().alias("tasks"))
+        .agg(
+            pl.len().alias("tasks"),
+            *[(pl.col("__gap") <= j).sum().alias(below[j]) for j in range(EXAMPLES)],
+        )
     )
     short = (
         groups.select("gid")
         .join(attempted, on="gid", how="left", maintain_order="left")
-        .with_columns(pl.col("tasks").fill_null(0))
+        .with_columns(pl.col("tasks", *below).fill_null(0))
         .filter(pl.col("tasks") < all_tasks)
         .with_columns((all_tasks - pl.col("tasks")).alias("skipped"))
         .sort("skipped", descending=True, maintain_order=True)
     )
     if short.height == 0:
         return []
-    # Which tasks each short group skipped: the first few task numbers it has no cell for
-    # (no group x task cross product: that grows with groups times tasks). The first
-    # EXAMPLES missing numbers lie below tasks + EXAMPLES, so only those are looked at.
     names = tasks.select(pl.col("tid"), _name_column(tasks.get_column("task")).alias("task"))
     labels = groups.get_column("group")
-    tids = pl.col("tids").fill_null(pl.lit([], dtype=pl.List(pl.UInt32)))
-    candidates = pl.int_ranges(
-        0, pl.min_horizontal(pl.lit(all_tasks), pl.col("tasks") + EXAMPLES), dtype=pl.UInt32
-    )
     examples = short.select(
-        candidates.list.set_difference(tids)
-        .list.sort()
-        .list.head(EXAMPLES)
-        .list.eval(pl.element().replace_strict(names["tid"], names["task"]))
-        .list.join(", ")
+        pl.concat_str(
+            [
+                pl.when(j < pl.col("skipped")).then(
+                    (pl.col(below[j]) + j)
+                    .cast(pl.UInt32)
+                    .replace_strict(names["tid"], names["task"], default=None)
+                )
+                for j in range(EXAMPLES)
+            ],
+            separator=", ",
+            ignore_nulls=True,
+        )
     ).to_series()
     details = _details(
         short.select(
