@@ -30,7 +30,7 @@ from tui_ledger.schema import (
     normalise_name,
 )
 from tui_ledger.textsafe import safe_label
-from tui_ledger.wording import listing, plural
+from tui_ledger.wording import count_expr, listing, plural, plural_expr
 
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[str, ...] = ("warning", "info")
@@ -330,6 +330,32 @@ def _names(labels: pl.Series | Sequence[object]) -> str:
     return listing(shown + [""] * (count - len(shown)), limit=EXAMPLES)
 
 
+_PLAIN_PATTERN = rf"^[ -~]{{0,{_PLAIN_NAME}}}$"  # printable ASCII, `_PLAIN_NAME` at most
+
+
+def _name_column(texts: pl.Series) -> pl.Series:
+    """`_name` of every text in a column: the plain ones (`_name`'s common case) are kept as
+    they are in one polars pass; only the others go through `_name` one by one."""
+    texts = texts.cast(pl.String)
+    plain = texts.str.contains(_PLAIN_PATTERN).fill_null(False)
+    others = (~plain).arg_true()
+    if len(others) == 0:
+        return texts
+    return texts.scatter(others, [_name(text) for text in texts.gather(others).to_list()])
+
+
+def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> list[str]:
+    """One detail line per row of `frame`: its `name` column through `_name`, then `parts`
+    (expressions, or literal text), concatenated in one polars pass."""
+    pieces = [pl.lit(part) if isinstance(part, str) else part for part in parts]
+    return (
+        frame.with_columns(_name_column(frame.get_column("name")).alias("name"))
+        .select(pl.concat_str(pl.col("name"), *pieces))
+        .to_series()
+        .to_list()
+    )
+
+
 def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
     """What the loader would have warned about, for a frame that did not come from it: the
     loader's rules and sentences (`load.warning_rules`), read on the frame."""
@@ -383,53 +409,64 @@ def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> 
     return [*_unmatched(per_task, groups), *_unequal(per_task, groups)]
 
 
-def _first_missing(attempted: Sequence[int], total: int, limit: int) -> list[int]:
-    """The first `limit` numbers in 0..total-1 that are not in `attempted` (sorted)."""
-    missing: list[int] = []
-    following = 0
-    for number in attempted:
-        while following < number and len(missing) < limit:
-            missing.append(following)
-            following += 1
-        if len(missing) >= limit:
-            return missing
-        following = number + 1
-    while following < total and len(missing) < limit:
-        missing.append(following)
-        following += 1
-    return missing
-
-
 def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     tasks = per_task.select("task").unique().sort("task").with_row_index("tid")
     all_tasks = tasks.height
+    # Which tasks each short group skipped: the first EXAMPLES task numbers it has no cell
+    # for (no group x task cross product: that grows with groups times tasks). With its task
+    # numbers t_0 < t_1 < ... , t_i - i numbers are missing below t_i, so the j-th missing
+    # number is j + #{i : t_i - i <= j}: a sum per group, not a list per group.
+    gap = pl.col("tid").cast(pl.Int64) - pl.int_range(pl.len(), dtype=pl.Int64).over("gid")
+    below = [f"__below_{j}" for j in range(EXAMPLES)]
     attempted = (
         per_task.join(tasks, on="task")
+        .select("gid", "tid")
+        .sort("gid", "tid")
+        .with_columns(gap.alias("__gap"))
         .group_by("gid")
-        .agg(pl.col("tid").sort().alias("tids"), pl.len().alias("tasks"))
+        .agg(
+            pl.len().alias("tasks"),
+            *[(pl.col("__gap") <= j).sum().alias(below[j]) for j in range(EXAMPLES)],
+        )
     )
     short = (
         groups.select("gid")
         .join(attempted, on="gid", how="left", maintain_order="left")
-        .with_columns(pl.col("tasks").fill_null(0))
+        .with_columns(pl.col("tasks", *below).fill_null(0))
         .filter(pl.col("tasks") < all_tasks)
         .with_columns((all_tasks - pl.col("tasks")).alias("skipped"))
         .sort("skipped", descending=True, maintain_order=True)
     )
     if short.height == 0:
         return []
-    # Which tasks each short group skipped: the first few task numbers it has no cell for
-    # (no group x task cross product: that grows with groups times tasks).
-    names = tasks.get_column("task")
+    names = tasks.select(pl.col("tid"), _name_column(tasks.get_column("task")).alias("task"))
     labels = groups.get_column("group")
-    details = []
-    for row in short.iter_rows(named=True):
-        skipped = _first_missing(row["tids"] or [], all_tasks, EXAMPLES)
-        examples = ", ".join(_name(names[tid]) for tid in skipped)
-        details.append(
-            f"{_name(labels[row['gid']])}: skipped {plural(row['skipped'], 'task')} of "
-            f"{all_tasks:,} (e.g. {examples})"
+    examples = short.select(
+        pl.concat_str(
+            [
+                pl.when(j < pl.col("skipped")).then(
+                    (pl.col(below[j]) + j)
+                    .cast(pl.UInt32)
+                    .replace_strict(names["tid"], names["task"], default=None)
+                )
+                for j in range(EXAMPLES)
+            ],
+            separator=", ",
+            ignore_nulls=True,
         )
+    ).to_series()
+    details = _details(
+        short.select(
+            labels.gather(short["gid"]).alias("name"),
+            pl.col("skipped"),
+            examples.alias("examples"),
+        ),
+        ": skipped ",
+        plural_expr(pl.col("skipped"), "task"),
+        f" of {all_tasks:,} (e.g. ",
+        pl.col("examples"),
+        ")",
+    )
     matched = (
         per_task.group_by("task")
         .agg(pl.col("gid").n_unique().alias("g"))
@@ -696,10 +733,12 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
     none = groups.filter(pl.col("accepted") == 0)
     if none.height == 0:
         return []
-    details = [
-        f"{_name(row['group'])}: 0 of {row['attempts']:,} accepted"
-        for row in none.iter_rows(named=True)
-    ]
+    details = _details(
+        none.select(pl.col("group").alias("name"), "attempts"),
+        ": 0 of ",
+        count_expr(pl.col("attempts")),
+        " accepted",
+    )
     return [
         Check(
             "no_accepted",
@@ -721,10 +760,13 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     )
     if small.height == 0:
         return []
-    details = [
-        f"{_name(row['group'])}: {row['accepted']:,} accepted of {row['attempts']:,}"
-        for row in small.iter_rows(named=True)
-    ]
+    details = _details(
+        small.select(pl.col("group").alias("name"), "accepted", "attempts"),
+        ": ",
+        count_expr(pl.col("accepted")),
+        " accepted of ",
+        count_expr(pl.col("attempts")),
+    )
     return [
         Check(
             "small_sample",

@@ -19,12 +19,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
-from typing import Literal, TypeVar
+from typing import Any, Literal, TypeVar
 
 import polars as pl
 
 from tui_ledger.medians import medians_in_memory, streamed_medians
-from tui_ledger.ranking import rank_ranges
+from tui_ledger.ranking import rank_range_stages
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 from tui_ledger.stats import IntervalMethod, IntervalSettings
 from tui_ledger.view_intervals import (
@@ -152,43 +152,92 @@ def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
     return tuple(aggregates)
 
 
-def _combined_variance(mask: pl.Expr, measure: str) -> pl.Expr:
-    """The sample variance of a group's spend from its cells (null under two attempts)."""
-    n = pl.col("n").filter(mask).cast(pl.Float64)
-    mean = pl.col(f"mean_{measure}").filter(mask)
-    total = n.sum()
-    grand = (n * mean).sum() / total
-    m2 = pl.col(f"m2_{measure}").filter(mask).sum() + (n * (mean - grand) ** 2).sum()
+def _view_mask(view: View) -> pl.Expr:
+    """The cells a view sums: every outcome (keep), the accepted one (drop)."""
+    outcome = pl.col("outcome")
+    return outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
+
+
+def _in_view(mask: pl.Expr, name: str, empty: float = 0) -> pl.Expr:
+    """A cell column where `mask` holds, `empty` elsewhere: summed per group it is the sum over
+    the view's cells (an added 0 changes no sum), and polars sums it on its fast path (a
+    `filter` inside a 200,000-group aggregation is evaluated group by group)."""
+    return pl.when(mask).then(pl.col(name)).otherwise(pl.lit(empty))
+
+
+def _deviation(view: View, measure: str) -> str:
+    return f"__{view}_deviation_{measure}"
+
+
+def _with_deviations(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.LazyFrame:
+    """The cells (sorted by outcome) with, per view and measure, each cell's term of the
+    combined variance: n * (its mean - the group's mean in the view)^2, 0 outside the view.
+
+    The group's mean is a window over the cells (`over(keys)`), so the variance's sums stay
+    plain column sums in the aggregation (`_combined_variance`)."""
+    measures = ["tokens", "cost"] if with_cost else ["tokens"]
+    frame = cells.sort("outcome")  # a group's float sums add up in the same order every run
+    terms = []
+    for view in VIEWS:
+        mask = _view_mask(view)
+        for measure in measures:
+            n = _in_view(mask, "n").cast(pl.Float64)
+            mean = _in_view(mask, f"mean_{measure}", 0.0)
+            grand = (n * mean).sum().over(keys) / n.sum().over(keys)
+            terms.append(
+                pl.when(mask)
+                .then(n * (mean - grand) ** 2)
+                .otherwise(pl.lit(0.0))
+                .alias(_deviation(view, measure))
+            )
+    return frame.with_columns(terms)
+
+
+def _combined_variance(view: View, measure: str) -> pl.Expr:
+    """The sample variance of a group's spend from its cells (null under two attempts), the
+    cells' own `m2` plus the spread of their means (`_with_deviations`)."""
+    mask = _view_mask(view)
+    total = _in_view(mask, "n").cast(pl.Float64).sum()
+    m2 = _in_view(mask, f"m2_{measure}", 0.0).sum() + pl.col(_deviation(view, measure)).sum()
     return pl.when(total > 1).then(m2 / (total - 1.0))
+
+
+def view_aggregates(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.LazyFrame:
+    """Both views' raw aggregates per group (`keep__*`, `drop__*`) from the (group, outcome)
+    cells, whichever engine counted them (`_cell_aggregations`' columns)."""
+    return (
+        _with_deviations(cells, keys, with_cost)
+        .group_by(keys)
+        .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
+    )
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
 def _view_aggregations(view: View, with_cost: bool) -> tuple[pl.Expr, ...]:
-    """One view's raw aggregates from the cells (group_by keys), prefixed with the view."""
+    """One view's raw aggregates from the cells (group_by keys, over `_with_deviations`'
+    frame), prefixed with the view."""
     outcome = pl.col("outcome")
-    mask = outcome.is_not_null() if view == "keep" else outcome == ACCEPTED
-    n = pl.col("n").filter(mask)
+    mask = _view_mask(view)
 
-    def count(condition: pl.Expr) -> pl.Expr:
-        return pl.col("n").filter(mask & condition).sum().cast(pl.UInt32)
+    def total(name: str, condition: pl.Expr | None = None) -> pl.Expr:
+        return _in_view(mask if condition is None else mask & condition, name).sum()
 
-    known = pl.col("known").filter(mask).sum().cast(pl.UInt32)
     aggregates = [
-        n.sum().cast(pl.UInt32).alias("attempts"),
-        count(outcome == ACCEPTED).alias("accepted"),
-        *[count(outcome == name).alias(name) for name in OUTCOMES],
-        (n.sum() - pl.col("known").filter(mask).sum()).cast(pl.UInt32).alias("missing_usage"),
-        known.alias("known_usage"),
-        pl.col("zeros").filter(mask).sum().cast(pl.UInt32).alias("suspect_zeros"),
-        pl.col("sum_tokens").filter(mask).sum().cast(pl.Int128).alias("sum_known_tokens"),
-        _combined_variance(mask, "tokens").alias("var_tokens"),
+        total("n").cast(pl.UInt32).alias("attempts"),
+        total("n", outcome == ACCEPTED).cast(pl.UInt32).alias("accepted"),
+        *[total("n", outcome == name).cast(pl.UInt32).alias(name) for name in OUTCOMES],
+        (total("n") - total("known")).cast(pl.UInt32).alias("missing_usage"),
+        total("known").cast(pl.UInt32).alias("known_usage"),
+        total("zeros").cast(pl.UInt32).alias("suspect_zeros"),
+        total("sum_tokens").cast(pl.Int128).alias("sum_known_tokens"),
+        _combined_variance(view, "tokens").alias("var_tokens"),
     ]
     if with_cost:
         aggregates += [
-            pl.col("known_cost").filter(mask).sum().cast(pl.UInt32).alias("known_cost"),
-            pl.col("zero_cost").filter(mask).sum().cast(pl.UInt32).alias("suspect_zero_cost"),
-            pl.col("sum_cost").filter(mask).sum().cast(pl.Float64).alias("sum_known_cost"),
-            _combined_variance(mask, "cost").alias("var_cost"),
+            total("known_cost").cast(pl.UInt32).alias("known_cost"),
+            total("zero_cost").cast(pl.UInt32).alias("suspect_zero_cost"),
+            total("sum_cost").cast(pl.Float64).alias("sum_known_cost"),
+            _combined_variance(view, "cost").alias("var_cost"),
         ]
     return tuple(expr.alias(f"{view}__{expr.meta.output_name()}") for expr in aggregates)
 
@@ -256,7 +305,7 @@ def _finish(view: View) -> tuple[tuple[pl.Expr, ...], ...]:
         ),
         (per_accepted,),
         (lower_bound,),
-        tuple(rank_ranges(figure, pl.col("lower_bound"), ~not_recorded)),
+        *rank_range_stages(figure, pl.col("lower_bound"), ~not_recorded),
     )
 
 
@@ -290,11 +339,8 @@ def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
     lower_bound = (figure.is_not_null() & (pl.col("cost_usage") == LOWER_BOUND)).alias(
         "cost_lower_bound"
     )
-    ranks = [
-        expr.alias(f"cost_{expr.meta.output_name()}")
-        for expr in rank_ranges(figure, pl.col("cost_lower_bound"), ~not_recorded)
-    ]
-    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), tuple(ranks))
+    ranks = rank_range_stages(figure, pl.col("cost_lower_bound"), ~not_recorded, "cost_")
+    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), *ranks)
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -358,10 +404,7 @@ def _aggregate(
     # One small lazy query from here (each eager step would be a query of its own, and each
     # has to take the GIL back: costly beside a thread that is drawing).
     raw = (
-        cell_frame.lazy()
-        .sort("outcome")
-        .group_by(keys)
-        .agg(*_view_aggregations("keep", with_cost), *_view_aggregations("drop", with_cost))
+        view_aggregates(cell_frame.lazy(), keys, with_cost)
         .join(median_frame.lazy(), on=keys, how="left", nulls_equal=True)
         .with_columns(pl.col(name).cast(pl.String) for name in text)
     )
@@ -502,7 +545,13 @@ class Move:
 
     @property
     def certain(self) -> bool:
-        return self.keep_worst < self.drop_rank or self.drop_worst < self.keep_rank
+        return bool(_certain(self.keep_rank, self.keep_worst, self.drop_rank, self.drop_worst))
+
+
+def _certain(keep_best: Any, keep_worst: Any, drop_best: Any, drop_worst: Any) -> Any:
+    """A move is certain when the rank ranges do not overlap: the one definition, read on a
+    `Move`'s ints and, as an expression, on the trap frame's rank columns."""
+    return (keep_worst < drop_best) | (drop_worst < keep_best)
 
 
 @dataclass(frozen=True)
@@ -543,37 +592,61 @@ class Comparison:
         (200,000 groups: the callout and the summary read it many times a keystroke)."""
         return group_labels(self.keep, self.by)
 
+    def _moves_frame(self, metric: Metric) -> pl.DataFrame:
+        """The groups `possible_moves` lists, by row (`__index`, in label order), their rank
+        ranges (keep_best, keep_worst, drop_best, drop_worst) and `certain`: one polars pass
+        (200,000 groups: a Python loop took a second a draw, twice a draw)."""
+        cached = self._moves_cache.get(metric)
+        if cached is not None:
+            return cached
+        prefix = RANK_PREFIX[metric]
+        ends = [(view, end) for view in VIEWS for end in ("best", "worst")]
+        columns = [pl.col(f"{view}_{prefix}_{end}").alias(f"{view}_{end}") for view, end in ends]
+        keep, keep_worst, drop, drop_worst = (pl.col(f"{view}_{end}") for view, end in ends)
+        frame = (
+            self.trap.select(columns)
+            .with_row_index("__index")
+            # usage not recorded: no rank to move; decided to one place in both: no move
+            .filter(pl.all_horizontal(pl.col(f"{view}_{end}").is_not_null() for view, end in ends))
+            .filter(~((keep == keep_worst) & (keep_worst == drop) & (drop == drop_worst)))
+            .with_columns(_certain(keep, keep_worst, drop, drop_worst).alias("certain"))
+        )
+        self._moves_cache[metric] = frame
+        return frame
+
+    @cached_property
+    def _moves_cache(self) -> dict[str, pl.DataFrame]:
+        return {}
+
+    def _moves(self, frame: pl.DataFrame) -> list[Move]:
+        labels = self.labels
+        return [
+            Move(labels[index], int(keep), int(drop), int(keep_worst), int(drop_worst))
+            for index, keep, keep_worst, drop, drop_worst in frame.select(
+                "__index", "keep_best", "keep_worst", "drop_best", "drop_worst"
+            ).iter_rows()
+        ]
+
     def possible_moves(self, metric: Metric = "tokens") -> list[Move]:
         """Groups whose rank by `metric` may change when failures are dropped: ranked in both
         views, and not decided to the same place in both. Certain ones have `certain` set."""
-        prefix = RANK_PREFIX[metric]
-        columns = [
-            self.trap[f"{view}_{prefix}_{end}"] for view in VIEWS for end in ("best", "worst")
-        ]
-        found = []
-        for label, keep, keep_worst, drop, drop_worst in zip(self.labels, *columns, strict=True):
-            if None in (keep, keep_worst, drop, drop_worst):
-                continue  # usage not recorded: no rank to move
-            if keep == keep_worst == drop == drop_worst:
-                continue
-            found.append(Move(label, int(keep), int(drop), int(keep_worst), int(drop_worst)))
-        return found
+        return self._moves(self._moves_frame(metric))
 
     def moves(self, metric: Metric = "tokens") -> list[Move]:
         """Groups whose rank by `metric` (per accepted result) changes when failures are
         dropped, whatever the values the bounds allow."""
-        return [move for move in self.possible_moves(metric) if move.certain]
+        return self._moves(self._moves_frame(metric).filter(pl.col("certain")))
 
     def flips(self, metric: Metric = "tokens") -> bool:
         """Whether the ranking by `metric` differs between the views, for every value the
         bounds allow (see `flip_undecided` for the case the bounds leave open)."""
-        return bool(self.moves(metric))
+        return bool(self._moves_frame(metric)["certain"].any())
 
     def flip_undecided(self, metric: Metric = "tokens") -> bool:
         """Whether the bounds leave open if the ranking differs between the views: no group
         moves for certain, but some may."""
-        possible = self.possible_moves(metric)
-        return bool(possible) and not any(move.certain for move in possible)
+        possible = self._moves_frame(metric)
+        return possible.height > 0 and not possible["certain"].any()
 
     @property
     def hidden_tokens(self) -> int | None:
@@ -593,12 +666,13 @@ class Comparison:
         frame = self.view(view)
         # `rank` is null unless the bounds decide it: a group whose first place depends on
         # missing usage is not called the cheapest.
-        for label, rank, value in zip(
-            self.labels, frame[rank_column], frame[value_column], strict=True
-        ):
-            if rank == 1 and value is not None:
-                return label
-        return None
+        first = (
+            frame.select(pl.col(rank_column), pl.col(value_column))
+            .with_row_index("__index")
+            .filter((pl.col(rank_column) == 1) & pl.col(value_column).is_not_null())
+            .get_column("__index")
+        )
+        return self.labels[first[0]] if len(first) else None
 
     def per_accepted(self, label: str, view: View, metric: Metric = "tokens") -> float | None:
         """A group's tokens (or cost) per accepted result in a view."""
@@ -613,13 +687,15 @@ class Comparison:
         """Groups whose usage (or cost) was never recorded: no figure and no rank anywhere."""
         # A cost missing where usage is recorded is unpriced, not unrecorded.
         column = "usage" if metric == "tokens" else "cost_usage"
-        return [
-            label
-            for label, usage, tokens in zip(
-                self.labels, self.keep[column], self.keep["usage"], strict=True
-            )
-            if usage == NOT_RECORDED and tokens == NOT_RECORDED
-        ]
+        return self._labelled(
+            (pl.col(column) == NOT_RECORDED) & (pl.col("usage") == NOT_RECORDED), self.keep
+        )
+
+    def _labelled(self, condition: pl.Expr, frame: pl.DataFrame) -> list[str]:
+        """The labels of the groups (rows of `frame`, in label order) where `condition` holds."""
+        labels = self.labels
+        rows = frame.with_row_index("__index").filter(condition).get_column("__index")
+        return [labels[index] for index in rows]
 
     def hidden_is_lower_bound(self, metric: Metric = "tokens") -> bool:
         """Whether what dropping failures hides is only a lower bound: some attempt it drops
@@ -659,8 +735,9 @@ class Comparison:
 
 def group_labels(frame: pl.DataFrame, by: Sequence[str]) -> list[str]:
     """Group names as shown: the key values, several keys joined with ` · `, null as `—`."""
-    columns = [frame[name].cast(pl.String).fill_null("—").to_list() for name in by]
-    return [" · ".join(parts) for parts in zip(*columns, strict=True)]
+    columns = [pl.col(name).cast(pl.String).fill_null("—") for name in by]
+    joined = pl.concat_str(columns, separator=" · ") if len(columns) > 1 else columns[0]
+    return frame.select(joined).to_series().to_list()
 
 
 def compare(
@@ -783,18 +860,32 @@ def with_intervals(
             )
             for view in VIEWS
         }
-        return replace(comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings)
+        return _same_groups(
+            comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings
+        )
     if comparison.intervals.method != "delta":
         return compare(attempts, comparison.by, intervals=settings)
     if settings.method == "delta":
-        return replace(comparison, intervals=settings)
+        return _same_groups(comparison, intervals=settings)
     keys = list(comparison.by)
     frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
     columns = view_columns(with_cost)
     keep, drop = (frames[view].select(*keys, *columns) for view in VIEWS)
-    return replace(comparison, keep=keep, drop=drop, intervals=settings)
+    return _same_groups(comparison, keep=keep, drop=drop, intervals=settings)
+
+
+def _same_groups(comparison: Comparison, **changes: Any) -> Comparison:
+    """`replace(comparison, **changes)` keeping its labels once made, when the groups are the
+    same in the same order (200,000 labels are made once per comparison, not per interval
+    update)."""
+    updated = replace(comparison, **changes)
+    labels = comparison.__dict__.get("labels")
+    keys = list(comparison.by)
+    if labels is not None and updated.keep.select(keys).equals(comparison.keep.select(keys)):
+        updated.__dict__["labels"] = labels
+    return updated
 
 
 def in_view(attempts: pl.DataFrame, view: View) -> pl.DataFrame:

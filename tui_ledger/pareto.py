@@ -27,25 +27,18 @@ def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl
         else ("cost_per_accepted_result", "cost_lower_bound", "cost_usage")
     )
     frames = []
+    groups = pl.Series("group", comparison.labels, dtype=pl.String)  # made once, both views
     for view in VIEWS:
         frame = comparison.view(view)
         points = pl.DataFrame(
             {
-                "group": comparison.labels,
-                "view": [view] * frame.height,
-                "pass_rate": frame["pass_rate"],
+                "group": groups,
+                "view": pl.repeat(view, frame.height, dtype=pl.String, eager=True),
+                "pass_rate": frame["pass_rate"].cast(pl.Float64),
                 "per_accepted": frame[value].cast(pl.Float64),
-                "lower_bound": frame[bound],
-                "usage": frame[usage],
-            },
-            schema={
-                "group": pl.String,
-                "view": pl.String,
-                "pass_rate": pl.Float64,
-                "per_accepted": pl.Float64,
-                "lower_bound": pl.Boolean,
-                "usage": pl.String,
-            },
+                "lower_bound": frame[bound].cast(pl.Boolean),
+                "usage": frame[usage].cast(pl.String),
+            }
         ).with_row_index("__order")
         ranked = points.filter(pl.col("per_accepted").is_not_null()).sort(
             ["per_accepted", "pass_rate", "__order"], descending=[False, True, False]

@@ -112,8 +112,9 @@ def not_recorded_groups(comparison: Comparison, metric: ParetoMetric = "tokens")
     keep = comparison.keep
     if column not in keep.columns:
         return []
-    flags = (keep[column] == NOT_RECORDED).fill_null(False).to_list()
-    return [label for label, flag in zip(comparison.labels, flags, strict=True) if flag]
+    rows = (keep[column] == NOT_RECORDED).fill_null(False).arg_true()
+    labels = comparison.labels
+    return [labels[row] for row in rows]
 
 
 def _y(rate: float) -> float:

@@ -25,7 +25,7 @@ import sys
 
 import polars as pl
 
-__all__ = ["NO_RANK", "rank_ranges", "rank_text"]
+__all__ = ["NO_RANK", "rank_range_stages", "rank_ranges", "rank_text"]
 
 NO_RANK = "—"
 """How a group without a rank (usage not recorded) reads."""
@@ -41,6 +41,30 @@ def rank_ranges(value: pl.Expr, lower_bound: pl.Expr, ranked: pl.Expr) -> list[p
     is a lower bound, `ranked` whether the group takes part at all (false: usage not
     recorded; its ranks are null).
     """
+    best, worst = _range(value, lower_bound, ranked)
+    return [best.alias("rank_best"), worst.alias("rank_worst"), _decided(best, worst).alias("rank")]
+
+
+def rank_range_stages(
+    value: pl.Expr, lower_bound: pl.Expr, ranked: pl.Expr, prefix: str = ""
+) -> tuple[tuple[pl.Expr, ...], tuple[pl.Expr, ...]]:
+    """`rank_ranges` as two `with_columns` stages, the columns named `{prefix}rank_best`,
+    `{prefix}rank_worst`, `{prefix}rank`: `rank` read from the two columns the first stage
+    made, so the two binary searches run once each (in one stage, polars ran them again for
+    `rank`: 0.26 s instead of 0.11 s a view at 200,000 groups)."""
+    best, worst = _range(value, lower_bound, ranked)
+    names = (f"{prefix}rank_best", f"{prefix}rank_worst")
+    decided = _decided(pl.col(names[0]), pl.col(names[1])).alias(f"{prefix}rank")
+    return (best.alias(names[0]), worst.alias(names[1])), (decided,)
+
+
+def _decided(best: pl.Expr, worst: pl.Expr) -> pl.Expr:
+    """The single place where the range is one place, null where it is not."""
+    return pl.when(best == worst).then(best)
+
+
+def _range(value: pl.Expr, lower_bound: pl.Expr, ranked: pl.Expr) -> tuple[pl.Expr, pl.Expr]:
+    """The best and worst place (see `rank_ranges`)."""
     low = value.fill_null(_NOTHING_ACCEPTED)
     high = (
         pl.when(value.is_null())
@@ -57,11 +81,7 @@ def rank_ranges(value: pl.Expr, lower_bound: pl.Expr, ranked: pl.Expr) -> list[p
     itself = (ranked & (low < high)).cast(pl.UInt32)
     best = pl.when(ranked).then(cheaper.cast(pl.UInt32) + 1)
     worst = pl.when(ranked).then(possibly.cast(pl.UInt32) - itself + 1)
-    return [
-        best.alias("rank_best"),
-        worst.alias("rank_worst"),
-        pl.when(best == worst).then(best).alias("rank"),
-    ]
+    return best, worst
 
 
 def rank_text(best: int | None, worst: int | None) -> str:

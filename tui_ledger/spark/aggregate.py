@@ -292,18 +292,9 @@ def aggregate_frame(
 
 def _views_from_cells(cells: pl.DataFrame, keys: list[str], with_cost: bool) -> pl.DataFrame:
     """Both views' aggregates from the cells, by ledger.py's own definitions
-    (`_view_aggregations`: attempts, accepted, outcomes, missing and known usage, the exact
+    (`view_aggregates`: attempts, accepted, outcomes, missing and known usage, the exact
     sum, the combined variance, cost, the suspect zeros); counts as Int64."""
-    frame = (
-        cells.lazy()
-        .sort("outcome")  # a group's float sums add up in the same order as in ledger.py
-        .group_by(keys)
-        .agg(
-            *ledger._view_aggregations("keep", with_cost),
-            *ledger._view_aggregations("drop", with_cost),
-        )
-        .collect()
-    )
+    frame = ledger.view_aggregates(cells.lazy(), keys, with_cost).collect()
     counts = [f"{view}__{name}" for view in VIEWS for name in COUNT_AGGREGATES]
     if with_cost:
         counts += [

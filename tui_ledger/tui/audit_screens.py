@@ -395,6 +395,18 @@ class BrailleCanvas:
         return out
 
 
+SERIES_INDEX = "__series"
+"""A chart point's column: its group's place among the comparison's labels."""
+
+
+def extremes(values: pl.Series) -> list[float]:
+    """The least positive value and the greatest value: all `log_axis_bounds` and `XAxis` read
+    of the values (200,000 groups: not a list of every one)."""
+    positive = values.filter(values > 0)
+    found = [positive.min(), values.max()] if len(positive) else [values.max()]
+    return [float(value) for value in found if isinstance(value, int | float)]
+
+
 class XAxis:
     """Spend per accepted result -> a share of the width: linear from 0, or log10 when the values
     span more than 20x (as the SVG chart does)."""
@@ -447,10 +459,18 @@ class ParetoChart(Widget):
 
     def __init__(self, points: pl.DataFrame, labels: list[str], metric: str) -> None:
         super().__init__()
-        self.points = points
+        # Each point carries its group's place among the labels (`pareto_points` lists every
+        # group in label order, view by view): its colour, without a map of every group.
+        self.points = points.with_columns(
+            pl.int_range(pl.len(), dtype=pl.Int64).over("view").alias(SERIES_INDEX)
+        )
         self.labels = labels
         self.metric = metric
-        self.colours = {label: SERIES[i % len(SERIES)] for i, label in enumerate(labels)}
+
+    @staticmethod
+    def colour(index: int) -> str:
+        """The colour of the group at `index` among the labels."""
+        return SERIES[index % len(SERIES)]
 
     def fmt(self, value: float | None) -> str:
         """An x value as it reads on the axis."""
@@ -502,7 +522,7 @@ class ParetoChart(Widget):
         plotted = self.points.filter(
             pl.col("per_accepted").is_not_null() & pl.col("per_accepted").is_finite()
         )
-        axis = XAxis(plotted["per_accepted"].to_list())
+        axis = XAxis(extremes(plotted["per_accepted"]))
         dots_x, dots_y = plot_width * 2 - 1, plot_height * 4 - 1
         if plotted.height > 2 * MANY_POINTS:
             plotted = self._thinned(plotted, axis, dots_x, dots_y)
@@ -513,11 +533,12 @@ class ParetoChart(Widget):
         by_view: dict[str, dict[str, dict[str, Any]]] = {"keep": {}, "drop": {}}
         for row in plotted.iter_rows(named=True):
             by_view[row["view"]][row["group"]] = row
-        # Ghost -> real, dotted, in the group's colour; then the frontier, solid.
-        for label in self.labels:
-            real, ghost = by_view["keep"].get(label), by_view["drop"].get(label)
-            if real is not None and ghost is not None:
-                canvas.line(at(ghost), at(real), self.colours[label], every=3)
+        # Ghost -> real, dotted, in the group's colour; then the frontier, solid. The keep
+        # points are in label order: only the groups drawn are visited, not every group.
+        for label, real in by_view["keep"].items():
+            ghost = by_view["drop"].get(label)
+            if ghost is not None:
+                canvas.line(at(ghost), at(real), self.colour(real[SERIES_INDEX]), every=3)
         frontier = sorted(
             (row for row in by_view["keep"].values() if row["frontier"]),
             key=lambda row: row["per_accepted"],
@@ -527,9 +548,9 @@ class ParetoChart(Widget):
         # Markers: ghosts first, real points on top, then labels where they fit. A lower
         # bound's point has an arrow toward more spend: the true figure is at or right of it.
         for view, marker in (("drop", "○"), ("keep", "●")):
-            for label, row in by_view[view].items():
+            for row in by_view[view].values():
                 x, y = at(row)
-                style = self.colours[label] + (" bold" if view == "keep" else "")
+                style = self.colour(row[SERIES_INDEX]) + (" bold" if view == "keep" else "")
                 canvas.put(int(x // 2), int(y // 4), marker, style)
                 if view == "keep" and row["lower_bound"]:
                     canvas.put(int(x // 2) + 1, int(y // 4), LOWER_BOUND_ARROW, style)
@@ -547,7 +568,7 @@ class ParetoChart(Widget):
                 (column + 2, line + 1),
             ):
                 if canvas.free(place_column - 1, place_line, cell_len(name) + 2):
-                    canvas.put(place_column, place_line, name, self.colours[label])
+                    canvas.put(place_column, place_line, name, self.colour(row[SERIES_INDEX]))
                     break
         return self._framed(canvas, axis, plot_width)
 
@@ -674,16 +695,20 @@ class ParetoScreen(_Dialog):
         listed = pl.Series(labels[: self.LEGEND_LIMIT], dtype=pl.String)
         legend = points.filter(pl.col("group").cast(pl.String).is_in(listed.implode()))
         rows = {(row["group"], row["view"]): row for row in legend.iter_rows(named=True)}
-        placed = points.filter(
-            (pl.col("view") == "keep") & pl.col("per_accepted").is_not_null()
-        ).get_column("group")
-        on_chart = set(placed.cast(pl.String).to_list())
-        unplotted = [
-            label for label in labels if label not in on_chart and label not in not_recorded
-        ]
+        # In label order: the groups with no keep point that are not the unrecorded ones.
+        unplotted = (
+            points.filter(
+                (pl.col("view") == "keep")
+                & pl.col("per_accepted").is_null()
+                & ~pl.col("group").is_in(pl.Series(list(not_recorded), dtype=pl.String).implode())
+            )
+            .get_column("group")
+            .cast(pl.String)
+            .to_list()
+        )
         shown_labels = labels[: self.LEGEND_LIMIT]
         names = fit_labels(shown_labels, LEGEND_LABEL)
-        for label, name in zip(shown_labels, names, strict=True):
+        for index, (label, name) in enumerate(zip(shown_labels, names, strict=True)):
             keep, drop = rows.get((label, "keep")), rows.get((label, "drop"))
 
             def figure(row: dict[str, Any] | None, unrecorded: bool = label in not_recorded) -> str:
@@ -696,7 +721,7 @@ class ParetoScreen(_Dialog):
 
             frontier = keep is not None and keep["frontier"]
             table.add_row(
-                Text("● " + name, style=chart.colours[label]),
+                Text("● " + name, style=chart.colour(index)),
                 Text(format_rate(keep["pass_rate"]) if keep else MISSING),
                 Text(figure(keep)),
                 Text(format_rate(drop["pass_rate"]) if drop else MISSING, style=MUTED),
