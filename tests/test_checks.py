@@ -239,3 +239,12 @@ def test_categorical_columns_give_the_same_checks_as_text() -> None:
         expected = run_checks(text, by)
         assert expected
         assert run_checks(categorical, by) == expected
+
+
+def test_usage_not_recorded_names_its_groups_safely_and_counts_in_words() -> None:
+    rows = balanced()
+    rows.append({"workflow": "un\x1b[31mmetered", "task": "t0", "tokens": 0, "outcome": "passed"})
+    check = find(run_checks(ledger(rows)), "usage_not_recorded")
+    text = " ".join([check.message, *check.details])
+    assert "\x1b" not in text
+    assert check.details == ["un\\x1b[31mmetered: 1 attempt, 0 missing, 1 at 0"]

@@ -641,7 +641,7 @@ def _not_recorded(groups: pl.DataFrame) -> list[Check]:
     if none.height == 0:
         return []
     details = [
-        f"{row['group']}: {row['attempts']:,} attempts, "
+        f"{_name(row['group'])}: {plural(row['attempts'], 'attempt')}, "
         f"{row.get('missing_usage', 0) or 0:,} missing, {row.get('suspect_zero', 0) or 0:,} at 0"
         for row in none.iter_rows(named=True)
     ]
@@ -650,7 +650,7 @@ def _not_recorded(groups: pl.DataFrame) -> list[Check]:
         Check(
             "usage_not_recorded",
             "warning",
-            f"{listing(none['group'].to_list(), limit=EXAMPLES)} recorded no usage (every "
+            f"{_names(none.get_column('group'))} recorded no usage (every "
             "attempt's tokens missing or 0, as harnesses write for agents they cannot meter): "
             f"{'its' if one else 'their'} totals and tokens per accepted result read "
             f"'not recorded', never 0, and {'it is' if one else 'they are'} left out of the "
