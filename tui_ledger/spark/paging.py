@@ -66,12 +66,18 @@ def page(
     descending: bool | Sequence[bool] = False,
     number: int = 0,
     size: int = PAGE_ROWS,
+    accepted_only: bool = False,
 ) -> Page:
     """Page `number` (from 0) of `size` attempts matching the filter `where`, in the order of
-    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`)."""
+    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`);
+    `accepted_only`: the accepted attempts only (the rows DROP FAILURES shows)."""
     if number < 0 or size < 1:
         raise ValueError("a page has a number from 0 and at least one row")
     frame, tiebreak = _filtered(ledger, where)
+    if accepted_only:
+        from tui_ledger.schema import ACCEPTED
+
+        frame = frame.where(column("outcome") == F.lit(ACCEPTED))
     directions = [descending] * len(sort) if isinstance(descending, bool) else list(descending)
     keys: list[Column] = [
         column(name).desc_nulls_last() if down else column(name).asc_nulls_last()

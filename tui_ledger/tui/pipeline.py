@@ -178,6 +178,24 @@ class Pipeline:
         self._first_rows_done = False
         self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
 
+    # ------------------------------------------------------------------ the engine's seams
+
+    on_spark = False
+    """Whether the figures are computed on a Spark Connect server (`spark_pipeline`)."""
+
+    def total_attempts(self) -> int | None:
+        """How many attempts are loaded (None while only a head is read)."""
+        if self.ledger is None or self.partial is not None:
+            return None
+        return self.ledger.attempts.height
+
+    def cursor_moved(self, row: int) -> None:
+        """The attempts table's cursor is on `row` (on Spark: fetch the next page near the
+        end); the local table holds every row."""
+
+    def close(self) -> None:
+        """The app is leaving (on Spark: interrupt what still runs)."""
+
     # ------------------------------------------------------------------ what is under way
 
     def waiting(self) -> list[str]:
