@@ -15,7 +15,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tests.pilot_helpers import press, screen_text, settle
+from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.ledger import Comparison
 from tui_ledger.tui.app import LedgerApp
 
@@ -245,3 +245,38 @@ def test_the_command_opens_the_app_and_fails_in_one_line(spark_url: str, tmp_pat
         lines = done.stderr.strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("ledger-tui: error: "), done.stderr
         assert words in lines[0], done.stderr
+
+
+async def audit_state(app: LedgerApp, pilot: Any) -> tuple[pl.DataFrame, int, int, str]:
+    """`p` (the first group task by task), `c` (the chart opens), `w` (the warnings)."""
+    from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen
+    from tui_ledger.tui.screens import WarningsScreen
+
+    await press(pilot, "p")
+    await wait_until(pilot, lambda: isinstance(app.screen, PerTaskScreen), "the per-task screen")
+    screen = app.screen
+    assert isinstance(screen, PerTaskScreen)
+    tasks = screen.frame
+    await press(pilot, "escape")
+    await press(pilot, "c")
+    assert isinstance(app.screen, ParetoScreen)
+    await press(pilot, "escape")
+    await press(pilot, "w")
+    assert isinstance(app.screen, WarningsScreen)
+    await press(pilot, "escape")
+    return tasks, app.warning_count(), app.note_count(), app.summary.focus_label or ""
+
+
+async def test_the_audit_screens_on_spark_show_the_local_figures(spark: Any) -> None:
+    local = LedgerApp([str(DEMO)])
+    async with local.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        want = await audit_state(local, pilot)
+    app = spark_app(spark, DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        got = await audit_state(app, pilot)
+        seconds = dict(app.pipeline.query_seconds)  # type: ignore[attr-defined]
+    assert_frame_equal(want[0], got[0], check_dtypes=False)
+    assert want[1:] == got[1:]
+    assert "per task" in seconds and "checks" in seconds

@@ -689,8 +689,6 @@ class LedgerApp(App[int]):
         snapshot = self.pipeline.snapshot
         if snapshot is None or not self.has_task_column or not self._figures_final("Per task"):
             return
-        if not self._local_only("Per task"):
-            return
         from tui_ledger.tui.audits import open_per_task
 
         self._per_task_waiting = open_per_task(self, snapshot, self._focus_label)

@@ -193,6 +193,13 @@ class Pipeline:
         """The attempts table's cursor is on `row` (on Spark: fetch the next page near the
         end); the local table holds every row."""
 
+    def per_task(self, snapshot: Snapshot, keys: Mapping[str, Any]) -> pl.DataFrame:
+        """`p`: one group (`keys`, column -> value) of the snapshot's attempts task by task
+        (in a worker; on Spark, a query)."""
+        from tui_ledger.per_task import per_task
+
+        return per_task(snapshot.matching, dict(keys), snapshot.comparison.by)
+
     def close(self) -> None:
         """The app is leaving (on Spark: interrupt what still runs)."""
 

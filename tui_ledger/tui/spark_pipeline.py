@@ -43,7 +43,13 @@ from textual.worker import get_current_worker
 from tui_ledger.ledger import Comparison, View
 from tui_ledger.load.load_report import Ledger
 from tui_ledger.query import FilterError
-from tui_ledger.spark.commands import SparkInput, spark_checks, spark_comparison
+from tui_ledger.spark.commands import (
+    SparkInput,
+    on_engine,
+    spark_checks,
+    spark_comparison,
+    spark_per_task,
+)
 from tui_ledger.spark.engine import polars_schema
 from tui_ledger.spark.errors import SparkEngineError, SparkQueryCancelled
 from tui_ledger.spark.filters import spark_filter
@@ -63,6 +69,8 @@ from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from tui_ledger.findings import Finding
     from tui_ledger.load import LoadReport
     from tui_ledger.tui.app import LedgerApp
@@ -128,6 +136,7 @@ class SparkPipeline(Pipeline):
         self.last_seconds: float | None = None  # what the last query (all of it) took
         self._fetching: set[View] = set()
         self._checks_running = False
+        self._other_queries = 0  # per-task queries running
         # For tests and the docs: every state line shown, and the figure queries interrupted.
         self.states: list[str] = []
         self.interrupted = 0
@@ -154,7 +163,12 @@ class SparkPipeline(Pipeline):
     # ------------------------------------------------------------------ the state line
 
     def _busy(self) -> bool:
-        return self._recompute_running or bool(self._fetching) or self._checks_running
+        return (
+            self._recompute_running
+            or bool(self._fetching)
+            or self._checks_running
+            or self._other_queries > 0
+        )
 
     def _query_started(self) -> None:
         if self.computing_since is None:
@@ -440,6 +454,29 @@ class SparkPipeline(Pipeline):
         snapshot.more[view] = more
         if self.app.view == view:
             self.app.show_snapshot(False)
+
+    # ------------------------------------------------------------------ per task
+
+    def per_task(self, snapshot: Snapshot, keys: Mapping[str, Any]) -> pl.DataFrame:
+        """`p` on Spark (in its worker): the engine's aggregate by task of the group's
+        filtered attempts (`commands.spark_per_task`), shown as the state line says."""
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        self._on_screen(self._other_query, 1)
+        started = time.perf_counter()
+        try:
+            return self.page_queries.run(
+                lambda: on_engine(lambda: spark_per_task(filtered or self.opened, keys))
+            )
+        finally:
+            self.query_seconds.append(("per task", time.perf_counter() - started))
+            self._on_screen(self._other_query, -1)
+
+    def _other_query(self, change: int) -> None:
+        self._other_queries += change
+        if change > 0:
+            self._query_started()
+        else:
+            self._query_ended()
 
     # ------------------------------------------------------------------ checks
 
