@@ -280,3 +280,41 @@ async def test_the_audit_screens_on_spark_show_the_local_figures(spark: Any) -> 
     assert_frame_equal(want[0], got[0], check_dtypes=False)
     assert want[1:] == got[1:]
     assert "per task" in seconds and "checks" in seconds
+
+
+async def export_from(app: LedgerApp, pilot: Any, summary: Path, attempts: Path) -> None:
+    from textual.widgets import Input
+
+    from tui_ledger.tui.screens import ExportScreen
+
+    await press(pilot, "e")
+    assert isinstance(app.screen, ExportScreen)
+    app.screen.query_one("#summary-path", Input).value = str(summary)
+    app.screen.query_one("#attempts-path", Input).value = str(attempts)
+    app.screen.query_one("#attempts-path", Input).focus()
+    await press(pilot, "enter")
+    await wait_until(pilot, lambda: attempts.exists() and summary.exists(), "the export written")
+
+
+async def test_export_on_spark_writes_what_the_cluster_returns(spark: Any, tmp_path: Path) -> None:
+    """`e` after a filter and a sort: the attempts the cluster returns (every filtered row, not
+    the pages fetched), in the table's order, and the summary, as the local app writes them."""
+    files = {
+        engine: (tmp_path / f"{engine}.csv", tmp_path / f"{engine}.parquet")
+        for engine in ("local", "spark")
+    }
+    for engine, (summary, attempts) in files.items():
+        app = LedgerApp([str(DEMO)]) if engine == "local" else spark_app(spark, DEMO, page_rows=20)
+        async with app.run_test(size=SIZE) as pilot:
+            await settle(pilot)
+            await press(pilot, "slash", *"model-b", "enter")
+            column = app.table.column_names.index("output_tokens")
+            await press(pilot, *["l"] * column, "left_square_bracket")
+            await export_from(app, pilot, summary, attempts)
+            if engine == "spark":
+                assert app.table.row_count == 20  # the table fetched one page; the export all
+    local, spark_rows = (pl.read_parquet(files[e][1]) for e in ("local", "spark"))
+    assert local.height == 135
+    keep = [c for c in local.columns if c not in ("source", "line")]
+    assert_frame_equal(local.select(keep), spark_rows.select(keep), check_dtypes=False)
+    assert files["local"][0].read_text() == files["spark"][0].read_text()

@@ -827,7 +827,7 @@ class LedgerApp(App[int]):
 
     def action_export(self) -> None:
         """e: ask for file names, then write (asking before replacing anything)."""
-        if not self._figures_final("Export") or not self._local_only("Export"):
+        if not self._figures_final("Export"):
             return
         from tui_ledger.tui.exporting import export
 

@@ -200,6 +200,11 @@ class Pipeline:
 
         return per_task(snapshot.matching, dict(keys), snapshot.comparison.by)
 
+    def export_rows(self, snapshot: Snapshot) -> pl.DataFrame:
+        """`e`: the attempts an export writes (the filtered rows, sorted as shown); in the
+        export's worker."""
+        return snapshot.keep_frame
+
     def close(self) -> None:
         """The app is leaving (on Spark: interrupt what still runs)."""
 

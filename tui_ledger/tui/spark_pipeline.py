@@ -49,6 +49,7 @@ from tui_ledger.spark.commands import (
     spark_checks,
     spark_comparison,
     spark_per_task,
+    spark_rows,
 )
 from tui_ledger.spark.engine import polars_schema
 from tui_ledger.spark.errors import SparkEngineError, SparkQueryCancelled
@@ -454,6 +455,27 @@ class SparkPipeline(Pipeline):
         snapshot.more[view] = more
         if self.app.view == view:
             self.app.show_snapshot(False)
+
+    # ------------------------------------------------------------------ export
+
+    def export_rows(self, snapshot: Snapshot) -> pl.DataFrame:
+        """`e` on Spark (in its worker): every attempt the filter keeps, as the cluster returns
+        them in the input's order (`commands.spark_rows`, what `convert --spark` writes: an
+        export brings the rows here), then sorted as the table is (stable, nulls last)."""
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        self._on_screen(self._other_query, 1)
+        started = time.perf_counter()
+        try:
+            rows = self.page_queries.run(
+                lambda: on_engine(lambda: spark_rows(filtered or self.opened))
+            )
+        finally:
+            self.query_seconds.append(("export", time.perf_counter() - started))
+            self._on_screen(self._other_query, -1)
+        sort = snapshot.sort if isinstance(snapshot, SparkSnapshot) else None
+        if sort is not None:
+            rows = rows.sort(sort[0], descending=sort[1], nulls_last=True, maintain_order=True)
+        return rows
 
     # ------------------------------------------------------------------ per task
 
