@@ -297,7 +297,9 @@ class SparkPipeline(Pipeline):
         try:
             if not superseded.is_set():
                 snapshot = self.figure_queries.run(
-                    lambda: self._figures(generation, where, request, previous, workflows)
+                    lambda: self._figures(
+                        generation, where, request, previous, workflows, superseded
+                    )
                 )
                 self.query_seconds.append(("figures", time.perf_counter() - started))
         except SparkQueryCancelled:
@@ -322,7 +324,15 @@ class SparkPipeline(Pipeline):
         request: Request,
         previous: SparkSnapshot | None,
         workflows: int | None,
+        superseded: threading.Event,
     ) -> SparkSnapshot:
+        """The figures and first pages; stops between queries once `superseded` (an
+        interrupt reaches only the query running on the server when it is sent)."""
+
+        def go_on() -> None:
+            if superseded.is_set():
+                raise SparkQueryCancelled("a newer request came")
+
         started = time.perf_counter()
         opened = self.opened
         filtered = opened
@@ -338,14 +348,17 @@ class SparkPipeline(Pipeline):
             filtered = previous.filtered or filtered
         else:
             comparison = spark_comparison(filtered, request.by, IntervalSettings())
+            go_on()
         counts: dict[View, int] = {
             view: int(comparison.view(view).get_column("attempts").sum()) for view in VIEWS
         }
         pages: dict[View, pl.DataFrame] = {}
         more: dict[View, bool] = {}
         for view in VIEWS:
+            go_on()
             first = self._page(where, request.sort, view, 0)
             pages[view], more[view] = _shown(first.rows), first.has_more
+        go_on()
         if workflows is None:
             unfiltered = not where.strip()
             if unfiltered and request.by == ("workflow",):
