@@ -200,7 +200,7 @@ async def test_a_stale_query_is_interrupted_on_the_server(
             # A query that runs for minutes unless interrupted.
             started = time.monotonic()
             try:
-                spark.range(0, 10**12, 1, 2).selectExpr("sum(id * id % 7)").collect()
+                spark.range(0, 10**12, 1, 2).selectExpr("sum(id % 7)").collect()
             except Exception as error:
                 slow["error"] = f"{type(error).__name__}: {error}"
                 slow["seconds"] = time.monotonic() - started
