@@ -372,3 +372,22 @@ def test_the_command_opens_the_app_in_a_real_terminal(spark_url: str, tmp_path: 
         assert not pane.alive(), f"q did not quit the app:\n{pane.screen()}"
     finally:
         pane.close()
+
+
+async def test_a_failure_before_the_first_figures_ends_the_app_in_one_line(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server going away between opening the input and the first figures: one line, exit
+    2, as a load error (later failures are a toast and keep what is shown)."""
+    import tui_ledger.tui.spark_pipeline as spark_pipeline
+    from tui_ledger.spark.errors import SparkEngineError
+
+    def failing(*_args: Any) -> Any:
+        raise SparkEngineError("the Spark server failed the query: it went away")
+
+    monkeypatch.setattr(spark_pipeline, "spark_comparison", failing)
+    app = spark_app(spark, RUNS)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+    assert app.return_code == 2
+    assert app.error_message == "ledger-tui: error: the Spark server failed the query: it went away"

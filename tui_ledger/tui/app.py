@@ -128,12 +128,8 @@ class LedgerApp(App[int]):
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()
-        self.pipeline = Pipeline(self)
-        if spark is not None:
-            from tui_ledger.tui.spark_pipeline import SparkPipeline
-
-            self.pipeline = SparkPipeline(self, spark)
-        """The data on screen and the work that produces it."""
+        self.pipeline = self._pipeline(spark)
+        """The data on screen and the work that produces it (on Spark: `SparkPipeline`)."""
         self._switch_interval = sys.getswitchinterval()
         # The user's settings, besides the reactive ones above.
         self._by: tuple[str, ...] = DEFAULT_BY
@@ -182,6 +178,15 @@ class LedgerApp(App[int]):
         self.pipeline.start_load(first=True)
         if self.watch_files:
             self.pipeline.start_watching()
+
+    def _pipeline(self, spark: Any) -> Pipeline:
+        """The local pipeline, or (`--spark`) the one whose every stage is a Spark query;
+        only the latter imports the engine."""
+        if spark is None:
+            return Pipeline(self)
+        from tui_ledger.tui.spark_pipeline import SparkPipeline
+
+        return SparkPipeline(self, spark)
 
     def on_unmount(self) -> None:
         self.pipeline.close()

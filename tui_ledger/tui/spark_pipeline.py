@@ -138,6 +138,7 @@ class SparkPipeline(Pipeline):
         self._fetching: set[View] = set()
         self._checks_running = False
         self._other_queries = 0  # per-task queries running
+        self._failure: str | None = None  # why the last figures query failed (not cancelled)
         # For tests and the docs: every state line shown, and the figure queries interrupted.
         self.states: list[str] = []
         self.interrupted = 0
@@ -199,7 +200,6 @@ class SparkPipeline(Pipeline):
         if not self.states or self.states[-1] != text:
             self.states.append(text)
         self.app.summary.border_subtitle = text
-        self.app.call_after_refresh(lambda: None)
 
     # ------------------------------------------------------------------ load
 
@@ -313,6 +313,7 @@ class SparkPipeline(Pipeline):
                 said = safe_text(first_line(error))
         finally:
             if said is not None:
+                self._failure = said
                 self.app.post_message(Said(said, "Spark query failed", "error"))
             # Always: the pipeline starts the waiting request when this one has ended.
             self.app.post_message(Recomputed(generation, snapshot, failure))
@@ -394,7 +395,15 @@ class SparkPipeline(Pipeline):
         )
 
     def recomputed(self, recomputed: Recomputed) -> None:
+        """As `Pipeline.recomputed`; a failure before any figure was shown (the server went
+        away after the input was opened) ends the app as a load error does: one line, exit 2."""
         snapshot = recomputed.snapshot
+        failure, self._failure = self._failure, None
+        if snapshot is None and failure is not None and self.snapshot is None:
+            self._recompute_running = False
+            self._query_ended()
+            self.app.give_up(failure)
+            return
         if isinstance(snapshot, SparkSnapshot) and snapshot.generation == self.generation:
             self.workflow_count = snapshot.workflows
         try:
