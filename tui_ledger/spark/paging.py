@@ -119,6 +119,7 @@ class Queries:
         self.spark = spark
         self.prefix = prefix
         self._running: set[str] = set()
+        self._cancelled: set[str] = set()
         self._lock = threading.Lock()
 
     def new_tag(self) -> str:
@@ -139,10 +140,24 @@ class Queries:
             self.spark.removeTag(tag)
             with self._lock:
                 self._running.discard(tag)
+                self._cancelled.discard(tag)
 
     def cancel(self, tag: str) -> list[str]:
         """Interrupt every operation under `tag`; returns the ids of those interrupted."""
+        with self._lock:
+            if tag in self._running:
+                self._cancelled.add(tag)
         return list(self.spark.interruptTag(tag))
+
+    def cancel_again(self) -> None:
+        """Interrupt again the cancelled tags whose work still runs. An interrupt reaches only
+        the operations running on the server when it is sent: work cancelled between two
+        queries (or before its first one reached the server) would otherwise run its next
+        query to the end. Call it every so often while such work runs (the app: every 0.2 s)."""
+        with self._lock:
+            stale = self._running & self._cancelled
+        for tag in stale:
+            self.spark.interruptTag(tag)
 
     def cancel_all_but(self, keep: str | None = None) -> None:
         with self._lock:

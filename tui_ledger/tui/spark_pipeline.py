@@ -187,6 +187,9 @@ class SparkPipeline(Pipeline):
     def _tick(self) -> None:
         if self.computing_since is None:
             return
+        for queries in (self.figure_queries, self.check_queries, self.page_queries):
+            with contextlib.suppress(PySparkException, SparkEngineError, OSError):
+                queries.cancel_again()  # stale work that started a query since its cancel
         self._show_state()
         self.app.set_timer(TICK_SECONDS, self._tick)
 
@@ -334,6 +337,7 @@ class SparkPipeline(Pipeline):
             if superseded.is_set():
                 raise SparkQueryCancelled("a newer request came")
 
+        go_on()
         started = time.perf_counter()
         opened = self.opened
         filtered = opened
