@@ -8,6 +8,7 @@ share (and `serve` too) are in `cli_options`.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import signal
 import sys
 import time
@@ -51,6 +52,7 @@ def _app_parser() -> argparse.ArgumentParser:
     add_watch_option(parser)
     add_load_options(parser)
     add_price_options(parser)
+    add_spark_option(parser)
     return parser
 
 
@@ -540,6 +542,9 @@ def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
 def run_app(argv: Sequence[str]) -> int:
     """`ledger-tui [FILE...]`: the interactive ledger (the demo when no file is given)."""
     args = _app_parser().parse_args(argv)
+    url = spark_url(args)
+    if url is not None:
+        return _spark_app(args, url)
     demo = not args.files
     paths = [str(demo_path())] if demo else list(args.files)
     check_paths(paths)
@@ -550,6 +555,28 @@ def run_app(argv: Sequence[str]) -> int:
     return run_interactive(
         paths, demo=demo, load_options=load_options(args), prices=prices, watch_files=args.watch
     )
+
+
+def _spark_app(args: argparse.Namespace, url: str) -> int:
+    """`ledger-tui --spark URL INPUT`: open (connect, map, validate) the input on the server
+    before the screen appears, so an unreachable server, a missing table or a bad cell is one
+    line and exit 2, as with the headless commands; then the app computes on it."""
+    if not args.files:
+        raise UsageError("--spark needs an input: a path, glob or folder, or table:NAME")
+    from tui_ledger.spark import require_spark
+
+    require_spark()
+    from tui_ledger.spark.commands import on_engine, open_input
+    from tui_ledger.tui.run import run_app as run_interactive
+
+    opened = on_engine(lambda: open_input(url or None, args.files, load_options=load_options(args)))
+    try:
+        return run_interactive(list(args.files), load_options=load_options(args), spark=opened)
+    finally:
+        # The server's session and what it cached go with it; a server already gone has
+        # nothing left to release.
+        with contextlib.suppress(Exception):
+            opened.spark.stop()
 
 
 def _fail(message: str) -> NoReturn:

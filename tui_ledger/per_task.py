@@ -76,9 +76,21 @@ def per_task(
     if condition is not None:
         frame = frame.filter(condition)
     summary = summarize(frame, ["task"], "keep", intervals="none")
+    return per_task_from_summary(summary, has_cost(frame), sort_by=sort_by, descending=descending)
+
+
+def per_task_from_summary(
+    summary: pl.DataFrame,
+    with_cost: bool,
+    *,
+    sort_by: str = "total_tokens",
+    descending: bool = True,
+) -> pl.DataFrame:
+    """`per_task` from the keep view's summary by task, however it was computed (the Spark
+    engine computes it from its aggregate frame: `spark.commands.spark_per_task`)."""
     cost = (
         ["missing_cost", "cost_usage", "total_cost", "cost_per_accepted_result"]
-        if has_cost(frame)
+        if with_cost
         else []
     )
     result = summary.with_columns((pl.col("accepted") == 0).alias("never_passed")).select(

@@ -48,6 +48,7 @@ __all__ = [
     "open_input",
     "spark_checks",
     "spark_comparison",
+    "spark_per_task",
     "spark_rows",
 ]
 
@@ -151,6 +152,35 @@ def spark_comparison(
     return compare_aggregates(
         raw, by, with_cost=with_cost, intervals=intervals, bootstrap_rows=rows_for
     )
+
+
+def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
+    """One group (`keys`: column -> value, None for a null key) task by task, as
+    `per_task.per_task` computes it: the engine's aggregate frame by task of the group's
+    attempts, then ledger.py's keep view and per_task.py's columns."""
+    from pyspark.sql import functions as F
+
+    from tui_ledger.per_task import per_task_from_summary
+    from tui_ledger.spark.inputs import column
+
+    if "task" not in opened.attempts.columns:
+        raise SparkInputError("per-task figures need a task column")
+    condition = F.lit(True)
+    for name, value in keys.items():
+        condition = condition & (
+            column(name).isNull() if value is None else column(name) == F.lit(value)
+        )
+    attempts = opened.attempts.where(condition)
+    with_cost = COST_COLUMN in attempts.columns
+
+    def no_rows(groups: pl.DataFrame) -> pl.DataFrame:
+        raise SparkEngineError("per-task figures have no intervals")  # intervals="none"
+
+    raw = aggregate_frame(attempts, ["task"], with_cost=with_cost)
+    summary = compare_aggregates(
+        raw, ["task"], with_cost=with_cost, intervals="none", bootstrap_rows=no_rows
+    ).keep
+    return per_task_from_summary(summary, with_cost)
 
 
 def spark_checks(

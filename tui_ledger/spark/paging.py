@@ -66,12 +66,18 @@ def page(
     descending: bool | Sequence[bool] = False,
     number: int = 0,
     size: int = PAGE_ROWS,
+    accepted_only: bool = False,
 ) -> Page:
     """Page `number` (from 0) of `size` attempts matching the filter `where`, in the order of
-    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`)."""
+    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`);
+    `accepted_only`: the accepted attempts only (the rows DROP FAILURES shows)."""
     if number < 0 or size < 1:
         raise ValueError("a page has a number from 0 and at least one row")
     frame, tiebreak = _filtered(ledger, where)
+    if accepted_only:
+        from tui_ledger.schema import ACCEPTED
+
+        frame = frame.where(column("outcome") == F.lit(ACCEPTED))
     directions = [descending] * len(sort) if isinstance(descending, bool) else list(descending)
     keys: list[Column] = [
         column(name).desc_nulls_last() if down else column(name).asc_nulls_last()
@@ -113,6 +119,7 @@ class Queries:
         self.spark = spark
         self.prefix = prefix
         self._running: set[str] = set()
+        self._cancelled: set[str] = set()
         self._lock = threading.Lock()
 
     def new_tag(self) -> str:
@@ -133,10 +140,24 @@ class Queries:
             self.spark.removeTag(tag)
             with self._lock:
                 self._running.discard(tag)
+                self._cancelled.discard(tag)
 
     def cancel(self, tag: str) -> list[str]:
         """Interrupt every operation under `tag`; returns the ids of those interrupted."""
+        with self._lock:
+            if tag in self._running:
+                self._cancelled.add(tag)
         return list(self.spark.interruptTag(tag))
+
+    def cancel_again(self) -> None:
+        """Interrupt again the cancelled tags whose work still runs. An interrupt reaches only
+        the operations running on the server when it is sent: work cancelled between two
+        queries (or before its first one reached the server) would otherwise run its next
+        query to the end. Call it every so often while such work runs (the app: every 0.2 s)."""
+        with self._lock:
+            stale = self._running & self._cancelled
+        for tag in stale:
+            self.spark.interruptTag(tag)
 
     def cancel_all_but(self, keep: str | None = None) -> None:
         with self._lock:

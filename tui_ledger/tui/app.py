@@ -112,7 +112,11 @@ class LedgerApp(App[int]):
         load_options: dict[str, Any] | None = None,
         prices: PriceTable | None = None,
         watch_files: bool = False,
+        spark: Any = None,
     ) -> None:
+        """`spark`: a `spark.commands.SparkInput` already opened (connected, mapped,
+        validated): the figures, pages and checks are then computed on that server
+        (`spark_pipeline.SparkPipeline`); None: locally, from `paths`."""
         super().__init__()
         self.paths = [str(path) for path in paths]
         self.demo = demo
@@ -124,8 +128,8 @@ class LedgerApp(App[int]):
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()
-        self.pipeline = Pipeline(self)
-        """The data on screen and the work that produces it."""
+        self.pipeline = self._pipeline(spark)
+        """The data on screen and the work that produces it (on Spark: `SparkPipeline`)."""
         self._switch_interval = sys.getswitchinterval()
         # The user's settings, besides the reactive ones above.
         self._by: tuple[str, ...] = DEFAULT_BY
@@ -175,7 +179,17 @@ class LedgerApp(App[int]):
         if self.watch_files:
             self.pipeline.start_watching()
 
+    def _pipeline(self, spark: Any) -> Pipeline:
+        """The local pipeline, or (`--spark`) the one whose every stage is a Spark query;
+        only the latter imports the engine."""
+        if spark is None:
+            return Pipeline(self)
+        from tui_ledger.tui.spark_pipeline import SparkPipeline
+
+        return SparkPipeline(self, spark)
+
     def on_unmount(self) -> None:
+        self.pipeline.close()
         sys.setswitchinterval(self._switch_interval)
 
     # ------------------------------------------------------------------ widgets
@@ -510,13 +524,12 @@ class LedgerApp(App[int]):
     def show_title(self) -> None:
         """Draw the header: the files, what is loaded (or loading), the view."""
         pipeline = self.pipeline
-        ledger = pipeline.ledger
         loading = None
         if pipeline.loading_since is not None:
             loading = (time.perf_counter() - pipeline.loading_since, files_size(self.paths))
         counts = counts_text(
             # A head (the file's first rows, shown while the whole is read) counts nothing yet.
-            attempts=ledger.attempts.height if ledger and pipeline.partial is None else None,
+            attempts=pipeline.total_attempts(),
             workflows=pipeline.workflow_count,
             by=self._by,
             priced=self.prices is not None,
@@ -533,7 +546,7 @@ class LedgerApp(App[int]):
         ledger = self.pipeline.ledger
         if snapshot is None or ledger is None:
             return
-        total = ledger.attempts.height
+        total = self.pipeline.total_attempts() or 0
         title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
         if self.pipeline.partial is not None:  # no figure of a head's rows, not even hidden
             title = Text("Attempts", style="bold")
@@ -542,10 +555,8 @@ class LedgerApp(App[int]):
         self.table.border_subtitle = subtitle
 
     def _show_filter_status(self) -> None:
-        ledger = self.pipeline.ledger
         # A head's count would pass for the file's: the table's subtitle says what it holds.
-        partial = self.pipeline.partial is not None
-        total = ledger.attempts.height if ledger is not None and not partial else None
+        total = self.pipeline.total_attempts()
         if self._filter_bar.show_status(self.pipeline.snapshot, total, self.view):
             self._asked_to_draw()
 
@@ -574,6 +585,7 @@ class LedgerApp(App[int]):
             self._focus_label = label
             self.summary.focus_group(label)
         self._refresh_bindings_if_changed()
+        self.pipeline.cursor_moved(event.row)
 
     def on_attempts_table_row_activated(self, event: AttemptsTable.RowActivated) -> None:
         """Enter on a row: its every field."""
@@ -657,8 +669,17 @@ class LedgerApp(App[int]):
         """m: compare only the tasks every group attempted, or every task again."""
         if not self.has_task_column or self.grouped_by_task:
             return
+        if not self._local_only("Matched tasks only"):
+            return
         self.matched_only = not self.matched_only
         self.pipeline.recompute()
+
+    def _local_only(self, what: str) -> bool:
+        """Whether `what` can run: on Spark, say that it is not computed there yet."""
+        if not self.pipeline.on_spark:
+            return True
+        self.say(f"{what} is not computed on Spark yet; run without --spark on a local copy.")
+        return False
 
     def _figures_final(self, what: str) -> bool:
         """Whether the figures are the whole file's; while only its first rows are read

@@ -18,7 +18,7 @@ def attempts_titles(
 ) -> tuple[Text, Text]:
     """(title, subtitle) of the attempts pane showing the snapshot in a view, of `total`
     attempts loaded."""
-    shown = snapshot.frame(view).height
+    shown = snapshot.rows(view)
     title = Text("Attempts", style="bold")
     comparison = snapshot.comparison
     if view == "drop":
@@ -33,6 +33,9 @@ def attempts_titles(
             hides += f" · {format_money(comparison.hidden_cost)}"
         title.append(hides, style=DROP_STYLE)
     subtitle = Text(f"{format_count(shown)} of {format_count(total)} attempts")
+    note = snapshot.rows_note(view)
+    if note is not None:
+        subtitle.append(f" · {note}", style=LABEL_STYLE)
     if sort is not None:
         column, descending = sort
         subtitle.append(

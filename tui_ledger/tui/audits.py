@@ -1,7 +1,8 @@
 """The app's two audit views: `p`, the focused group task by task, and `c`, the Pareto chart.
 
-The per-task figures are computed in a worker (`per_task.per_task`), then shown in
-`audit_screens.PerTaskScreen`; choosing a task there filters the attempts table to it. The chart
+The per-task figures are computed in a worker (`Pipeline.per_task`: `per_task.per_task`, or the
+engine on Spark), then shown in `audit_screens.PerTaskScreen`; choosing a task there filters the
+attempts table to it. The chart
 draws the comparison on screen (`audit_screens.ParetoScreen`), and `s` in it saves it as SVG
 (`exporting.save_chart`). Imported when first used, not with the app.
 """
@@ -16,7 +17,6 @@ from textual.worker import get_current_worker
 
 from tui_ledger.filter_terms import filter_term
 from tui_ledger.ledger import Comparison, ParetoMetric
-from tui_ledger.per_task import per_task
 from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.exporting import save_chart
 from tui_ledger.tui.messages import PerTaskReady
@@ -53,7 +53,7 @@ def _per_task_worker(app: LedgerApp, snapshot: Snapshot, label: str, keys: tuple
     by = snapshot.comparison.by
     named = dict(zip(by, keys, strict=True))
     try:
-        tasks = per_task(snapshot.matching, list(keys), by)
+        tasks = app.pipeline.per_task(snapshot, named)
     except (pl.exceptions.PolarsError, ValueError) as error:
         app.post_message(PerTaskReady(label, named, None, str(error)))
         return

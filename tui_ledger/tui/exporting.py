@@ -41,7 +41,7 @@ def export(app: LedgerApp) -> None:
     screen = ExportScreen(
         "ledger-summary.md",
         "ledger-attempts.csv",
-        rows=snapshot.keep_frame.height,
+        rows=snapshot.rows("keep"),
         filtered=app.filtered,
     )
 
@@ -123,17 +123,17 @@ def _write_exports(
             write_text_atomic(request.summary_path, text, overwrite=overwrite, protected=protected)
             written.append(request.summary_path)
         if request.attempts_path:
+            # Locally the rows on screen; on Spark what the cluster returns (a query).
+            attempts = app.pipeline.export_rows(snapshot)
             write_attempts(
-                snapshot.keep_frame,
+                attempts,
                 request.attempts_path,
                 overwrite=overwrite,
                 spreadsheet_safe=not request.raw,
                 protected=protected,
             )
-            written.append(
-                f"{request.attempts_path} ({format_count(snapshot.keep_frame.height)} rows)"
-            )
-    except (ExportError, OSError) as error:
+            written.append(f"{request.attempts_path} ({format_count(attempts.height)} rows)")
+    except (ExportError, OSError, ValueError) as error:
         discard_staged(paths)
         app.post_message(Said(str(error), "export", "error"))
         return

@@ -184,8 +184,8 @@ def filter_status_text(
     if snapshot is None or total is None:
         return None
     # The same count as the table's: in DROP FAILURES the rows it hides are said, not counted.
-    matching = snapshot.keep_frame.height
-    shown = snapshot.frame(view).height
+    matching = snapshot.rows("keep")
+    shown = snapshot.rows(view)
     noun = "attempt" if total == 1 else "attempts"
     text = Text(f"{format_count(shown)} of {format_count(total)} {noun}", style=LABEL_STYLE)
     if view == "drop" and matching != shown:

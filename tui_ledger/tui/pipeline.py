@@ -178,6 +178,36 @@ class Pipeline:
         self._first_rows_done = False
         self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
 
+    # ------------------------------------------------------------------ the engine's seams
+
+    on_spark = False
+    """Whether the figures are computed on a Spark Connect server (`spark_pipeline`)."""
+
+    def total_attempts(self) -> int | None:
+        """How many attempts are loaded (None while only a head is read)."""
+        if self.ledger is None or self.partial is not None:
+            return None
+        return self.ledger.attempts.height
+
+    def cursor_moved(self, row: int) -> None:
+        """The attempts table's cursor is on `row` (on Spark: fetch the next page near the
+        end); the local table holds every row."""
+
+    def per_task(self, snapshot: Snapshot, keys: Mapping[str, Any]) -> pl.DataFrame:
+        """`p`: one group (`keys`, column -> value) of the snapshot's attempts task by task
+        (in a worker; on Spark, a query)."""
+        from tui_ledger.per_task import per_task
+
+        return per_task(snapshot.matching, dict(keys), snapshot.comparison.by)
+
+    def export_rows(self, snapshot: Snapshot) -> pl.DataFrame:
+        """`e`: the attempts an export writes (the filtered rows, sorted as shown); in the
+        export's worker."""
+        return snapshot.keep_frame
+
+    def close(self) -> None:
+        """The app is leaving (on Spark: interrupt what still runs)."""
+
     # ------------------------------------------------------------------ what is under way
 
     def waiting(self) -> list[str]:

@@ -21,15 +21,22 @@ def run_app(
     load_options: dict[str, Any] | None = None,
     prices: PriceTable | None = None,
     watch_files: bool = False,
+    spark: Any = None,
 ) -> int:
     """Open the interactive ledger; returns the exit code (2 when the file could not be read).
 
     `load_options` are `load.load`'s keyword arguments; `prices` prices every attempt once
     loaded; `watch_files` follows the files and shows appended attempts as they arrive
-    (`--watch`).
+    (`--watch`); `spark` (`--spark`): the input opened on a Spark Connect server
+    (`spark.commands.SparkInput`), which then computes every figure, page and check.
     """
     app = LedgerApp(
-        paths, demo=demo, load_options=load_options, prices=prices, watch_files=watch_files
+        paths,
+        demo=demo,
+        load_options=load_options,
+        prices=prices,
+        watch_files=watch_files,
+        spark=spark,
     )
     app.run()
     if app.error_message:

@@ -49,6 +49,15 @@ class Snapshot:
         """The rows the table shows in a view."""
         return self.keep_frame if view == "keep" else self.drop_frame
 
+    def rows(self, view: View) -> int:
+        """How many attempts the view holds: the table's rows here; on Spark, where the table
+        holds the pages fetched so far, the comparison's count (`SparkSnapshot`)."""
+        return self.frame(view).height
+
+    def rows_note(self, view: View) -> str | None:
+        """What the attempts pane's subtitle adds about its rows (on Spark: how many fetched)."""
+        return None
+
 
 @dataclass(frozen=True)
 class Request:

@@ -1,0 +1,565 @@
+"""The app's pipeline on Spark (`ledger-tui --spark URL PATH`): the same stages as `Pipeline`,
+each a query on a Spark Connect server instead of polars work on a local frame.
+
+- **load**: the input was opened before the app started (`spark.commands.open_input`:
+  connected, mapped, validated; an error there is one line and exit 2, as a load error is).
+  The load worker only reads the typed schema (the filter and the group-by dialog need the
+  columns and their types); the app's `Ledger` holds an empty frame of that schema and the
+  validation report, never the rows.
+- **recompute** (every filter keystroke, group change, sort): one worker runs, under one
+  Spark Connect tag (`paging.Queries`), the engine's aggregate frame and ledger.py's
+  comparison (`commands.spark_comparison`, intervals `auto`: the bootstrap's rows for small
+  groups fetched by a bounded query), then the first page of each view (`paging.page`, a
+  top-K). A newer request interrupts the running tag on the server (`Queries.cancel`), and
+  the interrupted worker's figures are never shown: the superseding of `Pipeline`, with the
+  stale query stopped on the cluster rather than left to finish. The toggle needs no query:
+  the comparison holds both views and both first pages are fetched.
+- **pages**: the table holds the pages fetched so far (`SparkSnapshot`); when the cursor
+  comes within `PREFETCH_ROWS` of their end the next page of that view is fetched (one
+  bounded query: offset, limit) and appended. Nothing collects the whole table.
+- **checks**: `commands.spark_checks` on the same filtered input, under its own tags; new
+  checks interrupt stale ones.
+- **the state**: while any of these runs, the summary's frame says `computing on Spark · 3.2 s`
+  (elapsed, redrawn every 0.2 s), and `waiting()` names "computing on Spark" (so
+  `LedgerApp.unsettled` waits for it); after, `Spark · 1.4 s`, what the last query took.
+
+Imports pyspark (through the engine): only `LedgerApp(spark=...)` imports this module.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import threading
+import time
+from dataclasses import dataclass, field
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+from pyspark.errors import PySparkException
+from textual.worker import get_current_worker
+
+from tui_ledger.ledger import Comparison, View
+from tui_ledger.load.load_report import Ledger
+from tui_ledger.query import FilterError
+from tui_ledger.spark.commands import (
+    SparkInput,
+    on_engine,
+    spark_checks,
+    spark_comparison,
+    spark_per_task,
+    spark_rows,
+)
+from tui_ledger.spark.engine import polars_schema
+from tui_ledger.spark.errors import SparkEngineError, SparkQueryCancelled
+from tui_ledger.spark.filters import spark_filter
+from tui_ledger.spark.paging import Queries, page
+from tui_ledger.spark.session import first_line
+from tui_ledger.stats import IntervalSettings
+from tui_ledger.textsafe import safe_text
+from tui_ledger.tui.messages import (
+    ChecksFailed,
+    ChecksReady,
+    Loaded,
+    LoadFailed,
+    Recomputed,
+    Said,
+)
+from tui_ledger.tui.pipeline import Pipeline
+from tui_ledger.tui.snapshot import Request, Snapshot
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from tui_ledger.findings import Finding
+    from tui_ledger.load import LoadReport
+    from tui_ledger.tui.app import LedgerApp
+
+PAGE_ROWS = 200  # rows a page query brings back
+PREFETCH_ROWS = 50  # the next page is fetched when the cursor comes this close to the end
+TICK_SECONDS = 0.2  # how often the elapsed time is redrawn while a query runs
+HELPER_PREFIX = "__ledger_"  # the engine's order columns: kept out of the table
+VIEWS: tuple[View, View] = ("keep", "drop")
+
+
+@dataclass(frozen=True)
+class SparkSnapshot(Snapshot):
+    """A recompute on Spark: the comparison, and per view the pages fetched so far (the
+    table's rows), whether more follow, and how many attempts the view holds (the count
+    from the comparison, not the rows fetched)."""
+
+    where: str = ""  # the filter text the figures and pages were computed for
+    sort: tuple[str, bool] | None = None  # the pages' sort (then the input's order)
+    filtered: SparkInput | None = None  # the input under that filter (for the checks)
+    counts: dict[View, int] = field(default_factory=dict)
+    pages: dict[View, pl.DataFrame] = field(default_factory=dict)  # appended to as fetched
+    fetched: dict[View, int] = field(default_factory=dict)  # pages fetched per view
+    more: dict[View, bool] = field(default_factory=dict)
+    workflows: int | None = None
+
+    @property
+    def drop_frame(self) -> pl.DataFrame:
+        return self.pages["drop"]
+
+    def frame(self, view: View) -> pl.DataFrame:
+        return self.pages[view]
+
+    def rows(self, view: View) -> int:
+        return self.counts[view]
+
+    def rows_note(self, view: View) -> str | None:
+        fetched = self.pages[view].height
+        if self.more[view]:
+            return f"first {fetched:,} fetched · Spark"
+        return "all fetched · Spark"
+
+
+def _shown(rows: pl.DataFrame) -> pl.DataFrame:
+    """A page's rows as the table shows them: without the engine's order columns."""
+    return rows.select([name for name in rows.columns if not name.startswith(HELPER_PREFIX)])
+
+
+class SparkPipeline(Pipeline):
+    """`Pipeline` with every stage a query on the Spark Connect server `opened` is on."""
+
+    on_spark = True
+    page_rows = PAGE_ROWS
+    prefetch_rows = PREFETCH_ROWS
+
+    def __init__(self, app: LedgerApp, opened: SparkInput) -> None:
+        super().__init__(app)
+        self.opened = opened
+        self.figure_queries = Queries(opened.spark, "ledger-tui-figures")
+        self.check_queries = Queries(opened.spark, "ledger-tui-checks")
+        self.page_queries = Queries(opened.spark, "ledger-tui-page")
+        self.computing_since: float | None = None
+        self.last_seconds: float | None = None  # what the last query (all of it) took
+        self._fetching: set[View] = set()
+        self._checks_running = False
+        self._other_queries = 0  # per-task queries running
+        self._failure: str | None = None  # why the last figures query failed (not cancelled)
+        # For tests and the docs: every state line shown, and the figure queries interrupted.
+        self.states: list[str] = []
+        self.interrupted = 0
+        self.query_seconds: list[tuple[str, float]] = []
+
+    # ------------------------------------------------------------------ seams
+
+    def total_attempts(self) -> int | None:
+        return self.opened.report.rows if self.ledger is not None else None
+
+    def waiting(self) -> list[str]:
+        waiting = super().waiting()
+        if self._busy():
+            waiting.append("computing on Spark")
+        return waiting
+
+    def close(self) -> None:
+        """Interrupt every query still running (the app is leaving)."""
+        for queries in (self.figure_queries, self.check_queries, self.page_queries):
+            # The server may be gone: then nothing runs there any more.
+            with contextlib.suppress(PySparkException, SparkEngineError, OSError):
+                queries.cancel_all_but(None)
+
+    # ------------------------------------------------------------------ the state line
+
+    def _busy(self) -> bool:
+        return (
+            self._recompute_running
+            or bool(self._fetching)
+            or self._checks_running
+            or self._other_queries > 0
+        )
+
+    def _query_started(self) -> None:
+        if self.computing_since is None:
+            self.computing_since = time.perf_counter()
+            self._show_state()
+            self.app.set_timer(TICK_SECONDS, self._tick)
+
+    def _query_ended(self) -> None:
+        if self.computing_since is not None and not self._busy():
+            self.last_seconds = time.perf_counter() - self.computing_since
+            self.computing_since = None
+            self._show_state()
+
+    def _tick(self) -> None:
+        if self.computing_since is None:
+            return
+        for queries in (self.figure_queries, self.check_queries, self.page_queries):
+            with contextlib.suppress(PySparkException, SparkEngineError, OSError):
+                queries.cancel_again()  # stale work that started a query since its cancel
+        self._show_state()
+        self.app.set_timer(TICK_SECONDS, self._tick)
+
+    def _show_state(self) -> None:
+        if self.computing_since is not None:
+            text = f"computing on Spark · {time.perf_counter() - self.computing_since:.1f} s"
+        elif self.last_seconds is not None:
+            text = f"Spark · {self.last_seconds:.1f} s"
+        else:
+            text = "Spark"
+        if not self.states or self.states[-1] != text:
+            self.states.append(text)
+        self.app.summary.border_subtitle = text
+
+    # ------------------------------------------------------------------ load
+
+    def start_load(self, *, first: bool) -> None:
+        """First: read the typed schema in a worker (the input is open and validated). Again
+        (`r`): compute the figures again; the cluster reads the input as it is now."""
+        if not first:
+            self.recompute()
+            return
+        self.loading_since = time.perf_counter()
+        self.app.set_loading(True)
+        self.app.show_title()
+        self._query_started()
+        self.app.run_worker(
+            self._schema_worker,
+            name="_schema_worker",
+            group="load",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _schema_worker(self) -> None:
+        started = time.perf_counter()
+        opened = self.opened
+        try:
+            schema = self.figure_queries.run(lambda: polars_schema(opened.ledger.typed_attempts()))
+        except (SparkEngineError, PySparkException) as error:
+            self.app.post_message(LoadFailed(SparkEngineError(first_line(error)), True))
+            return
+        ledger = Ledger(pl.DataFrame(schema=schema), opened.report)
+        seconds = time.perf_counter() - started
+        self.query_seconds.append(("schema", seconds))
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(Loaded(ledger, [], None, seconds, True))
+
+    def loaded(self, loaded: Loaded, *, inline: bool = False) -> None:
+        super().loaded(loaded, inline=False)
+        self._query_ended()
+
+    def load_failed(self, failed: LoadFailed) -> None:
+        super().load_failed(failed)
+        self._query_ended()
+
+    # ------------------------------------------------------------------ recompute
+
+    def _next_generation(self) -> None:
+        """A new request: the running figure and page queries are stale; stop them on the
+        server (their workers then end without showing anything)."""
+        super()._next_generation()
+        self.figure_queries.cancel_all_but(None)
+        self.page_queries.cancel_all_but(None)
+
+    def _start_recompute(self, sort_only: bool, *, inline: bool = False) -> None:
+        if self.ledger is None:
+            return
+        snapshot = self.snapshot
+        reuse = sort_only and snapshot is not None and not self._figures_stale
+        request = self.app.request()
+        where = self.app.filter_text if request.expression is not None else ""
+        previous = snapshot if reuse and isinstance(snapshot, SparkSnapshot) else None
+        self._recompute_running = True
+        self._superseded = threading.Event()
+        self._query_started()
+        self.app.run_worker(
+            partial(
+                self._figures_worker,
+                self.generation,
+                where,
+                request,
+                previous,
+                self.workflow_count,
+                self._superseded,
+            ),
+            name="_recompute_worker",
+            group="recompute",
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _figures_worker(
+        self,
+        generation: int,
+        where: str,
+        request: Request,
+        previous: SparkSnapshot | None,
+        workflows: int | None,
+        superseded: threading.Event,
+    ) -> None:
+        """The comparison (or `previous`'s) and the first page of each view, under one tag."""
+        snapshot: SparkSnapshot | None = None
+        failure: str | None = None
+        said: str | None = None
+        started = time.perf_counter()
+        try:
+            if not superseded.is_set():
+                snapshot = self.figure_queries.run(
+                    lambda: self._figures(
+                        generation, where, request, previous, workflows, superseded
+                    )
+                )
+                self.query_seconds.append(("figures", time.perf_counter() - started))
+        except SparkQueryCancelled:
+            self.interrupted += 1
+        except FilterError as error:
+            failure = safe_text(error.message)
+        except (SparkEngineError, PySparkException) as error:
+            if superseded.is_set():
+                self.interrupted += 1  # interrupted, in words the client did not classify
+            else:
+                said = safe_text(first_line(error))
+        finally:
+            if said is not None:
+                self._failure = said
+                self.app.post_message(Said(said, "Spark query failed", "error"))
+            # Always: the pipeline starts the waiting request when this one has ended.
+            self.app.post_message(Recomputed(generation, snapshot, failure))
+
+    def _figures(
+        self,
+        generation: int,
+        where: str,
+        request: Request,
+        previous: SparkSnapshot | None,
+        workflows: int | None,
+        superseded: threading.Event,
+    ) -> SparkSnapshot:
+        """The figures and first pages; stops between queries once `superseded` (an
+        interrupt reaches only the query running on the server when it is sent)."""
+
+        def go_on() -> None:
+            if superseded.is_set():
+                raise SparkQueryCancelled("a newer request came")
+
+        go_on()
+        started = time.perf_counter()
+        opened = self.opened
+        filtered = opened
+        if where.strip():
+            typed = opened.ledger.typed_attempts()
+            condition = spark_filter(where, polars_schema(typed))
+            if condition is not None:
+                filtered = dataclasses.replace(
+                    opened, attempts=typed.where(condition), where=condition
+                )
+        if previous is not None:
+            comparison: Comparison = previous.comparison
+            filtered = previous.filtered or filtered
+        else:
+            comparison = spark_comparison(filtered, request.by, IntervalSettings())
+            go_on()
+        counts: dict[View, int] = {
+            view: int(comparison.view(view).get_column("attempts").sum()) for view in VIEWS
+        }
+        pages: dict[View, pl.DataFrame] = {}
+        more: dict[View, bool] = {}
+        for view in VIEWS:
+            go_on()
+            first = self._page(where, request.sort, view, 0)
+            pages[view], more[view] = _shown(first.rows), first.has_more
+        go_on()
+        if workflows is None:
+            unfiltered = not where.strip()
+            if unfiltered and request.by == ("workflow",):
+                workflows = comparison.keep.height
+            else:
+                workflows = int(opened.attempts.select("workflow").distinct().count())
+        return SparkSnapshot(
+            generation,
+            pages["keep"],
+            pages["keep"],
+            comparison,
+            time.perf_counter() - started,
+            None,
+            where=where,
+            sort=request.sort,
+            filtered=filtered,
+            counts=counts,
+            pages=pages,
+            fetched=dict.fromkeys(VIEWS, 1),
+            more=more,
+            workflows=workflows,
+        )
+
+    def _page(self, where: str, sort: tuple[str, bool] | None, view: View, number: int) -> Any:
+        return page(
+            self.opened.ledger,
+            where=where or None,
+            sort=[sort[0]] if sort else [],
+            descending=bool(sort and sort[1]),
+            number=number,
+            size=self.page_rows,
+            accepted_only=view == "drop",
+        )
+
+    def recomputed(self, recomputed: Recomputed) -> None:
+        """As `Pipeline.recomputed`; a failure before any figure was shown (the server went
+        away after the input was opened) ends the app as a load error does: one line, exit 2."""
+        snapshot = recomputed.snapshot
+        failure, self._failure = self._failure, None
+        if snapshot is None and failure is not None and self.snapshot is None:
+            self._recompute_running = False
+            self._query_ended()
+            self.app.give_up(failure)
+            return
+        if isinstance(snapshot, SparkSnapshot) and snapshot.generation == self.generation:
+            self.workflow_count = snapshot.workflows
+        try:
+            super().recomputed(recomputed)
+        finally:
+            self._query_ended()
+            if self._recompute_running:
+                self._query_started()  # the waiting request started
+
+    # ------------------------------------------------------------------ pages
+
+    def cursor_moved(self, row: int) -> None:
+        """Fetch the next page of the view on screen when the cursor nears the rows' end."""
+        snapshot = self.snapshot
+        if not isinstance(snapshot, SparkSnapshot) or self._recompute_running:
+            return
+        view: View = self.app.view
+        if view in self._fetching or not snapshot.more.get(view):
+            return
+        if row < snapshot.pages[view].height - self.prefetch_rows:
+            return
+        self._fetching.add(view)
+        self._query_started()
+        number = snapshot.fetched[view]
+        self.app.run_worker(
+            partial(self._page_worker, snapshot, view, number),
+            name="_page_worker",
+            group=f"page-{view}",
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _page_worker(self, snapshot: SparkSnapshot, view: View, number: int) -> None:
+        started = time.perf_counter()
+        rows: pl.DataFrame | None = None
+        more = False
+        failure: str | None = None
+        try:
+            fetched = self.page_queries.run(
+                lambda: self._page(snapshot.where, snapshot.sort, view, number)
+            )
+            rows, more = _shown(fetched.rows), fetched.has_more
+            self.query_seconds.append(("page", time.perf_counter() - started))
+        except SparkQueryCancelled:
+            pass
+        except (SparkEngineError, PySparkException) as error:
+            failure = safe_text(first_line(error))
+        self._on_screen(self._page_fetched, snapshot, view, rows, more, failure)
+
+    def _on_screen(self, callback: Any, *args: Any) -> None:
+        """Run `callback(*args)` on the screen's thread (from a worker), unless the app left."""
+        with contextlib.suppress(RuntimeError):  # the app has left
+            self.app.call_from_thread(callback, *args)
+
+    def _page_fetched(
+        self,
+        snapshot: SparkSnapshot,
+        view: View,
+        rows: pl.DataFrame | None,
+        more: bool,
+        failure: str | None,
+    ) -> None:
+        self._fetching.discard(view)
+        self._query_ended()
+        if failure is not None:
+            self.app.say(failure, title="Spark page failed", severity="error")
+        if rows is None or self.snapshot is not snapshot:
+            return
+        snapshot.pages[view] = pl.concat([snapshot.pages[view], rows], how="vertical_relaxed")
+        snapshot.fetched[view] += 1
+        snapshot.more[view] = more
+        if self.app.view == view:
+            self.app.show_snapshot(False)
+
+    # ------------------------------------------------------------------ export
+
+    def export_rows(self, snapshot: Snapshot) -> pl.DataFrame:
+        """`e` on Spark (in its worker): every attempt the filter keeps, as the cluster returns
+        them in the input's order (`commands.spark_rows`, what `convert --spark` writes: an
+        export brings the rows here), then sorted as the table is (stable, nulls last)."""
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        self._on_screen(self._other_query, 1)
+        started = time.perf_counter()
+        try:
+            rows = self.page_queries.run(
+                lambda: on_engine(lambda: spark_rows(filtered or self.opened))
+            )
+        finally:
+            self.query_seconds.append(("export", time.perf_counter() - started))
+            self._on_screen(self._other_query, -1)
+        sort = snapshot.sort if isinstance(snapshot, SparkSnapshot) else None
+        if sort is not None:
+            rows = rows.sort(sort[0], descending=sort[1], nulls_last=True, maintain_order=True)
+        return rows
+
+    # ------------------------------------------------------------------ per task
+
+    def per_task(self, snapshot: Snapshot, keys: Mapping[str, Any]) -> pl.DataFrame:
+        """`p` on Spark (in its worker): the engine's aggregate by task of the group's
+        filtered attempts (`commands.spark_per_task`), shown as the state line says."""
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        self._on_screen(self._other_query, 1)
+        started = time.perf_counter()
+        try:
+            return self.page_queries.run(
+                lambda: on_engine(lambda: spark_per_task(filtered or self.opened, keys))
+            )
+        finally:
+            self.query_seconds.append(("per task", time.perf_counter() - started))
+            self._on_screen(self._other_query, -1)
+
+    def _other_query(self, change: int) -> None:
+        self._other_queries += change
+        if change > 0:
+            self._query_started()
+        else:
+            self._query_ended()
+
+    # ------------------------------------------------------------------ checks
+
+    def _start_checks(self, snapshot: Snapshot) -> None:
+        if self.checks_generation == snapshot.generation and self.checks is None:
+            self.check_queries.cancel_all_but(None)  # checks of older figures
+            self._checks_running = True
+            self._query_started()
+        super()._start_checks(snapshot)
+
+    def _checks_worker(
+        self,
+        generation: int,
+        snapshot: Snapshot,
+        by: tuple[str, ...],
+        report: LoadReport,
+        price_warnings: list[Finding],
+    ) -> None:
+        """Every fair-comparison check of the filtered input, from the engine's cells."""
+        started = time.perf_counter()
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        try:
+            found = self.check_queries.run(lambda: spark_checks(filtered or self.opened, list(by)))
+        except SparkQueryCancelled:
+            self._on_screen(self._checks_ended)
+            return
+        except (SparkEngineError, PySparkException) as error:
+            self.app.post_message(ChecksFailed(generation, first_line(error)))
+            self._on_screen(self._checks_ended)
+            return
+        seconds = time.perf_counter() - started
+        self.query_seconds.append(("checks", seconds))
+        self.app.post_message(ChecksReady(generation, found, seconds))
+        self._on_screen(self._checks_ended)
+
+    def _checks_ended(self) -> None:
+        self._checks_running = False
+        self._query_ended()
