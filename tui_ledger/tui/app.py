@@ -546,7 +546,9 @@ class LedgerApp(App[int]):
         ledger = self.pipeline.ledger
         if snapshot is None or ledger is None:
             return
-        total = self.pipeline.total_attempts() or 0
+        total = self.pipeline.total_attempts()
+        if total is None:  # a head: its subtitle counts the rows read so far, and says so
+            total = ledger.attempts.height
         title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
         if self.pipeline.partial is not None:  # no figure of a head's rows, not even hidden
             title = Text("Attempts", style="bold")
