@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -202,31 +203,78 @@ def test_a_filtered_page(spark: Any) -> None:
 # --------------------------------------------------------------------------- cancellation
 
 
+def _hours_long(spark: Any) -> Callable[[], object]:
+    """A query that runs for hours unless interrupted: one stage, no shuffle (a shuffle lets
+    adaptive execution submit a map stage from its own thread, which an interrupt landing
+    just before it misses: that stage then runs to its end and holds the cores)."""
+    return lambda: spark.range(0, 10**12, 1, 2).where("id % 7 = 9").collect()
+
+
+def _in_a_thread(queries: Any, tag: str, work: Callable[[], object]) -> tuple[Any, dict]:
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["result"] = queries.run(work, tag)
+        except BaseException as error:  # the thread reports what it got
+            outcome["error"] = error
+
+    worker = threading.Thread(target=run)
+    worker.start()
+    return worker, outcome
+
+
 def test_a_running_query_is_cancelled_by_its_tag(spark: Any) -> None:
     from tui_ledger.spark.paging import Queries
 
     queries = Queries(spark)
     tag = queries.new_tag()
-    outcome: dict[str, BaseException | object] = {}
+    worker, outcome = _in_a_thread(queries, tag, _hours_long(spark))
+    try:
+        # Interrupt until the server says it stopped an operation of the tag (a condition:
+        # until the query reaches the server there is nothing under the tag to stop).
+        deadline = time.monotonic() + 60
+        stopped: list[str] = []
+        while not stopped and worker.is_alive() and time.monotonic() < deadline:
+            stopped = queries.cancel(tag)
+            time.sleep(0.05)
+        began = time.monotonic()
+        worker.join(timeout=60)
+        assert stopped, "the query never ran under its tag on the server"
+        assert not worker.is_alive()
+        assert isinstance(outcome.get("error"), SparkQueryCancelled), outcome
+        assert time.monotonic() - began < 30
+    finally:
+        spark.interruptAll()  # nothing of this test runs on after it
 
-    def slow() -> None:
-        try:
-            outcome["result"] = queries.run(
-                lambda: spark.range(0, 10**13, numPartitions=2).selectExpr("sum(id % 7)").collect(),
-                tag,
-            )
-        except BaseException as error:  # the thread reports what it got
-            outcome["error"] = error
 
-    worker = threading.Thread(target=slow)
-    worker.start()
-    deadline = time.monotonic() + 60
-    while tag not in queries.running and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(2)  # let the operation reach the server
-    began = time.monotonic()
-    queries.cancel_all_but(None)
-    worker.join(timeout=60)
-    assert not worker.is_alive()
-    assert isinstance(outcome.get("error"), SparkQueryCancelled), outcome
-    assert time.monotonic() - began < 30
+def test_work_cancelled_before_its_query_started_is_stopped_again(spark: Any) -> None:
+    """`cancel` reaches only what runs on the server when it is sent; `cancel_again` stops the
+    query the cancelled work starts after it (the app calls it every 0.2 s)."""
+    from tui_ledger.spark.paging import Queries
+
+    queries = Queries(spark)
+    tag = queries.new_tag()
+    go = threading.Event()
+    query = _hours_long(spark)
+
+    def work() -> object:
+        go.wait(60)
+        return query()
+
+    worker, outcome = _in_a_thread(queries, tag, work)
+    try:
+        deadline = time.monotonic() + 60
+        while tag not in queries.running and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert queries.cancel(tag) == []  # nothing of the work is on the server yet
+        go.set()  # now its query starts, already cancelled on this side
+        deadline = time.monotonic() + 60
+        while worker.is_alive() and time.monotonic() < deadline:
+            queries.cancel_again()
+            worker.join(timeout=0.2)
+        assert not worker.is_alive(), "the query started after its cancel ran on"
+        assert isinstance(outcome.get("error"), SparkQueryCancelled), outcome
+        assert tag not in queries.running
+    finally:
+        spark.interruptAll()
