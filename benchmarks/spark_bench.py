@@ -3,6 +3,7 @@
     python benchmarks/spark_bench.py                        # 1M and 10M, a server of its own
     python benchmarks/spark_bench.py --url sc://127.0.0.1:15002 --sizes 1m
     python benchmarks/spark_bench.py --big 100m             # also 100M rows through Spark only
+    python benchmarks/spark_bench.py --sizes 1m,10m --big 100m --only command,polars
 
 Ledgers are generated once into `benchmarks/out/` by `benchmarks/generate.py` (seed 7, with a
 status column), as Parquet (the format a cluster keeps them in) and, with `--csv`, as CSV too.
@@ -19,6 +20,9 @@ For each one it times:
   rows sorted by tokens;
 
 and checks that both engines give the same aggregate frame (tests/spark/reference.py).
+`--only` keeps some of the three sides (`polars`, `spark`, `command`): `command,polars` times
+what a user waits for at every size (the command end to end, and polars beside it) without
+the Spark side's separate queries, which at 100M rows take most of an hour here.
 Without `--url` (or SPARK_REMOTE) it starts a local server (tests/spark/server.py: two cores,
 a 2 GB driver) and stops it at the end, printing its resident memory after the run.
 Figures are wall-clock seconds of one run each, on whatever else the machine is doing.
@@ -199,6 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1m,10m", help="comma-separated: 1m, 10m")
     parser.add_argument("--csv", action="store_true", help="CSV ledgers too, beside Parquet")
     parser.add_argument("--big", default="", help="e.g. 100m: Spark and streamed polars only")
+    parser.add_argument(
+        "--only", default="polars,spark,command", help="sides to time: polars, spark, command"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
@@ -219,7 +226,8 @@ def main(argv: list[str] | None = None) -> int:
     # signal reaches Python only between bytecodes of the main thread, never inside a gRPC wait.
     signal.signal(signal.SIGTERM, _interrupt)
     with spark_server(args.url) as (url, state):
-        worker = threading.Thread(target=run_all, args=(url, state, runs), daemon=True)
+        sides = set(args.only.split(","))
+        worker = threading.Thread(target=run_all, args=(url, state, runs, sides), daemon=True)
         worker.start()
         while worker.is_alive():
             worker.join(0.5)
@@ -230,7 +238,9 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def run_all(url: str, state: Path | None, runs: list[tuple[int, str, bool]]) -> None:
+def run_all(
+    url: str, state: Path | None, runs: list[tuple[int, str, bool]], sides: set[str]
+) -> None:
     from tui_ledger.spark.session import connect
 
     spark = connect(url)
@@ -242,12 +252,12 @@ def run_all(url: str, state: Path | None, runs: list[tuple[int, str, bool]]) -> 
             f"\n{rows:,} attempts, {fmt} ({size_mb / 2**20:,.0f} MB, ready in "
             f"{generated:.1f} s): {path.name}; load average {busy} on {os.cpu_count()} cores"
         )
-        spark_figures, ours = spark_side(spark, path)
-        polars_figures, reference = polars_side(path, big)
-        command_figures = command_side(url, path, big)
+        spark_figures, ours = spark_side(spark, path) if "spark" in sides else ({}, None)
+        polars_figures, reference = polars_side(path, big) if "polars" in sides else ({}, None)
+        command_figures = command_side(url, path, big) if "command" in sides else {}
         for name, seconds in {**polars_figures, **spark_figures, **command_figures}.items():
             print(f"  {name:<44} {seconds:8.2f} s")
-        if reference is not None:
+        if reference is not None and ours is not None:
             assert_same_aggregates(ours, reference)
             print("  same aggregate frame from both engines:    yes")
         rss = group_rss_mb(state)
