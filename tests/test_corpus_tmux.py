@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 import tomllib
 
+from tests.pilot_helpers import SETTLE_SECONDS
 from tests.test_corpus import _input
 from tests.test_tmux import COMMAND, Pane, header
 from tui_ledger.textsafe import safe_text
@@ -54,7 +55,7 @@ def test_corpus_file_in_the_app(case: dict[str, Any], tmp_path: Path) -> None:
     source = _input(case, tmp_path)
     before = _digest(source) if source.is_file() and source.stat().st_size < 2**30 else None
     pane = Pane(
-        ["sh", "-c", '"$0" "$1"; echo "EXIT=$?"; sleep 60', str(COMMAND), str(source)],
+        ["sh", "-c", '"$0" "$1"; echo "EXIT=$?"; sleep 120', str(COMMAND), str(source)],
         cwd=tmp_path,
     )
 
@@ -72,13 +73,13 @@ def test_corpus_file_in_the_app(case: dict[str, Any], tmp_path: Path) -> None:
                 lambda: (
                     "KEEP FAILURES" in header(pane.screen()) and count.search(header(pane.screen()))
                 ),
-                15,
+                SETTLE_SECONDS,
             ), pane.screen()
             pane.keys("t", "t", "q")
-            assert _wait(exit_status, 10), joined()
+            assert _wait(exit_status, SETTLE_SECONDS), joined()
             assert exit_status() == "0"
         else:
-            assert _wait(exit_status, 15), joined()
+            assert _wait(exit_status, SETTLE_SECONDS), joined()
             assert exit_status() == "2"
             screen = joined()
             assert "Traceback" not in screen

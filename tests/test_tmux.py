@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.pilot_helpers import SETTLE_SECONDS
+
 pytestmark = pytest.mark.tmux
 
 COMMAND = Path(sys.executable).parent / "ledger-tui"
@@ -56,7 +58,7 @@ class Pane:
     def alive(self) -> bool:
         return self._tmux("has-session", "-t", self.name).returncode == 0
 
-    def wait_for(self, ready: Callable[[str], bool], seconds: float = 30.0) -> str:
+    def wait_for(self, ready: Callable[[str], bool], seconds: float = SETTLE_SECONDS) -> str:
         deadline = time.monotonic() + seconds
         screen = self.screen()
         while time.monotonic() < deadline:
@@ -132,7 +134,7 @@ def test_toggle_filter_and_quit_in_a_real_terminal(pane_for: Callable[[str], Pan
     screen = pane.wait_for(lambda s: "3 of 6 attempts" in s)
 
     pane.keys("q")
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + SETTLE_SECONDS
     while pane.alive() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pane.alive(), f"q did not quit the app:\n{pane.screen()}"
