@@ -12,9 +12,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 from textual.binding import Binding
+from textual.message import Message
 
 from tests.pilot_helpers import screen_text, settle, wait_until
-from tui_ledger.tui import commands
+from tui_ledger.tui import commands, messages
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.header import ViewBadge
 from tui_ledger.tui.run import run_app
@@ -356,3 +357,42 @@ async def test_finished_workers_let_their_snapshots_go() -> None:
             assert len(alive) <= 2, f"{len(alive)} snapshots alive"
     finally:
         gc.enable()
+
+
+# --------------------------------------------------------------------------- shutting down
+
+
+def _late_report(app: LedgerApp, kind: str) -> Message:
+    """A report a worker could post just before the app shuts down, built from what is shown."""
+    pipeline = app.pipeline
+    snapshot, ledger = pipeline.snapshot, pipeline.ledger
+    assert snapshot is not None and ledger is not None
+    if kind == "intervals":
+        return messages.IntervalsReady(snapshot.comparison, snapshot.comparison, 0.0)
+    if kind == "recomputed":
+        return messages.Recomputed(pipeline.generation, snapshot)
+    return messages.ChecksReady(pipeline.checks_generation, pipeline.checks or [], 0.0)
+
+
+@pytest.mark.parametrize("kind", ["intervals", "recomputed", "checks"])
+async def test_a_report_arriving_while_the_app_shuts_down_is_dropped(kind: str) -> None:
+    """Textual removes the screens before the app stops handling messages, so a worker's
+    report can arrive when the panes are gone (a stress run caught `IntervalsReady` drawing a
+    summary whose callout had been removed, and the app ended in a traceback). Such a report
+    is dropped. The report is posted at exactly that moment: right after the screens are
+    removed (`App._close_all`), before the app's queue closes."""
+    dispatched: list[Message] = []
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=SIZE, message_hook=dispatched.append) as pilot:
+        await settle(pilot)
+        report = _late_report(app, kind)
+        close_all = app._close_all
+
+        async def close_all_then_report() -> None:
+            await close_all()
+            assert not app.screen_stack, "the screens are gone"
+            app.post_message(report)
+
+        app._close_all = close_all_then_report  # type: ignore[method-assign]
+    # Leaving `run_test` shut the app down; it re-raises what a handler raised meanwhile.
+    assert any(message is report for message in dispatched), "the report was never handled"

@@ -20,16 +20,18 @@ Run it with `ledger-tui FILE` (cli.py calls `run.run_app`), or `python -m tui_le
 
 from __future__ import annotations
 
+import functools
 import sys
 import time
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.command import CommandPalette
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.notifications import SeverityLevel
 from textual.reactive import var
 from textual.widgets import Footer, Input
@@ -53,6 +55,23 @@ from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Timings
 from tui_ledger.tui.summary_pane import SummaryPane
 from tui_ledger.tui.theme import LEDGER_THEME
+
+_Report = TypeVar("_Report", bound=Message)
+
+
+def _unless_leaving(
+    handler: Callable[[LedgerApp, _Report], None],
+) -> Callable[[LedgerApp, _Report], None]:
+    """A worker's report that arrives while the app shuts down is dropped: its panes may be
+    gone already (see `LedgerApp.leaving`)."""
+
+    @functools.wraps(handler)
+    def handle(app: LedgerApp, report: _Report) -> None:
+        if not app.leaving:
+            handler(app, report)
+
+    return handle
+
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
@@ -217,6 +236,13 @@ class LedgerApp(App[int]):
         return self.pipeline.snapshot is not None
 
     @property
+    def leaving(self) -> bool:
+        """The app is shutting down (`exit`, or a test's `run_test` ending). Textual removes the
+        screens before it stops handling messages, so a worker's report or a watcher's callback
+        can arrive when the panes are gone: what arrives then is dropped, never drawn."""
+        return not self.is_running
+
+    @property
     def on_main_screen(self) -> bool:
         """No dialog is open over the ledger (the command palette does not count)."""
         return all(isinstance(screen, CommandPalette) for screen in self.screen_stack[1:])
@@ -370,34 +396,42 @@ class LedgerApp(App[int]):
     # ------------------------------------------------------------------ what the workers report
 
     @on(messages.Loaded)
+    @_unless_leaving
     def _got_loaded(self, message: messages.Loaded) -> None:
         self.pipeline.loaded(message)
 
     @on(messages.LoadFailed)
+    @_unless_leaving
     def _got_load_failed(self, message: messages.LoadFailed) -> None:
         self.pipeline.load_failed(message)
 
     @on(messages.Recomputed)
+    @_unless_leaving
     def _got_recomputed(self, message: messages.Recomputed) -> None:
         self.pipeline.recomputed(message)
 
     @on(messages.IntervalsReady)
+    @_unless_leaving
     def _got_intervals(self, message: messages.IntervalsReady) -> None:
         self.pipeline.intervals_ready(message)
 
     @on(messages.ChecksReady)
+    @_unless_leaving
     def _got_checks(self, message: messages.ChecksReady) -> None:
         self.pipeline.checks_ready(message)
 
     @on(messages.ChecksFailed)
+    @_unless_leaving
     def _got_checks_failed(self, message: messages.ChecksFailed) -> None:
         self.pipeline.checks_failed(message)
 
     @on(messages.Compacted)
+    @_unless_leaving
     def _got_compacted(self, message: messages.Compacted) -> None:
         self.pipeline.compacted(message)
 
     @on(messages.PerTaskReady)
+    @_unless_leaving
     def _got_per_task(self, message: messages.PerTaskReady) -> None:
         self._per_task_waiting = False
         from tui_ledger.tui.audits import show_per_task
@@ -405,6 +439,7 @@ class LedgerApp(App[int]):
         show_per_task(self, message)
 
     @on(messages.Said)
+    @_unless_leaving
     def _got_said(self, message: messages.Said) -> None:
         self.say(message.text, title=message.title, severity=message.severity)
 

@@ -295,7 +295,7 @@ class Pipeline:
         self.loaded(Loaded(ledger, price_warnings, workflows, seconds, True), inline=True)
 
     def _tick_loading(self) -> None:
-        if self.loading_since is None:
+        if self.loading_since is None or self.app.leaving:
             return
         self.app.show_title()
         self._show_progress()
@@ -382,12 +382,16 @@ class Pipeline:
     def watched(self, update: WatchUpdate[tuple[Ledger, list[Finding]]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
         cursor stay, as with `r`."""
+        if self.app.leaving:  # a change seen as the app shuts down: the panes may be gone
+            return
         ledger, price_warnings = update.prepared
         # `first=True`: no "reloaded" toast for every appended line; the header counts update.
         self.loaded(Loaded(ledger, price_warnings, update.workflows, update.seconds, first=True))
 
     def watch_failed(self, message: str) -> None:
         """`--watch`: a change could not be read; keep what is shown and say why."""
+        if self.app.leaving:
+            return
         self.load_failed(LoadFailed(RuntimeError(message), first=False))
 
     def load_failed(self, failed: LoadFailed) -> None:

@@ -185,7 +185,7 @@ class SparkPipeline(Pipeline):
             self._show_state()
 
     def _tick(self) -> None:
-        if self.computing_since is None:
+        if self.computing_since is None or self.app.leaving:
             return
         for queries in (self.figure_queries, self.check_queries, self.page_queries):
             with contextlib.suppress(PySparkException, SparkEngineError, OSError):
@@ -460,7 +460,11 @@ class SparkPipeline(Pipeline):
     def _on_screen(self, callback: Any, *args: Any) -> None:
         """Run `callback(*args)` on the screen's thread (from a worker), unless the app left."""
         with contextlib.suppress(RuntimeError):  # the app has left
-            self.app.call_from_thread(callback, *args)
+            self.app.call_from_thread(self._unless_leaving, callback, *args)
+
+    def _unless_leaving(self, callback: Any, *args: Any) -> None:
+        if not self.app.leaving:  # shutting down: the panes may be gone
+            callback(*args)
 
     def _page_fetched(
         self,
