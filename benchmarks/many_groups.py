@@ -11,9 +11,11 @@ attempts each (a task from 100, tokens, passed) to `benchmarks/out/` (gitignored
 - compare: `ledger.compare(attempts, ["workflow"], intervals="delta")`, the recompute's figures;
 - intervals: `ledger.with_intervals(..., "auto")`, the bootstrap that follows them;
 - checks: `checks.run_checks(attempts, ["workflow"], report)`;
-- keystroke: the app under Pilot (160x50), filter `tokens>10` typed, then one key (`0` or
-  backspace, both keep every group) until `LedgerApp.unsettled` is empty: the screen final,
-  with intervals and checks;
+- figures: the app under Pilot (160x50), filter `tokens>10` typed, then one key (`0` or
+  backspace, both keep every group) until the new figures are drawn (the table and the
+  summary, with the delta-method intervals; the bootstrap and the checks follow);
+- keystroke: the same key until `LedgerApp.unsettled` is empty: the screen final, with the
+  bootstrap intervals and the checks;
 - chart: `c` until the first frame composed with the Pareto screen on top.
 
 Figures, never assertions: nothing here is a test. The load average is printed first: the
@@ -96,7 +98,7 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
     from tui_ledger.tui.audit_screens import ParetoScreen
 
     app = LedgerApp([str(path)])
-    figures: dict[str, list[float]] = {"keystroke": [], "chart": []}
+    figures: dict[str, list[float]] = {"figures": [], "keystroke": [], "chart": []}
     async with app.run_test(size=SCREEN) as pilot:
         while not app.loaded or app.unsettled:
             await asyncio.sleep(0.01)
@@ -106,11 +108,24 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
         since = len(app.timings.history)
         await pilot.press(*"tokens>10")
         await _final(app, pilot, since)
+        pipeline = app.pipeline
+        drawn_figures: list[float] = []
+        original_drawn = pipeline._drawn
+
+        def figures_drawn(snapshot: Any, new_figures: bool) -> None:
+            if pipeline.snapshot is snapshot and new_figures:
+                drawn_figures.append(time.perf_counter())
+            original_drawn(snapshot, new_figures)
+
+        pipeline._drawn = figures_drawn
         for index in range(reps):
+            drawn_figures.clear()
             since = len(app.timings.history)
             started = time.perf_counter()
             await pilot.press("0" if index % 2 == 0 else "backspace")
             figures["keystroke"].append(await _final(app, pilot, since) - started)
+            figures["figures"].append(drawn_figures[0] - started)
+        pipeline._drawn = original_drawn
         await app.workers.wait_for_complete()
         await pilot.pause()
         app.table.focus()

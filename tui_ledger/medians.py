@@ -19,18 +19,31 @@ _tokens = pl.col("tokens")
 def medians_in_memory(
     frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The cells, and both views' medians from the rows (exactly, past 2**52)."""
-    # Only known usage has a median; leaving the nulls out first makes polars' median ~1.6x
-    # faster. A group with no known usage is absent here and gets a null median in the join.
-    medians = (
+    """The cells, and both views' medians from the rows (exactly, past 2**52).
+
+    The medians are read by position: the known usage is sorted once by group then value, and
+    a group's median is the mean of the values at its two middle positions (the same one for
+    an odd count). polars' own median per group costs a selection in every group, 3.5 times
+    as much at 200,000 groups of two attempts; the accepted attempts keep that sorted order,
+    so the drop view's medians need no second sort.
+    """
+    schema = frame.collect_schema()
+    # Only adjacency matters, not the order: a Categorical sorts fastest by its codes.
+    order = [
+        pl.col(name).to_physical() if schema[name] == pl.Categorical else pl.col(name)
+        for name in keys
+    ]
+    known = (
         frame.filter(_tokens.is_not_null())
-        .group_by(keys)
-        .agg(
-            _tokens.median().alias("keep__median_tokens_per_attempt"),
-            _tokens.filter(_outcome == ACCEPTED).median().alias("drop__median_tokens_per_attempt"),
-        )
+        .select(*keys, "tokens", (_outcome == ACCEPTED).alias("__accepted"))
+        .sort([*order, _tokens], nulls_last=True)
     )
-    cell_frame, median_frame = pl.collect_all([cells, medians])
+    cell_frame, ordered = pl.collect_all([cells, known])
+    keep = _middle_of_runs(ordered, keys, "keep__median_tokens_per_attempt")
+    drop = _middle_of_runs(
+        ordered.filter(pl.col("__accepted")), keys, "drop__median_tokens_per_attempt"
+    )
+    median_frame = keep.join(drop, on=keys, how="left", nulls_equal=True)
     if _past_float_precision(median_frame):
         median_frame = (
             frame.group_by(keys)
@@ -44,6 +57,19 @@ def medians_in_memory(
             .collect()
         )
     return cell_frame, median_frame
+
+
+def _middle_of_runs(ordered: pl.DataFrame, keys: list[str], name: str) -> pl.DataFrame:
+    """Per group (a run of equal keys in `ordered`, its tokens sorted within the run), the
+    Float64 mean of its two middle tokens: polars' median, read by position."""
+    run = (pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])).rle_id()
+    ids = ordered.select(run).to_series()
+    starts = (ids != ids.shift(1)).fill_null(True).arg_true()
+    counts = starts.shift(-1, fill_value=ordered.height) - starts
+    tokens = ordered.get_column("tokens")
+    low = tokens.gather(starts + (counts - 1) // 2).cast(pl.Float64)
+    high = tokens.gather(starts + counts // 2).cast(pl.Float64)
+    return ordered.select(keys).gather(starts).with_columns(((low + high) / 2).alias(name))
 
 
 # The most (target, bucket) cells one narrowing pass of `streamed_medians` counts.
