@@ -18,6 +18,7 @@ runs=${1:-10}
 jobs=${STRESS_JOBS:-1}
 python=${PYTHON:-.venv/bin/python}
 logs=${STRESS_LOGS:-$(mktemp -d /tmp/ledger-stress.XXXXXX)}
+mkdir -p "$logs"
 files=(
   tests/test_app.py
   tests/test_app_keys.py
