@@ -74,6 +74,21 @@ async def press(pilot: Pilot[Any], *keys: str) -> None:
     await settle(pilot)
 
 
+def record_toasts(app: Any) -> list[str]:
+    """Every toast the app shows from now on, in order, kept for the test to read. A toast
+    leaves the screen (and `App._notifications`) after its timeout, and a busy machine can take
+    longer than that to reach the test's check: read what was said, not what is still shown."""
+    said: list[str] = []
+    notify = app.notify
+
+    def recording(message: Any, *args: Any, **kwargs: Any) -> Any:
+        said.append(str(message))
+        return notify(message, *args, **kwargs)
+
+    app.notify = recording
+    return said
+
+
 def screen_text(app: Any) -> str:
     """Every character on the active screen."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from textual.widgets import Checkbox, Input
 
-from tests.pilot_helpers import press, settle, wait_until
+from tests.pilot_helpers import press, record_toasts, settle, wait_until
 from tui_ledger import export_files
 from tui_ledger.export_files import ExportError, write_text_atomic
 from tui_ledger.ledger import compare
@@ -79,10 +79,6 @@ async def export_from_app(
     await press(pilot, "enter")
 
 
-def notices(app: LedgerApp) -> str:
-    return "\n".join(str(notification.message) for notification in app._notifications)
-
-
 # --------------------------------------------------------------------------- canonical
 
 
@@ -106,16 +102,21 @@ async def test_the_apps_attempts_export_loads_back_to_the_same_figures(
 async def test_the_app_refuses_to_export_over_its_own_input(tmp_path: Path) -> None:
     source = status_file(tmp_path)
     app = LedgerApp([str(source)])
+    said = record_toasts(app)
+
+    def refusals() -> int:
+        return sum("which this ledger reads" in text for text in said)
+
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await press(pilot, "slash", *"passed", "enter")
         await export_from_app(app, pilot, "", str(source))
-        await wait_until(pilot, lambda: "which this ledger reads" in notices(app), "a refusal")
+        await wait_until(pilot, lambda: refusals() == 1, "a refusal")
         assert not isinstance(app.screen, ConfirmScreen)  # refused, not asked
         # A folder's file, named another way (a hard link), is refused too.
         os.link(source, tmp_path / "alias.csv")
         await export_from_app(app, pilot, str(tmp_path / "alias.csv"), "")
-        await settle(pilot)
+        await wait_until(pilot, lambda: refusals() == 2, "the hard link refused")
         assert not isinstance(app.screen, ConfirmScreen)
     assert source.read_text() == STATUS_CSV  # every failure is still there
 
@@ -125,10 +126,13 @@ async def test_the_app_refuses_to_replace_a_file_inside_a_folder_it_reads(tmp_pa
     folder.mkdir()
     (folder / "a.csv").write_text(STATUS_CSV)
     app = LedgerApp([str(folder)])
+    said = record_toasts(app)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await export_from_app(app, pilot, str(folder / "a.csv"), "")
-        await wait_until(pilot, lambda: "a folder this ledger reads" in notices(app), "a refusal")
+        await wait_until(
+            pilot, lambda: "a folder this ledger reads" in "\n".join(said), "a refusal"
+        )
     assert (folder / "a.csv").read_text() == STATUS_CSV
 
 

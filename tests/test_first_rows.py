@@ -20,7 +20,7 @@ import pytest
 from textual.pilot import Pilot
 
 import tui_ledger.load as load_module
-from tests.pilot_helpers import SETTLE_SECONDS, screen_text, settle
+from tests.pilot_helpers import SETTLE_SECONDS, record_toasts, screen_text, settle
 from tui_ledger.load import LoadError, load, load_head
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.pipeline import (
@@ -175,10 +175,11 @@ async def test_the_head_shows_at_once_and_no_figure_passes_for_final(
             )
             assert "Summary by" not in screen_text(app)
             # Nothing that would show or write the head's figures runs before they are final.
+            said = record_toasts(app)
             await pilot.press("p", "c", "e")
-            await until(pilot, lambda: len(app._notifications) >= 3, "three notices")
+            await until(pilot, lambda: len(said) >= 3, "three notices")
             assert len(app.screen_stack) == 1
-            assert all("waits for the whole file" in n.message for n in app._notifications)
+            assert all("waits for the whole file" in text for text in said)
         finally:
             held.release()
         await settle(pilot)
