@@ -23,7 +23,7 @@ def medians_in_memory(
 
     The medians are read by position: the known usage is sorted once by group then value, and
     a group's median is the mean of the values at its two middle positions (the same one for
-    an odd count). polars' own median per group costs a selection in every group, 3.5 times
+    an odd count). polars' own median per group costs a selection in every group, 2.3 times
     as much at 200,000 groups of two attempts; the accepted attempts keep that sorted order,
     so the drop view's medians need no second sort.
     """
