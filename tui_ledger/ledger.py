@@ -455,6 +455,13 @@ def _view_frame(
     return frame
 
 
+def _collect_views(frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
+    """The view frames, on polars' in-memory engine: they start from the aggregate frame, one
+    row per group, already in memory, and their sorts and searches (the ranks) run in about
+    half the time the default (streaming) engine takes at 200,000 groups."""
+    return pl.collect_all(frames, engine="in-memory")
+
+
 def view_columns(with_cost: bool) -> tuple[str, ...]:
     """The metric columns of a view frame, in order (after the group keys)."""
     cost = COST_METRICS if with_cost else ()
@@ -491,8 +498,8 @@ def _views(
             view: finish_intervals(frame, values, pl.lit(False)).select(*keys, *columns)
             for view, frame in lazy.items()
         }
-        return dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
-    frames = dict(zip(lazy, pl.collect_all(list(lazy.values())), strict=True))
+        return dict(zip(lazy, _collect_views(list(lazy.values())), strict=True))
+    frames = dict(zip(lazy, _collect_views(list(lazy.values())), strict=True))
     frames = with_view_intervals(attempts, keys, frames, with_cost, settings, streaming, rows_for)
     return {view: frame.select(*keys, *columns) for view, frame in frames.items()}
 

@@ -38,7 +38,10 @@ def medians_in_memory(
         .select(*keys, "tokens", (_outcome == ACCEPTED).alias("__accepted"))
         .sort([*order, _tokens], nulls_last=True)
     )
-    cell_frame, ordered = pl.collect_all([cells, known])
+    # polars' in-memory engine sorts these rows in a third of the time its default (streaming)
+    # engine takes; the cells' group_by is faster on the default one.
+    cell_frame = cells.collect()
+    ordered = known.collect(engine="in-memory")
     keep = _middle_of_runs(ordered, keys, "keep__median_tokens_per_attempt")
     drop = _middle_of_runs(
         ordered.filter(pl.col("__accepted")), keys, "drop__median_tokens_per_attempt"
