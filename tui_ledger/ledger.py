@@ -165,20 +165,26 @@ def _in_view(mask: pl.Expr, name: str, empty: float = 0) -> pl.Expr:
     return pl.when(mask).then(pl.col(name)).otherwise(pl.lit(empty))
 
 
+# The views whose cells' means can differ (several outcomes): keep. The drop view counts one
+# cell per group, so its variance is that cell's own.
+_SPREAD_VIEWS: tuple[View, ...] = ("keep",)
+
+
 def _deviation(view: View, measure: str) -> str:
     return f"__{view}_deviation_{measure}"
 
 
 def _with_deviations(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.LazyFrame:
-    """The cells (sorted by outcome) with, per view and measure, each cell's term of the
-    combined variance: n * (its mean - the group's mean in the view)^2, 0 outside the view.
+    """The cells (sorted by outcome) with, per measure, each cell's term of the keep view's
+    combined variance: n * (its mean - the group's mean)^2.
 
     The group's mean is a window over the cells (`over(keys)`), so the variance's sums stay
-    plain column sums in the aggregation (`_combined_variance`)."""
+    plain column sums in the aggregation (`_combined_variance`). The drop view sums one cell
+    (the accepted one), whose term is 0: it has no window."""
     measures = ["tokens", "cost"] if with_cost else ["tokens"]
     frame = cells.sort("outcome")  # a group's float sums add up in the same order every run
     terms = []
-    for view in VIEWS:
+    for view in _SPREAD_VIEWS:
         mask = _view_mask(view)
         for measure in measures:
             n = _in_view(mask, "n").cast(pl.Float64)
@@ -198,7 +204,9 @@ def _combined_variance(view: View, measure: str) -> pl.Expr:
     cells' own `m2` plus the spread of their means (`_with_deviations`)."""
     mask = _view_mask(view)
     total = _in_view(mask, "n").cast(pl.Float64).sum()
-    m2 = _in_view(mask, f"m2_{measure}", 0.0).sum() + pl.col(_deviation(view, measure)).sum()
+    m2 = _in_view(mask, f"m2_{measure}", 0.0).sum()
+    if view in _SPREAD_VIEWS:
+        m2 = m2 + pl.col(_deviation(view, measure)).sum()
     return pl.when(total > 1).then(m2 / (total - 1.0))
 
 
