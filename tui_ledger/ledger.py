@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache, cached_property
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.key_order import text_order
 from tui_ledger.medians import medians_in_memory, streamed_medians
 from tui_ledger.ranking import rank_range_stages
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
@@ -38,7 +39,6 @@ from tui_ledger.view_intervals import (
     with_view_intervals,
 )
 
-FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
 VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
 
@@ -357,11 +357,11 @@ def _group_keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
-def _sorted(frame: FrameT, keys: list[str]) -> FrameT:
-    """Rows in key order, nulls last, by each key's text (a Categorical sorts as its String)."""
-    schema = frame.collect_schema()
+def _sorted(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+    """Rows in key order, nulls last, by each key's text (a Categorical sorts as its String,
+    read from `key_order`)."""
     order = [
-        pl.col(name).cast(pl.String) if schema[name] == pl.Categorical else pl.col(name)
+        text_order(frame.get_column(name)) if frame.schema[name] == pl.Categorical else name
         for name in keys
     ]
     return frame.sort(order, nulls_last=True, maintain_order=True)
@@ -414,9 +414,9 @@ def _aggregate(
     raw = (
         view_aggregates(cell_frame.lazy(), keys, with_cost)
         .join(median_frame.lazy(), on=keys, how="left", nulls_equal=True)
-        .with_columns(pl.col(name).cast(pl.String) for name in text)
+        .collect()
     )
-    return _sorted(raw, keys).collect()
+    return _sorted(raw, keys).with_columns(pl.col(name).cast(pl.String) for name in text)
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:
