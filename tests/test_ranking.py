@@ -9,7 +9,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.ranking import rank_ranges, rank_text
+from tui_ledger.ranking import rank_range_stages, rank_ranges, rank_text
 
 
 def ranks(rows: list[tuple[float | None, bool, bool]]) -> list[tuple[int | None, int | None]]:
@@ -98,3 +98,25 @@ def test_ranks_agree_with_the_rule_read_pair_by_pair(
         assert (best is None) == (worst is None)
         if best is not None and worst is not None:
             assert 1 <= best <= worst <= len(rows)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(figures, st.booleans()), max_size=12))
+def test_without_lower_bounds_one_rank_gives_the_same_ranges(
+    rows: list[tuple[float | None, bool]],
+) -> None:
+    # `bounded=False` (the caller found no lower bound) ranks by one rank, not two searches:
+    # the same places, ties and nulls as the rule read pair by pair.
+    full = [(value, False, ranked) for value, ranked in rows]
+    frame = pl.DataFrame(
+        full, schema={"value": pl.Float64, "lower": pl.Boolean, "ranked": pl.Boolean}, orient="row"
+    )
+    staged = frame
+    for stage in rank_range_stages(
+        pl.col("value"), pl.col("lower"), pl.col("ranked"), bounded=False
+    ):
+        staged = staged.with_columns(stage)
+    got = list(zip(staged["rank_best"].to_list(), staged["rank_worst"].to_list(), strict=True))
+    assert got == oracle(full) == ranks(full)
+    assert staged["rank"].to_list() == staged["rank_best"].to_list()
+    assert staged.schema["rank_best"] == staged.schema["rank"] == pl.UInt32

@@ -313,8 +313,33 @@ def _finish(view: View) -> tuple[tuple[pl.Expr, ...], ...]:
         ),
         (per_accepted,),
         (lower_bound,),
-        *rank_range_stages(figure, pl.col("lower_bound"), ~not_recorded),
     )
+
+
+# Per metric: the ranked figure, whether it is a lower bound, the usage column, the prefix of
+# its rank columns in a view frame.
+_RANK_INPUTS: dict[str, tuple[str, str, str, str]] = {
+    "tokens": ("tokens_per_accepted_result", "lower_bound", "usage", ""),
+    "cost": ("cost_per_accepted_result", "cost_lower_bound", "cost_usage", "cost_"),
+}
+
+
+def _with_ranks(figures: pl.DataFrame, with_cost: bool) -> pl.LazyFrame:
+    """A view's figures with the rank range of each metric (`ranking`). A metric none of whose
+    figures is a lower bound is ranked by one rank instead of two searches."""
+    frame = figures.lazy()
+    for metric in ("tokens", "cost") if with_cost else ("tokens",):
+        value, bound, usage, prefix = _RANK_INPUTS[metric]
+        stages = rank_range_stages(
+            pl.col(value),
+            pl.col(bound),
+            pl.col(usage) != NOT_RECORDED,
+            prefix,
+            bounded=bool(figures.get_column(bound).any()),
+        )
+        for stage in stages:
+            frame = frame.with_columns(stage)
+    return frame
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
@@ -347,8 +372,7 @@ def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
     lower_bound = (figure.is_not_null() & (pl.col("cost_usage") == LOWER_BOUND)).alias(
         "cost_lower_bound"
     )
-    ranks = rank_range_stages(figure, pl.col("cost_lower_bound"), ~not_recorded, "cost_")
-    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,), *ranks)
+    return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,))
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -454,6 +478,8 @@ def _view_frame(
     if with_cost:
         for stage in _finish_cost():
             frame = frame.with_columns(stage)
+    # The figures first (a few column operations), so the ranks know whether any is a bound.
+    frame = _with_ranks(frame.collect(engine="in-memory"), with_cost)
     if method != "none":
         frame = frame.with_columns(delta_intervals(with_cost))
     else:
