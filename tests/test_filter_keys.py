@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual import events
 
-from tests.pilot_helpers import press, settle
+from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.tui.app import LedgerApp
 
 RUNS = Path(__file__).resolve().parent.parent / "sample_data" / "runs.csv"
@@ -47,3 +47,21 @@ async def test_editing_keys_typed_fast_give_what_typed_slowly_gives(
     slow = await typed(keys, fast=False)
     fast = await typed(keys, fast=True)
     assert fast == slow
+
+
+LONG = "tokens>100 -failed workflow:lean workflow:steady outcome:passed tokens<100000 lean"
+
+
+async def test_a_filter_longer_than_its_box_stays_in_view() -> None:
+    # The box is one line high: a horizontal scrollbar would take that line and hide the text.
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *LONG)
+        box = app.filter_input
+        assert box.virtual_size.width > box.region.width  # longer than the box: it scrolls
+        widget, _ = app.screen.get_widget_at(box.region.x, box.region.y)
+        assert widget is box
+        assert LONG[-25:] in screen_text(app).splitlines()[box.region.y]  # the cursor's end
+        await press(pilot, "home")
+        assert LONG[:25] in screen_text(app).splitlines()[box.region.y]
