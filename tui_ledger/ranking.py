@@ -102,7 +102,7 @@ def _place(value: pl.Expr, ranked: pl.Expr) -> pl.Expr:
     is below this one's (no accepted attempt at +∞, after every figure), ties sharing the
     better place. What `_range` counts for point intervals, as one rank."""
     low = value.fill_null(_NOTHING_ACCEPTED)
-    return pl.when(ranked).then(pl.when(ranked).then(low).rank("min").cast(pl.UInt32))
+    return pl.when(ranked).then(low).rank("min").cast(pl.UInt32)  # unranked: null, not counted
 
 
 def rank_text(best: int | None, worst: int | None) -> str:
