@@ -15,6 +15,7 @@ a mapping no data uses, and its codes could then be given to other text).
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import polars as pl
@@ -28,6 +29,16 @@ class _Places:
 
 _lock = threading.Lock()
 _places: dict[tuple[str, str, str], _Places] = {}
+
+
+def sorted_by_text(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """`frame`'s rows in key order, nulls last, each key by its text: a Categorical key sorts
+    as its String would (by `text_order`), any other as itself; ties keep their order."""
+    order = [
+        text_order(frame.get_column(name)) if frame.schema[name] == pl.Categorical else name
+        for name in keys
+    ]
+    return frame.sort(order, nulls_last=True, maintain_order=True)
 
 
 def text_order(column: pl.Series) -> pl.Series:

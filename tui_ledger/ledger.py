@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from tui_ledger.key_order import text_order
+from tui_ledger.key_order import sorted_by_text
 from tui_ledger.medians import medians_in_memory, streamed_medians
 from tui_ledger.ranking import rank_range_stages
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
@@ -381,16 +381,6 @@ def _group_keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
-def _sorted(frame: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
-    """Rows in key order, nulls last, by each key's text (a Categorical sorts as its String,
-    read from `key_order`)."""
-    order = [
-        text_order(frame.get_column(name)) if frame.schema[name] == pl.Categorical else name
-        for name in keys
-    ]
-    return frame.sort(order, nulls_last=True, maintain_order=True)
-
-
 def _aggregate(
     attempts: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
@@ -440,7 +430,7 @@ def _aggregate(
         .join(median_frame.lazy(), on=keys, how="left", nulls_equal=True)
         .collect()
     )
-    return _sorted(raw, keys).with_columns(pl.col(name).cast(pl.String) for name in text)
+    return sorted_by_text(raw, keys).with_columns(pl.col(name).cast(pl.String) for name in text)
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:

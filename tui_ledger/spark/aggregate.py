@@ -49,6 +49,7 @@ from pyspark.sql import functions as F
 
 from tui_ledger import ledger
 from tui_ledger.checks import ID_COLUMNS, IDENTIFYING_COLUMNS, VERSION_COLUMNS
+from tui_ledger.key_order import sorted_by_text
 from tui_ledger.schema import (
     ACCEPTED,
     LINE_COLUMN,
@@ -227,11 +228,6 @@ def _to_polars(frame: DataFrame) -> pl.DataFrame:
     return result
 
 
-def sorted_by_keys(frame: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
-    """Rows in key order, nulls last, as ledger.compare orders its groups."""
-    return frame.sort(list(keys), nulls_last=True, maintain_order=True)
-
-
 def aggregate_frame(
     attempts: DataFrame, by: Sequence[str], *, with_cost: bool | None = None
 ) -> pl.DataFrame:
@@ -287,7 +283,7 @@ def aggregate_frame(
         nulls_equal=True,
     )
     ordered = [f"{view}__{name}" for view in VIEWS for name in aggregate_names(with_cost)]
-    return sorted_by_keys(frame.select(*keys, *ordered), keys)
+    return sorted_by_text(frame.select(*keys, *ordered), keys)
 
 
 def _views_from_cells(cells: pl.DataFrame, keys: list[str], with_cost: bool) -> pl.DataFrame:
@@ -340,7 +336,7 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
     )
     counts = ("attempts", "accepted", "missing_usage", "suspect_zero", "ungraded", "recorded_usage")
     frame = _to_polars(cells).with_columns(pl.col(counts).cast(pl.Int64))
-    return sorted_by_keys(frame, grouping)
+    return sorted_by_text(frame, grouping)
 
 
 @dataclass(frozen=True)
