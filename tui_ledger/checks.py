@@ -19,7 +19,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.detail_lines import DetailLines
 from tui_ledger.findings import Finding, Notice
+from tui_ledger.key_order import sorted_by_text
 from tui_ledger.ledger import DEFAULT_BY, group_labels
 from tui_ledger.load.load_report import LoadWarning
 from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
@@ -70,6 +72,8 @@ ID_COLUMNS: tuple[str, ...] = (
 _LOADER_FLAGS: dict[str, pl.Expr] = {
     kind: FRAME_FLAGS[kind] for kind in ("missing_usage", "suspect_zero", "ungraded")
 }
+# What a cell counts (`_cells`); its other columns say which cell it is.
+_COUNTS = ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
 _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 # Merged notes that say what was done rather than what is wrong.
 _INFO_KINDS = frozenset({"matched_tasks"})
@@ -91,7 +95,7 @@ class Check:
     severity: Severity
     message: str
     count: int
-    details: list[str] = field(default_factory=list)
+    details: Sequence[str] = field(default_factory=list)  # often `DetailLines`, made when read
     lines: tuple[int, ...] = ()
     sources: tuple[str, ...] = ()
 
@@ -275,18 +279,7 @@ def _with_group_ids(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame,
     """
     text = [name for name, dtype in cells.schema.items() if dtype in (pl.String, pl.Categorical)]
     text_keys = [name for name in keys if name in text]
-    order = [f"__order_{name}" for name in keys]
-    named = (
-        cells.select(keys)
-        .unique()
-        .with_columns(
-            (pl.col(name).cast(pl.String) if name in text_keys else pl.col(name)).alias(sort)
-            for name, sort in zip(keys, order, strict=True)
-        )
-        .sort(order, nulls_last=True)
-        .drop(order)
-        .with_row_index("gid")
-    )
+    named = sorted_by_text(cells.select(keys).unique(), keys).with_row_index("gid")
     others = [name for name in text if name not in keys]
     cells = (
         cells.join(named, on=keys, how="left", nulls_equal=True)
@@ -299,17 +292,10 @@ def _with_group_ids(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame,
 def _group_counts(cells: pl.DataFrame, named: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Per group (in `gid` order): its keys, label, attempts, accepted, and the counts behind
     loader warnings."""
-    counts = [
-        name
-        for name in cells.columns
-        if name in ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
-    ]
-    per_group = cells.group_by("gid").agg(pl.col(counts).sum())
-    return (
-        named.join(per_group, on="gid", how="left")
-        .sort("gid")
-        .with_columns(_label(keys).alias("group"))
-    )
+    counts = [name for name in cells.columns if name in _COUNTS]
+    # Every group has a cell (`named` is made from them), so its sums line up with `named`.
+    per_group = cells.group_by("gid").agg(pl.col(counts).sum()).sort("gid")
+    return named.hstack(per_group.drop("gid")).with_columns(_label(keys).alias("group"))
 
 
 def _name(text: object) -> str:
@@ -324,10 +310,8 @@ _PLAIN_NAME = 40  # printable ASCII this short is shown as it is
 
 def _names(labels: pl.Series | Sequence[object]) -> str:
     """The first few labels in a sentence, `and N more` for the rest (only those few made)."""
-    count = len(labels)
     head = labels.head(EXAMPLES) if isinstance(labels, pl.Series) else labels[:EXAMPLES]
-    shown = [_name(label) for label in head]
-    return listing(shown + [""] * (count - len(shown)), limit=EXAMPLES)
+    return listing([_name(label) for label in head], limit=EXAMPLES, total=len(labels))
 
 
 _PLAIN_PATTERN = rf"^[ -~]{{0,{_PLAIN_NAME}}}$"  # printable ASCII, `_PLAIN_NAME` at most
@@ -344,16 +328,19 @@ def _name_column(texts: pl.Series) -> pl.Series:
     return texts.scatter(others, [_name(text) for text in texts.gather(others).to_list()])
 
 
-def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> list[str]:
+def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> DetailLines:
     """One detail line per row of `frame`: its `name` column through `_name`, then `parts`
-    (expressions, or literal text), concatenated in one polars pass."""
+    (expressions, or literal text), concatenated in one polars pass over the rows read."""
     pieces = [pl.lit(part) if isinstance(part, str) else part for part in parts]
-    return (
-        frame.with_columns(_name_column(frame.get_column("name")).alias("name"))
-        .select(pl.concat_str(pl.col("name"), *pieces))
-        .to_series()
-        .to_list()
-    )
+
+    def write(rows: pl.DataFrame) -> pl.Series:
+        return (
+            rows.with_columns(_name_column(rows.get_column("name")).alias("name"))
+            .select(pl.concat_str(pl.col("name"), *pieces))
+            .to_series()
+        )
+
+    return DetailLines(frame, write)
 
 
 def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
@@ -401,11 +388,11 @@ def _from_warning(warning: Finding, groups: pl.DataFrame) -> Check:
 def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> list[Check]:
     if "task" not in cells.columns or "task" in keys or groups.height < 2:
         return []
-    per_task = (
-        cells.filter(pl.col("task").is_not_null())
-        .group_by("gid", "task")
-        .agg(pl.col("attempts").sum().alias("n"))
-    )
+    per_task = cells.filter(pl.col("task").is_not_null())
+    if any(name not in ("gid", "task", *_COUNTS) for name in cells.columns):  # version columns
+        per_task = per_task.group_by("gid", "task").agg(pl.col("attempts").sum().alias("n"))
+    else:  # a cell is already one group's one task
+        per_task = per_task.select("gid", "task", pl.col("attempts").alias("n"))
     return [*_unmatched(per_task, groups), *_unequal(per_task, groups)]
 
 
@@ -416,18 +403,27 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     # for (no group x task cross product: that grows with groups times tasks). With its task
     # numbers t_0 < t_1 < ... , t_i - i numbers are missing below t_i, so the j-th missing
     # number is j + #{i : t_i - i <= j}: a sum per group, not a list per group.
-    gap = pl.col("tid").cast(pl.Int64) - pl.int_range(pl.len(), dtype=pl.Int64).over("gid")
+    # The rows are sorted by group, so no group_by: a row's place in its group is its row
+    # number less its group's first row number (carried forward), and a group's sums are the
+    # running sums at its last row less those at the group before's (4x faster than grouping).
+    row = pl.int_range(pl.len(), dtype=pl.Int64)
+    first = pl.when(pl.col("gid").is_first_distinct()).then(row).forward_fill()
+    gap = pl.col("tid").cast(pl.Int64) - (row - first)
     below = [f"__below_{j}" for j in range(EXAMPLES)]
+    counted = ["tasks", *below]
     attempted = (
         per_task.join(tasks, on="task")
         .select("gid", "tid")
         .sort("gid", "tid")
         .with_columns(gap.alias("__gap"))
-        .group_by("gid")
-        .agg(
-            pl.len().alias("tasks"),
-            *[(pl.col("__gap") <= j).sum().alias(below[j]) for j in range(EXAMPLES)],
+        .select(
+            "gid",
+            pl.lit(1, dtype=pl.Int64).alias("tasks"),
+            *[(pl.col("__gap") <= j).cast(pl.Int64).alias(below[j]) for j in range(EXAMPLES)],
         )
+        .with_columns(pl.col(counted).cum_sum())
+        .filter(pl.col("gid").is_last_distinct())
+        .with_columns(pl.col(counted).diff().fill_null(pl.col(counted)))
     )
     short = (
         groups.select("gid")
@@ -441,30 +437,24 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
         return []
     names = tasks.select(pl.col("tid"), _name_column(tasks.get_column("task")).alias("task"))
     labels = groups.get_column("group")
-    examples = short.select(
-        pl.concat_str(
-            [
-                pl.when(j < pl.col("skipped")).then(
-                    (pl.col(below[j]) + j)
-                    .cast(pl.UInt32)
-                    .replace_strict(names["tid"], names["task"], default=None)
-                )
-                for j in range(EXAMPLES)
-            ],
-            separator=", ",
-            ignore_nulls=True,
-        )
-    ).to_series()
+    examples = pl.concat_str(
+        [
+            pl.when(j < pl.col("skipped")).then(
+                (pl.col(below[j]) + j)
+                .cast(pl.UInt32)
+                .replace_strict(names["tid"], names["task"], default=None)
+            )
+            for j in range(EXAMPLES)
+        ],
+        separator=", ",
+        ignore_nulls=True,
+    )
     details = _details(
-        short.select(
-            labels.gather(short["gid"]).alias("name"),
-            pl.col("skipped"),
-            examples.alias("examples"),
-        ),
+        short.select(labels.gather(short["gid"]).alias("name"), "skipped", *below),
         ": skipped ",
         plural_expr(pl.col("skipped"), "task"),
         f" of {all_tasks:,} (e.g. ",
-        pl.col("examples"),
+        examples,
         ")",
     )
     matched = (

@@ -49,12 +49,21 @@ def plural_expr(count: pl.Expr, noun: str) -> pl.Expr:
     )
 
 
-def listing(names: Iterable[str], *, limit: int = 12, quote: bool = False, joiner: str = "") -> str:
+def listing(
+    names: Iterable[str],
+    *,
+    limit: int = 12,
+    quote: bool = False,
+    joiner: str = "",
+    total: int | None = None,
+) -> str:
     """Names in a sentence: `a, b, c`; `a, b and c` with `joiner="and"`; past `limit` names,
-    the first `limit` and `and 3 more`. `quote` shows each name as its repr."""
+    the first `limit` and `and 3 more`. `quote` shows each name as its repr. `total`: how many
+    names there are in all, when `names` holds only the first ones."""
     shown = [repr(name) if quote else name for name in names]
-    if len(shown) > limit:
-        return f"{', '.join(shown[:limit])} and {len(shown) - limit:,} more"
+    count = len(shown) if total is None else max(total, len(shown))
+    if count > limit:
+        return f"{', '.join(shown[:limit])} and {count - limit:,} more"
     if joiner and len(shown) > 1:
         return f"{', '.join(shown[:-1])} {joiner} {shown[-1]}"
     return ", ".join(shown)

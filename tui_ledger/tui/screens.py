@@ -581,7 +581,7 @@ def warning_text(warning: Finding, units: Mapping[str, str] | None = None) -> Te
         text.append(safe_text(str(kind).replace("_", " ")), style=f"bold {colour}")
         text.append("  ")
     text.append(safe_text(message))
-    for detail in list(getattr(warning, "details", None) or ())[:20]:
+    for detail in (getattr(warning, "details", None) or ())[:20]:  # only those 20 are made
         text.append("\n   · ", style=MUTED)
         text.append(safe_text(detail))
     count = warning.count
