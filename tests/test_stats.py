@@ -9,6 +9,8 @@ from typing import Any
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tui_ledger import stats
 from tui_ledger.ledger import compare, summarize
@@ -118,6 +120,34 @@ def test_bootstrap_follows_the_documented_draws_exactly() -> None:
     result = stats.bootstrap_intervals(data, "g", ["x"], "a", resamples=200, seed=42)
     expected = _plain_bootstrap(values, accepted, 200, 42)
     assert result.row(0) == (0, pytest.approx(expected[0]), pytest.approx(expected[1]))
+
+
+@given(
+    groups=st.lists(
+        st.lists(
+            st.tuples(st.integers(0, 5_000).map(float), st.integers(0, 1)), min_size=1, max_size=4
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    seed=st.integers(0, 2**32),
+)
+@settings(max_examples=60, deadline=None)
+def test_bootstrap_of_groups_with_one_attempt_follows_the_draws(
+    groups: list[list[tuple[float, int]]], seed: int
+) -> None:
+    """Groups of one attempt skip the draws; every group reads as the documented draws give."""
+    rows = [(g, value, passed) for g, members in enumerate(groups) for value, passed in members]
+    data = pl.DataFrame(rows, schema={"g": pl.Int64, "x": pl.Float64, "a": pl.Int64}, orient="row")
+    shuffled = data.sort("g", descending=True, maintain_order=True)  # each group in its order
+    result = stats.bootstrap_intervals(shuffled, "g", ["x"], "a", resamples=50, seed=seed)
+    expected = [
+        (g, *_plain_bootstrap([v for v, _ in members], [a for _, a in members], 50, seed))
+        for g, members in enumerate(groups)
+    ]
+    assert result.rows() == [
+        (g, pytest.approx(low), pytest.approx(high)) for g, low, high in expected
+    ]
 
 
 def test_bootstrap_interval_is_deterministic_with_the_seed() -> None:

@@ -192,6 +192,45 @@ def bootstrap_intervals(
             },
         )
     ordered = frame.select(group, *values, accepted).sort(group, maintain_order=True)
+    # A group of one attempt draws that attempt in every resample: both ends are its own
+    # ratio, with no draw made (the drop view of a wide ledger has thousands of them).
+    alone = pl.col(group).is_first_distinct() & pl.col(group).is_last_distinct()
+    single = ordered.filter(alone).select(
+        group,
+        *[
+            expr
+            for v in values
+            for expr in (_ratio(v, accepted).alias(f"{v}_lo"), _ratio(v, accepted).alias(f"{v}_hi"))
+        ],
+    )
+    if single.height:
+        ordered = ordered.filter(~alone)
+        if ordered.height == 0:
+            return single
+        several = _resampled(ordered, group, values, accepted, resamples, seed)
+        return pl.concat([single, several]).sort(group, maintain_order=True)
+    return _resampled(ordered, group, values, accepted, resamples, seed)
+
+
+def _ratio(value: str, accepted: str) -> pl.Expr:
+    """One resample's sum(value) / sum(accepted): infinite when it drew no accepted attempt."""
+    return (
+        pl.when(pl.col(accepted) > 0)
+        .then(pl.col(value) / pl.col(accepted))
+        .otherwise(float("inf"))
+        .alias(value)
+    )
+
+
+def _resampled(
+    ordered: pl.DataFrame,
+    group: str,
+    values: Sequence[str],
+    accepted: str,
+    resamples: int,
+    seed: int,
+) -> pl.DataFrame:
+    """`bootstrap_intervals` of the rows `ordered` by group, by drawing the resamples."""
     sizes = (
         ordered.group_by(group, maintain_order=True)
         .agg(pl.len().cast(pl.Int64).alias("n"))
@@ -217,14 +256,7 @@ def bootstrap_intervals(
         sums = running[blocks["end"]].select(pl.all().diff().fill_null(pl.all()))
         batches.append(
             pl.concat([blocks.select(group), sums], how="horizontal").select(
-                group,
-                *[
-                    pl.when(pl.col(accepted) > 0)
-                    .then(pl.col(v) / pl.col(accepted))
-                    .otherwise(float("inf"))
-                    .alias(v)
-                    for v in values
-                ],
+                group, *[_ratio(v, accepted) for v in values]
             )
         )
     ratios = pl.concat(batches)
