@@ -395,3 +395,17 @@ async def test_per_task_view_of_an_unmetered_group_reads_not_recorded(real_csv: 
         assert all(row[5] == "not recorded" for row in rows), rows  # per accepted
         assert "not recorded tokens" in text
         assert "≥ 0" not in text and " 0 tokens" not in text
+
+
+async def test_the_focus_block_follows_a_narrower_terminal(real_csv: Path) -> None:
+    # Its notes wrap at the pane's width: drawn at 160 columns, then read at 80.
+    app = LedgerApp([str(real_csv)], prices=PriceTable().with_flat(3.0))
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await pilot.resize_terminal(80, 24)
+        await settle(pilot)
+        focus = app.summary.query_one("#focus", Static)
+        room = focus.content_size.width
+        lines = focus.render().plain.splitlines()
+        assert any(line.lstrip().startswith("†") for line in lines), lines
+        assert all(fits(line, room) for line in lines), (room, lines)

@@ -263,10 +263,13 @@ class SummaryPane(VerticalScroll, can_focus=False):
         return max(MIN_LABEL, min(MAX_LABEL, self._table_width() // 3))
 
     def on_resize(self) -> None:
-        """Fit the groups table to the new width (the first time, when shown before layout)."""
+        """Fit the groups table, and the focus block's wrapped notes, to the new width (the
+        first time, when shown before layout: figures that arrive before the first frame are
+        laid out at no width)."""
         if self._comparison is not None and self._progress is None:
             label = self._unfitted_focus if self._unfitted else self.selected_label
             self._fill_table(self._comparison, self.view, label)
+            self.focus_group(self.focus_label)
 
     def _fill_table(self, comparison: Comparison, view: View, focus_label: str | None) -> None:
         if self._table_width() == 0:
