@@ -16,6 +16,8 @@ attempts each (a task from 100, tokens, passed) to `benchmarks/out/` (gitignored
   summary, with the delta-method intervals; the bootstrap and the checks follow);
 - keystroke: the same key until `LedgerApp.unsettled` is empty: the screen final, with the
   bootstrap intervals and the checks;
+- same rows: a key that keeps the rows on screen (`tokens>1` to `tokens>10` and back) until
+  the screen is final;
 - chart: `c` until the first frame composed with the Pareto screen on top.
 
 Figures, never assertions: nothing here is a test. The load average is printed first: the
@@ -98,7 +100,12 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
     from tui_ledger.tui.audit_screens import ParetoScreen
 
     app = LedgerApp([str(path)])
-    figures: dict[str, list[float]] = {"figures": [], "keystroke": [], "chart": []}
+    figures: dict[str, list[float]] = {
+        "figures": [],
+        "keystroke": [],
+        "same rows": [],
+        "chart": [],
+    }
     async with app.run_test(size=SCREEN) as pilot:
         while not app.loaded or app.unsettled:
             await asyncio.sleep(0.01)
@@ -129,6 +136,17 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
             await press
             figures["figures"].append(drawn_figures[0] - started)
         pipeline._drawn = original_drawn
+        # `tokens>1` and `tokens>10` keep every row (tokens are 100 or more): the figures on
+        # screen are shown again (`compute_snapshot`'s `shown`).
+        since = len(app.timings.history)
+        await pilot.press("ctrl+u", *"tokens>1")
+        await _final(app, pilot, since)
+        for index in range(reps):
+            since = len(app.timings.history)
+            started = time.perf_counter()
+            press = asyncio.ensure_future(pilot.press("0" if index % 2 == 0 else "backspace"))
+            figures["same rows"].append(await _final(app, pilot, since) - started)
+            await press
         await app.workers.wait_for_complete()
         await pilot.pause()
         app.table.focus()

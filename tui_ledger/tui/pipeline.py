@@ -177,6 +177,7 @@ class Pipeline:
         self._pending: bool | None = None  # a request waiting (True: sort only)
         self._figures_stale = True  # the figures on screen no longer match the settings
         self._intervals_for: Comparison | None = None  # its final intervals are being computed
+        self._figures_ledger: Ledger | None = None  # the ledger the figures on screen came from
         # The frame being compacted in a worker, once its figures are drawn.
         self._compacting: pl.DataFrame | None = None
         self._compacted = False
@@ -508,10 +509,31 @@ class Pipeline:
             unfiltered = dataclasses.replace(request, expression=None, matched_only=False)
             self._run_recompute(snapshot.matching, unfiltered, snapshot)
             return
-        self._run_recompute(ledger.attempts, request, None)
+        self._run_recompute(ledger.attempts, request, None, self._final_figures(request))
+
+    def _final_figures(self, request: Request) -> Snapshot | None:
+        """The snapshot on screen if a recompute may show its figures again when its filter
+        keeps exactly the same rows (`compute_snapshot`'s `shown`): whole-file figures of the
+        current ledger, grouped the same way, whose intervals and checks are final (so nothing
+        still under way is carried over to figures it was not started for)."""
+        snapshot = self.snapshot
+        if (
+            snapshot is None
+            or self.partial is not None
+            or self._figures_ledger is not self.ledger
+            or self.checks is None
+            or self._intervals_for is not None
+            or snapshot.comparison.by != request.by
+        ):
+            return None
+        return snapshot
 
     def _run_recompute(
-        self, attempts: pl.DataFrame, request: Request, previous: Snapshot | None
+        self,
+        attempts: pl.DataFrame,
+        request: Request,
+        previous: Snapshot | None,
+        shown: Snapshot | None = None,
     ) -> None:
         self._superseded = threading.Event()
         self.app.run_worker(
@@ -522,6 +544,7 @@ class Pipeline:
                 request,
                 previous,
                 self._superseded,
+                shown,
             ),
             name="_recompute_worker",
             group="recompute",
@@ -536,17 +559,19 @@ class Pipeline:
         request: Request,
         previous: Snapshot | None,
         superseded: threading.Event,
+        shown: Snapshot | None = None,
     ) -> None:
-        """Filter, restrict to matched tasks, compare and sort; `previous`: reuse its figures."""
+        """Filter, restrict to matched tasks, compare and sort; `previous`: reuse its figures;
+        `shown`: reuse them if the filter keeps exactly their rows."""
         snapshot: Snapshot | None = None
         failure: str | None = None
         try:
-            snapshot = compute_snapshot(generation, attempts, request, previous, superseded)
+            snapshot = compute_snapshot(generation, attempts, request, previous, superseded, shown)
         except pl.exceptions.PolarsError as error:
             # A filter that parses but cannot run on these columns (e.g. a bad regex).
             failure = safe_text(first_line(error))
         finally:
-            del attempts, previous  # let them go before the results are shown
+            del attempts, previous, shown  # let them go before the results are shown
             if not get_current_worker().is_cancelled:
                 self.app.post_message(Recomputed(generation, snapshot, failure))
 
@@ -573,9 +598,9 @@ class Pipeline:
     def _apply(self, snapshot: Snapshot, new_figures: bool = True) -> None:
         """Show a finished recompute (unless a newer one was asked for meanwhile).
 
-        `new_figures`: the attempts or grouping changed (not only the sort), so the checks
-        are computed again, in their own worker, once the new figures have been drawn (so they
-        do not compete with the drawing for the cores).
+        `new_figures`: the figures are new (not those on screen again, after a sort or a
+        filter that keeps the same rows), so their final intervals and their checks are
+        computed, in their own workers (`_follow_up`).
         """
         if snapshot.generation != self.generation:
             return
@@ -583,6 +608,7 @@ class Pipeline:
         app.timings.record("recompute", snapshot.seconds)
         first = self.snapshot is None
         self.snapshot = snapshot  # the previous one (and its frames) is let go here
+        self._figures_ledger = self.ledger
         if self.partial is not None:
             if self.loading_since is not None:  # the head's rows: no figures, checks or counts
                 self.checks, self.checks_generation = None, -1
@@ -602,8 +628,8 @@ class Pipeline:
             else:
                 attempts = self.ledger.attempts
                 self.workflow_count = int(attempts.get_column("workflow").n_unique())
+        self._figures_stale = False  # the latest request's: they match the settings
         if new_figures or first:
-            self._figures_stale = False
             self.checks = None
             self.checks_generation = snapshot.generation
             if self.follow_up_at_once:
