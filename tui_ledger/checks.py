@@ -457,12 +457,8 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
         examples,
         ")",
     )
-    matched = (
-        per_task.group_by("task")
-        .agg(pl.col("gid").n_unique().alias("g"))
-        .filter(pl.col("g") == groups.height)
-        .height
-    )
+    # One row per group and task (`_task_checks`), so a task's rows count its groups.
+    matched = per_task.group_by("task").len().filter(pl.col("len") == groups.height).height
     missing = int(short["skipped"].sum())
     named = _names(labels.gather(short["gid"]))
     return [

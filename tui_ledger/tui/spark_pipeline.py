@@ -124,7 +124,6 @@ class SparkPipeline(Pipeline):
     """`Pipeline` with every stage a query on the Spark Connect server `opened` is on."""
 
     on_spark = True
-    follow_up_at_once = False  # the checks' queries wait until the first page is drawn
     page_rows = PAGE_ROWS
     prefetch_rows = PREFETCH_ROWS
 
