@@ -72,8 +72,9 @@ ID_COLUMNS: tuple[str, ...] = (
 _LOADER_FLAGS: dict[str, pl.Expr] = {
     kind: FRAME_FLAGS[kind] for kind in ("missing_usage", "suspect_zero", "ungraded")
 }
-# What a cell counts (`_cells`); its other columns say which cell it is.
-_COUNTS = ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
+# What a cell counts (`_cells`, and the Spark engine's `check_cells`); its other columns say
+# which cell it is.
+CELL_COUNTS: tuple[str, ...] = ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
 _WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 # Merged notes that say what was done rather than what is wrong.
 _INFO_KINDS = frozenset({"matched_tasks"})
@@ -292,7 +293,7 @@ def _with_group_ids(cells: pl.DataFrame, keys: list[str]) -> tuple[pl.DataFrame,
 def _group_counts(cells: pl.DataFrame, named: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
     """Per group (in `gid` order): its keys, label, attempts, accepted, and the counts behind
     loader warnings."""
-    counts = [name for name in cells.columns if name in _COUNTS]
+    counts = [name for name in cells.columns if name in CELL_COUNTS]
     # Every group has a cell (`named` is made from them), so its sums line up with `named`.
     per_group = cells.group_by("gid").agg(pl.col(counts).sum()).sort("gid")
     return named.hstack(per_group.drop("gid")).with_columns(_label(keys).alias("group"))
@@ -389,7 +390,7 @@ def _task_checks(cells: pl.DataFrame, keys: list[str], groups: pl.DataFrame) -> 
     if "task" not in cells.columns or "task" in keys or groups.height < 2:
         return []
     per_task = cells.filter(pl.col("task").is_not_null())
-    if any(name not in ("gid", "task", *_COUNTS) for name in cells.columns):  # version columns
+    if any(name not in ("gid", "task", *CELL_COUNTS) for name in cells.columns):  # version columns
         per_task = per_task.group_by("gid", "task").agg(pl.col("attempts").sum().alias("n"))
     else:  # a cell is already one group's one task
         per_task = per_task.select("gid", "task", pl.col("attempts").alias("n"))

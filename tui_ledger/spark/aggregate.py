@@ -48,7 +48,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from tui_ledger import ledger
-from tui_ledger.checks import ID_COLUMNS, IDENTIFYING_COLUMNS, VERSION_COLUMNS
+from tui_ledger.checks import CELL_COUNTS, ID_COLUMNS, IDENTIFYING_COLUMNS, VERSION_COLUMNS
 from tui_ledger.key_order import sorted_by_text
 from tui_ledger.schema import (
     ACCEPTED,
@@ -334,8 +334,7 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
         F.count_if(F.col("outcome") == "ungraded").alias("ungraded"),
         F.count_if(tokens > 0).alias("recorded_usage"),
     )
-    counts = ("attempts", "accepted", "missing_usage", "suspect_zero", "ungraded", "recorded_usage")
-    frame = _to_polars(cells).with_columns(pl.col(counts).cast(pl.Int64))
+    frame = _to_polars(cells).with_columns(pl.col(CELL_COUNTS).cast(pl.Int64))
     return sorted_by_text(frame, grouping)
 
 
