@@ -7,7 +7,12 @@ figures on screen, once final, are those rows' figures: they are shown again, as
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
 
 from tests.pilot_helpers import press, settle
 from tui_ledger.tui.app import LedgerApp
@@ -25,12 +30,19 @@ def _ledger(tmp_path: Path) -> Path:
     return path
 
 
-async def test_a_filter_keeping_the_same_rows_shows_the_same_figures(tmp_path: Path) -> None:
+@asynccontextmanager
+async def filtered(tmp_path: Path) -> AsyncIterator[tuple[LedgerApp, Pilot[Any]]]:
+    """The app on `_ledger`, settled with the filter `tokens>1` (every row)."""
     app = LedgerApp([str(_ledger(tmp_path))])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        pipeline = app.pipeline
         await press(pilot, "slash", *"tokens>1")
+        yield app, pilot
+
+
+async def test_a_filter_keeping_the_same_rows_shows_the_same_figures(tmp_path: Path) -> None:
+    async with filtered(tmp_path) as (app, pilot):
+        pipeline = app.pipeline
         shown = pipeline.snapshot
         assert shown is not None and shown.matching.height == 24
         figures, checks = shown.comparison, pipeline.checks
@@ -61,11 +73,8 @@ async def test_a_filter_keeping_the_same_rows_shows_the_same_figures(tmp_path: P
 
 
 async def test_a_regrouping_never_shows_the_previous_grouping_again(tmp_path: Path) -> None:
-    app = LedgerApp([str(_ledger(tmp_path))])
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with filtered(tmp_path) as (app, pilot):
         pipeline = app.pipeline
-        await press(pilot, "slash", *"tokens>1")
         figures = pipeline.snapshot.comparison
         app.group_by(["task"])
         await settle(pilot)
@@ -76,11 +85,8 @@ async def test_a_regrouping_never_shows_the_previous_grouping_again(tmp_path: Pa
 
 async def test_matched_tasks_only_keeps_its_note_among_the_warnings(tmp_path: Path) -> None:
     # Every group attempted every task: `m` keeps every row, but says so among the warnings.
-    app = LedgerApp([str(_ledger(tmp_path))])
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
+    async with filtered(tmp_path) as (app, pilot):
         pipeline = app.pipeline
-        await press(pilot, "slash", *"tokens>1")
         await press(pilot, "escape")
         await press(pilot, "m")
         snapshot = pipeline.snapshot
