@@ -3,12 +3,13 @@
 Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run-level
 `results.json` (every trial of the run in one `results` list) and `run_metadata.json`.
 
-- A folder is ONE workflow, named after the folder itself (`@` and `:` welcome). It may be a
-  submission, a run folder or anything above trial folders; every trial under it is read.
-  A leaderboard root (a folder of submission folders, as in the public leaderboard's
-  repository) gives one workflow per submission folder, named after it: a folder is one when
-  some trial's submission sits below it (the folder above its task folder, or the one above
-  that when the trial's `recording_path` names the folder above the task as its run).
+- A folder is ONE workflow, named after the folder itself (`@` and `:` welcome), whatever its
+  run folders are called. It may be a submission, a run folder or anything above trial
+  folders; every trial under it is read. A leaderboard root (a folder of submission folders,
+  as in the public leaderboard's repository) gives one workflow per submission folder, named
+  after it: a folder is one when some trial's run sits two or more folders below it (its run:
+  the outermost folder on its path that holds a run-level `results.json` or
+  `run_metadata.json`, else the folder above its task folder).
 - A single `results.json` is read too: a trial record, or a run-level file of many trials.
 - `run` is the folder that holds the task folders (the submission itself when runs are not
   nested), so repeated runs of one submission stay apart.
@@ -197,7 +198,9 @@ def _read_folder(root: Path) -> pl.DataFrame:
             raise ImporterError.at(file, "is not a Terminal-Bench trial record (no task_id)")
 
     # A leaderboard root (a folder of submission folders): one workflow per submission.
-    board = any(_submission_below(root, file, document) for file, document in found)
+    board = _is_leaderboard_root(
+        root, [file for file, _ in found], {f.parent for f, _ in run_files}
+    )
     trials: list[tuple[Path, dict[str, Any], Path, bool, str]] = []
     for file, document in found:
         relative = file.relative_to(root).parts
@@ -230,21 +233,35 @@ def _read_folder(root: Path) -> pl.DataFrame:
     return rows.frame()
 
 
-def _submission_below(root: Path, file: Path, document: Mapping[str, Any]) -> bool:
-    """Whether the submission folder of a trial sits below `root` (so `root` is a
-    leaderboard root, a folder of submissions) rather than being `root` or above it.
+def _is_leaderboard_root(root: Path, trial_files: list[Path], run_file_folders: set[Path]) -> bool:
+    """Whether `root` is a leaderboard root (a folder of submission folders) rather than one
+    submission, one of its runs, or a folder of its runs.
 
-    Layout `<submission>/[<run>/]<task>/<trial>/results.json`: the folder above the task
-    folder is the run when the trial's `recording_path` names it, else the submission.
+    Layout `<submission>/[<run>/]<task>/<trial>/results.json`. A trial's run is the outermost
+    folder on its path (from `root` down) that `tb run` marked as a run, by writing a run-level
+    `results.json` (in `run_file_folders`) or a `run_metadata.json` into it; else the folder
+    above its task folder. Its submission is the folder above that run, so `root` is a root
+    when some trial's run sits two or more folders below it. Folder names play no part:
+    submitters rename their run folders (`run1_2025-08-10__05-27-18` for the run recorded as
+    `2025-08-10__05-27-18`), and some nest a re-run inside a run.
     """
-    relative = file.relative_to(root).parts
-    above_task = len(relative) - 3  # folders between root and the task folder
-    if above_task <= 0:
-        return False
-    task = document.get("task_id")
-    run = _recorded_run(document, task) if isinstance(task, str) else None
-    is_run = run is not None and relative[above_task - 1] == run
-    return above_task >= (2 if is_run else 1)
+    marked: dict[Path, bool] = {}
+
+    def is_run(folder: Path) -> bool:
+        if folder not in marked:
+            marked[folder] = folder in run_file_folders or (folder / RUN_METADATA_FILE).is_file()
+        return marked[folder]
+
+    for file in trial_files:
+        relative = file.relative_to(root).parts
+        above_task = len(relative) - 3  # folders between root and the task folder
+        folder, depth = root, 0
+        while depth < above_task and not is_run(folder):
+            depth += 1
+            folder = folder / relative[depth - 1]
+        if depth >= 2:
+            return True
+    return False
 
 
 def _read_file(file: Path) -> pl.DataFrame:
