@@ -9,16 +9,22 @@ built, with the standard library only and a fixed seed, to show what the ledger 
 - 4 workflows x 30 tasks x 3 attempts = 360 attempts, on two models (`careful-reviewer` mixes
   both, for the fair-comparison check);
 - every outcome appears: passed, failed, timeout, error, and ungraded (an empty status);
-- some usage is missing (empty bucket cells), mostly on timeouts, as in the wild;
-- **dropping failures flips the ranking**: `lean-loop` is the cheapest per attempt and fails
-  most; it is the cheapest per accepted result when failures are dropped, and not when they are
-  kept. The script checks this with plain Python (no polars, no project code) and refuses to
-  write a demo that does not show it;
+- some usage is missing (empty bucket cells), mostly on timeouts, as in the wild, and one
+  attempt reports a suspect 0 tokens: both only in `retry-storm`, the most expensive workflow
+  whatever the unknown usage was, so its figure is a lower bound (`>= N`) that decides its rank
+  (last) and every other rank is exact: no rank is a range, in either view;
+- **dropping failures flips the ranking, for certain and beyond noise**: `lean-loop` is the
+  cheapest per attempt and fails most; it is the cheapest per accepted result when failures
+  are dropped, and `steady-planner` is when they are kept, by at least 30%, with a paired
+  bootstrap over tasks (SPEC.md section 3) whose 95% interval of their ratio stays clear of 1
+  in both views. The script checks all this with plain Python (no polars, no project code) and
+  refuses to write a demo that does not show it;
 - a few `notes` cells hold what a hostile harness might write (markup, a formula, quotes and
   commas, non-ASCII), never a raw control byte.
 
 Tokens are `input_tokens + cached_input_tokens + output_tokens`; a row missing any bucket has
-missing usage and counts in no sum (SPEC.md section 1).
+missing usage and counts in no sum (SPEC.md section 1); a row whose buckets are all 0 is the
+suspect zero.
 """
 
 from __future__ import annotations
@@ -113,12 +119,26 @@ class Workflow:
     cached_share: float
     """Share of input tokens served from cache."""
     seconds_per_1k_tokens: float
+    loses_usage: bool = False
+    """Whether its harness sometimes fails to report usage (only the most expensive
+    workflow's does, so no missing count can reorder the ranking: see `check`)."""
 
 
 WORKFLOWS: tuple[Workflow, ...] = (
     Workflow("lean-loop", ("model-a",), 0.30, 17_000, 0.30, 1.1, (0.80, 0.12, 0.08), 0.35, 0.9),
     Workflow("steady-planner", ("model-b",), 0.90, 30_000, 0.25, 1.2, (0.5, 0.3, 0.2), 0.60, 0.8),
-    Workflow("retry-storm", ("model-a",), 0.55, 48_000, 0.40, 1.6, (0.45, 0.40, 0.15), 0.50, 1.1),
+    Workflow(
+        "retry-storm",
+        ("model-a",),
+        0.55,
+        48_000,
+        0.40,
+        1.6,
+        (0.45, 0.40, 0.15),
+        0.50,
+        1.1,
+        loses_usage=True,
+    ),
     Workflow(
         "careful-reviewer",
         ("model-b", "model-a"),
@@ -144,6 +164,21 @@ UNGRADED: frozenset[tuple[str, int, int]] = frozenset(
 )
 
 
+# Suspect zeros: an attempt whose harness wrote 0 tokens because it did not meter the call
+# (SPEC.md section 1). Placed, like missing usage, on a failing attempt of the workflow that
+# is the most expensive whichever value the zero stands for. Keyed by (workflow, task, attempt).
+SUSPECT_ZERO: frozenset[tuple[str, int, int]] = frozenset({("retry-storm", 11, 1)})
+
+# The paired bootstrap over tasks that `check` runs on the flipped pair (SPEC.md section 3,
+# "Noise, after bounds"): resamples, its own seed, and how far apart the pair must be kept.
+BOOTSTRAP_RESAMPLES = 1000
+BOOTSTRAP_SEED = 7
+APART = 1.3
+# How far from 1 the pair's intervals must stay, so that another bootstrap (other draws, other
+# resample counts) reaches the same verdict.
+MARGIN = 0.1
+
+
 def _status(rng: random.Random, workflow: Workflow, difficulty: float) -> str:
     """Draw an attempt's status from the workflow's pass rate and failure mix."""
     p_pass = min(max(workflow.pass_rate - difficulty, 0.03), 0.97)
@@ -157,7 +192,8 @@ def _buckets(rng: random.Random, workflow: Workflow, total: int, status: str) ->
 
     Timeouts usually lose their usage (the harness killed the agent before it reported):
     sometimes every bucket, sometimes only the output count. Errors sometimes do; a passing or
-    failed attempt rarely does.
+    failed attempt rarely does. Only a workflow that `loses_usage` loses any; the draws are
+    made for every workflow all the same, so each workflow's figures depend on its own flag only.
     """
     output = round(total * rng.uniform(0.06, 0.12))
     cached = round((total - output) * workflow.cached_share * rng.uniform(0.85, 1.15))
@@ -166,7 +202,10 @@ def _buckets(rng: random.Random, workflow: Workflow, total: int, status: str) ->
     cells = [str(uncached), str(cached), str(output)]
     lose = {"timeout": 0.6, "error": 0.2}.get(status, 0.015)
     if rng.random() < lose:
-        if status == "timeout" and rng.random() < 0.6:
+        every_bucket = status == "timeout" and rng.random() < 0.6
+        if not workflow.loses_usage:
+            return cells
+        if every_bucket:
             return ["", "", ""]
         cells[2] = ""
     return cells
@@ -199,6 +238,8 @@ def build_rows(seed: int = SEED) -> list[dict[str, str]]:
                     seconds = total / 1000 * workflow.seconds_per_1k_tokens
                     duration = round(seconds * rng.uniform(0.8, 1.25) + 5.0, 1)
                 key = (workflow.name, t + 1, attempt)
+                if key in SUSPECT_ZERO:
+                    cells = ["0", "0", "0"]
                 if key in UNGRADED:
                     status = ""
                 rows.append(
@@ -234,9 +275,15 @@ class ViewFigures:
     attempts: int
     accepted: int
     missing_usage: int
+    zero_usage: int
     median_tokens_per_attempt: float | None
     total_tokens: int | None
     tokens_per_accepted_result: float | None
+
+    @property
+    def lower_bound(self) -> bool:
+        """Whether tokens per accepted result is only a lower bound (missing usage or a 0)."""
+        return bool(self.missing_usage or self.zero_usage)
 
 
 def usage(row: dict[str, str]) -> int | None:
@@ -258,6 +305,7 @@ def figures(rows: list[dict[str, str]], workflow: str, *, keep: bool) -> ViewFig
         attempts=len(group),
         accepted=accepted,
         missing_usage=len(group) - len(known),
+        zero_usage=known.count(0),
         median_tokens_per_attempt=statistics.median(known) if known else None,
         total_tokens=total,
         tokens_per_accepted_result=per_accepted,
@@ -273,6 +321,52 @@ def ranking(rows: list[dict[str, str]], *, keep: bool) -> list[str]:
         return (value is None, value if value is not None else 0.0)
 
     return sorted(names, key=key)
+
+
+def ranks_decided(rows: list[dict[str, str]], *, keep: bool) -> bool:
+    """Whether the bounds decide every rank (SPEC.md section 3, honest ranking): each
+    workflow's per-accepted figure is `[v, v]`, or `[v, inf)` when it is a lower bound, and no
+    two of them overlap, so no missing usage or suspect 0 could reorder them."""
+    spans = []
+    for workflow in WORKFLOWS:
+        found = figures(rows, workflow.name, keep=keep)
+        value = found.tokens_per_accepted_result
+        if value is None:
+            return False
+        spans.append((value, math.inf if found.lower_bound else value))
+    return all(
+        a_high < b_low or b_high < a_low
+        for i, (a_low, a_high) in enumerate(spans)
+        for b_low, b_high in spans[i + 1 :]
+    )
+
+
+def paired_ratio_interval(
+    rows: list[dict[str, str]], a: str, b: str, *, keep: bool
+) -> tuple[float, float]:
+    """The 95% percentile interval of `a`'s tokens per accepted result over `b`'s, from a
+    bootstrap over tasks: each resample draws tasks with replacement, every attempt of a drawn
+    task comes along, and both workflows get the same draw (SPEC.md section 3)."""
+    by_task: dict[tuple[str, str], tuple[int, int]] = {}
+    for r in rows:
+        if r["workflow"] in (a, b) and (keep or r["status"] == "passed"):
+            tokens, accepted = by_task.get((r["workflow"], r["task"]), (0, 0))
+            by_task[(r["workflow"], r["task"])] = (
+                tokens + (usage(r) or 0),
+                accepted + (r["status"] == "passed"),
+            )
+    rng = random.Random(BOOTSTRAP_SEED)
+    ratios = []
+    for _ in range(BOOTSTRAP_RESAMPLES):
+        drawn = rng.choices(TASKS, k=len(TASKS))
+        sums = {}
+        for name in (a, b):
+            cells = [by_task.get((name, task), (0, 0)) for task in drawn]
+            sums[name] = (sum(c[0] for c in cells), sum(c[1] for c in cells))
+        if sums[a][1] and sums[b][1] and sums[b][0]:
+            ratios.append((sums[a][0] / sums[a][1]) / (sums[b][0] / sums[b][1]))
+    ratios.sort()
+    return ratios[int(0.025 * len(ratios))], ratios[int(0.975 * len(ratios)) - 1]
 
 
 class DemoError(Exception):
@@ -306,6 +400,8 @@ def check(rows: list[dict[str, str]]) -> list[str]:
     )
     missing = [r for r in rows if usage(r) is None]
     _require(bool(missing), "the demo must have missing usage")
+    zeros = [r for r in rows if usage(r) == 0]
+    _require(bool(zeros), "the demo must have a suspect zero")
     timeouts_missing = sum(1 for r in missing if r["status"] == "timeout")
     _require(timeouts_missing * 2 > len(missing), "missing usage should sit mostly on timeouts")
     _require(
@@ -329,6 +425,28 @@ def check(rows: list[dict[str, str]]) -> list[str]:
     keep_rank, drop_rank = ranking(rows, keep=True), ranking(rows, keep=False)
     _require(drop_rank[0] == lean, f"{lean} must rank first with failures dropped: {drop_rank}")
     _require(keep_rank[0] != lean, f"{lean} must not rank first with failures kept: {keep_rank}")
+    for view in (True, False):
+        _require(
+            ranks_decided(rows, keep=view),
+            f"missing usage or a suspect 0 leaves a rank open with failures "
+            f"{'kept' if view else 'dropped'}: place them only where they cannot reorder",
+        )
+    cheapest = keep_rank[0]
+    keep_ratio = paired_ratio_interval(rows, lean, cheapest, keep=True)
+    drop_ratio = paired_ratio_interval(rows, lean, cheapest, keep=False)
+    point = keep[lean].tokens_per_accepted_result or 0.0
+    _require(
+        point >= APART * (keep[cheapest].tokens_per_accepted_result or math.inf),
+        f"{lean} must cost at least {APART}x {cheapest} per accepted result with failures kept",
+    )
+    _require(
+        keep_ratio[0] > 1.0 + MARGIN,
+        f"the keep-view gap must be beyond noise: {lean}/{cheapest} 95% {keep_ratio}",
+    )
+    _require(
+        drop_ratio[1] < 1.0 - MARGIN,
+        f"the drop-view gap must be beyond noise: {lean}/{cheapest} 95% {drop_ratio}",
+    )
 
     def fmt(value: float | None, missing: int) -> str:
         if value is None:
@@ -360,7 +478,15 @@ def check(rows: list[dict[str, str]]) -> list[str]:
         f"#{keep_rank.index(lean) + 1} when they are kept (#1 then: {keep_rank[0]})"
     )
     counts = {s or "(ungraded)": sum(1 for r in rows if r["status"] == s) for s in sorted(statuses)}
-    lines.append(f"statuses: {counts}; missing usage: {len(missing)} ({timeouts_missing} timeouts)")
+    lines.append(
+        f"paired bootstrap over tasks, {lean}/{cheapest} per accepted result, 95%: "
+        f"kept {keep_ratio[0]:.2f}-{keep_ratio[1]:.2f}, "
+        f"dropped {drop_ratio[0]:.2f}-{drop_ratio[1]:.2f}"
+    )
+    lines.append(
+        f"statuses: {counts}; missing usage: {len(missing)} ({timeouts_missing} timeouts); "
+        f"suspect zeros: {len(zeros)}; every rank decided in both views"
+    )
     return lines
 
 

@@ -96,7 +96,8 @@ async def test_demo_with_prices_shows_cost_per_attempt_and_per_accepted_result()
         # Tokens stay the headline; cost per accepted result sits beside them.
         assert cell(app, "careful-reviewer", "per accepted") == "61,517"
         assert cell(app, "careful-reviewer", "$/acc") == "$0.070"
-        assert cell(app, "lean-loop", "$/acc") == "≥ $0.043"  # some usage, so some cost, missing
+        assert cell(app, "lean-loop", "$/acc") == "$0.047"
+        assert cell(app, "retry-storm", "$/acc") == "≥ $0.073"  # some usage, so some cost, missing
         assert cell(app, "careful-reviewer", "total $") == "$4.29"
         focus = focus_text(app)
         assert "total cost" in focus and "cost / accepted" in focus

@@ -171,8 +171,9 @@ def test_check_lists_every_check_and_the_load_report(capsys: pytest.CaptureFixtu
     assert "Read " in out and "360 attempts." in out
     assert "Prices (USD per million tokens):" in out and "model-a:" in out
     assert "WARNING (mixed_models" in out and "careful-reviewer: model-" in out
-    assert "WARNING (missing_usage, 20)" in out
+    assert "WARNING (missing_usage, 10)" in out
     assert "retry-storm: 10 of 90 (11.1%)" in out
+    assert "WARNING (suspect_zero, 1)" in out and "retry-storm: 1 of 90 (1.1%)" in out
 
 
 def test_check_with_nothing_to_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
