@@ -998,14 +998,20 @@ def section_floor(bench: Bench, rows: int, path: Path) -> None:
         size = f"{label} {kind}"
         bench.add(
             Figure.timed(
-                "8 floor", size, "final summary on screen (tmux)", [s["final"] for s in samples],
+                "8 floor",
+                size,
+                "final summary on screen (tmux)",
+                [s["final"] for s in samples],
                 use_p90=False,
             )
         )
         bench.add(
             Figure.timed(
-                "8 floor", size, "polars floor (read + group_by, medians)",
-                [s["floor"] for s in samples], use_p90=False,
+                "8 floor",
+                size,
+                "polars floor (read + group_by, medians)",
+                [s["floor"] for s in samples],
+                use_p90=False,
             )
         )
         bench.add(
