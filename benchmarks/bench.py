@@ -68,6 +68,7 @@ SECTIONS = (
     "bounded",
     "startup",
     "side_by_side",
+    "floor",
 )
 MB = 1_000_000
 
@@ -90,6 +91,10 @@ CSV_BYTES_PER_ROW = 53
 MEMORY_BYTES_PER_ROW = 80
 # "The same cost at any row count", allowing for a noisy shared machine.
 PAGING_RATIO = 1.5
+# Issue 29: the final summary on screen against polars' floor (a fresh process that imports
+# polars, reads the same file and does the group-by with medians): <= 1.5 x floor + 0.3 s.
+FLOOR_FACTOR = 1.5
+FLOOR_SLACK = 0.3
 
 
 # --------------------------------------------------------------------------- small helpers
@@ -920,6 +925,117 @@ def crash_site(stderr: str) -> str:
     return stderr.strip().splitlines()[-1] if stderr.strip() else "(no output)"
 
 
+# --------------------------------------------------------------------------- 8. polars' floor
+
+
+def parquet_copy(path: Path) -> Path:
+    """The same rows as Parquet beside the CSV (written once, streamed: `sink_parquet`)."""
+    target = path.with_suffix(".parquet")
+    if not target.exists():
+        partial = target.with_name(f"{target.stem}.partial.parquet")
+        subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys, polars as pl; pl.scan_csv(sys.argv[1]).sink_parquet(sys.argv[2])",
+                str(path),
+                str(partial),
+            ],
+            check=True,
+            cwd=ROOT,
+        )
+        os.replace(partial, target)
+    return target
+
+
+def child_floor(path: str) -> None:
+    """Polars' floor: import polars, read the file, both views' figures with medians, exit."""
+    import polars as pl
+
+    frame = pl.read_parquet(path) if path.endswith(".parquet") else pl.read_csv(path)
+    raw_summary(frame)
+    report({"rows": frame.height})
+
+
+def child_frame(path: str) -> None:
+    """The frame the app holds once loaded: its `estimated_size()` (the memory budget's base)."""
+    from tui_ledger.load import load
+
+    report({"estimated_size": load(path).attempts.estimated_size()})
+
+
+def section_floor(bench: Bench, rows: int, path: Path) -> None:
+    """The final summary on screen (tmux, process start) beside polars' floor, run by run.
+
+    Both are whole processes, interpreter start included, alternated so that a change in the
+    machine's load falls on both. The ratio is of the medians; the target is issue 29's
+    <= 1.5 x floor + 0.3 s, and the app's peak at that moment against 2.5 x its frame + 200 MB.
+    """
+    label = rows_label(rows)
+    inputs = [("CSV", path)]
+    if bench.args.parquet:
+        inputs.append(("Parquet", parquet_copy(path)))
+    groups = expected_groups(path)
+    finals: dict[str, list[float]] = {}
+    for _ in range(bench.args.repeat):
+        for kind, source in inputs:
+            shown = first_screen(source, groups, timeout=bench.args.timeout)
+            if not shown.ok:
+                bench.notes.append(f"floor {label} {kind}: {shown.note}")
+                continue
+            _, run = child("floor", str(source), timeout=bench.args.timeout)
+            raw = bench.raw.setdefault("floor", {}).setdefault(f"{label} {kind}", [])
+            raw.append({"final": shown.full, "hwm": shown.vm_hwm, "floor": run.seconds})
+            finals.setdefault(kind, []).append(shown.full)
+    estimated = int(child("frame", str(path), timeout=bench.args.timeout)[0]["estimated_size"])
+    for kind, _ in inputs:
+        samples = bench.raw.get("floor", {}).get(f"{label} {kind}", [])
+        if not samples:
+            continue
+        final = median([s["final"] for s in samples])
+        floor = median([s["floor"] for s in samples])
+        limit = FLOOR_FACTOR * floor + FLOOR_SLACK
+        size = f"{label} {kind}"
+        bench.add(
+            Figure.timed(
+                "8 floor",
+                size,
+                "final summary on screen (tmux)",
+                [s["final"] for s in samples],
+                use_p90=False,
+            )
+        )
+        bench.add(
+            Figure.timed(
+                "8 floor",
+                size,
+                "polars floor (read + group_by, medians)",
+                [s["floor"] for s in samples],
+                use_p90=False,
+            )
+        )
+        bench.add(
+            Figure(
+                "8 floor",
+                size,
+                "final ÷ floor",
+                f"{final / floor:.2f}×",
+                f"{seconds_text(final)} against {seconds_text(floor)}",
+                f"≤ {seconds_text(limit)}",
+                "PASS" if final <= limit else "MISS",
+            )
+        )
+        peak = max(s["hwm"] for s in samples)
+        bench.add(memory_figure("8 floor", size, "peak RSS at the final summary", peak, estimated))
+    if "CSV" in finals and "Parquet" in finals:
+        csv_final, parquet_final = median(finals["CSV"]), median(finals["Parquet"])
+        verdict = "PASS" if parquet_final <= csv_final else "MISS"
+        bench.ratios.append(
+            f"{label}: Parquet's final summary {seconds_text(parquet_final)} against the CSV's "
+            f"{seconds_text(csv_final)} ({parquet_final / csv_final:.2f}×; ≤ 1×: {verdict})"
+        )
+
+
 # --------------------------------------------------------------------------- the table
 
 
@@ -1631,6 +1747,11 @@ def _parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "--side-by-side-rows", type=parse_rows, default=1_000_000, help="rows for section 7"
     )
     parser.add_argument("--no-visidata", action="store_true", help="skip VisiData")
+    parser.add_argument(
+        "--parquet",
+        action="store_true",
+        help="section 8 also measures a Parquet copy of each ledger (written once beside it)",
+    )
     parser.add_argument("--timeout", type=float, default=120.0, help="per first screen, seconds")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1652,6 +1773,10 @@ def run_child(arguments: Sequence[str]) -> int:
         child_plain(rest[0])
     elif mode == "probe":
         child_probe(rest[0], rest[1])
+    elif mode == "floor":
+        child_floor(rest[0])
+    elif mode == "frame":
+        child_frame(rest[0])
     else:
         raise SystemExit(f"unknown child mode {mode}")
     return 0
@@ -1717,6 +1842,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             steps.append((f"core {label}", _bind(section_core, bench, rows, path)))
         if bench.wants("summary"):
             steps.append((f"summary {label}", _bind(section_summary, bench, rows, path)))
+        if bench.wants("floor"):
+            steps.append((f"floor {label}", _bind(section_floor, bench, rows, path)))
     if bench.wants("interactions"):
         steps.append(("paging ratio", lambda: section_paging_ratio(bench)))
     if bench.wants("bounded"):
@@ -1733,7 +1860,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"  {name} failed: {error}", file=sys.stderr)
     print_table(bench, info)
     total = time.perf_counter() - started
-    print(f"\ntotal {total:.0f} s")
+    load_end = " ".join(f"{value:.2f}" for value in os.getloadavg())
+    print(f"\ntotal {total:.0f} s; load average at the end {load_end}")
     OUT.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     record = OUT / f"bench-{stamp}.json"

@@ -64,3 +64,55 @@ def test_medians_by_position_are_polars_medians(
     assert_frame_equal(
         got.sort(order, nulls_last=True), want.sort(order, nulls_last=True), check_dtypes=True
     )
+
+
+packed_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "ü", "z", None]),
+        st.sampled_from(OUTCOMES),
+        st.one_of(
+            st.none(),
+            st.integers(0, 5),
+            st.integers(-(2**40), 2**40),
+            st.integers(2**62, 2**63 - 1),  # too wide to pack: the plain sort answers
+        ),
+    ),
+    max_size=60,
+)
+
+
+@given(rows=packed_rows)
+def test_the_packed_sort_gives_the_plain_sorts_figures(
+    rows: list[tuple[str | None, str, int | None]],
+) -> None:
+    """One Categorical key's medians from one sorted Int64 (code, usage and outcome packed
+    together) are the medians of the two-column sort, cells included, on any rows: null keys,
+    negative and huge values, groups with no known usage, none accepted."""
+    frame = pl.DataFrame(
+        rows,
+        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+        orient="row",
+    ).lazy()
+    cells = frame.group_by(["name", "outcome"]).agg(pl.len())
+    fast_cells, fast = medians_in_memory(frame, ["name"], cells)
+    plain_cells, plain = medians_in_memory(frame, ["name"], cells, packed=False)
+    order = [pl.col("name").cast(pl.String), pl.col("outcome")]
+    assert_frame_equal(fast_cells.sort(order), plain_cells.sort(order))
+    by_name = pl.col("name").cast(pl.String)
+    assert_frame_equal(fast.sort(by_name, nulls_last=True), plain.sort(by_name, nulls_last=True))
+
+
+def test_the_packed_sort_is_taken_for_one_categorical_key() -> None:
+    """The fast path is the one a loaded ledger's workflow takes (a differential test of two
+    calls to the same path could not fail)."""
+    from tui_ledger.medians import _Packing
+
+    frame = pl.DataFrame(
+        {"name": ["b", "a", "b"], "outcome": ["passed", "failed", "passed"], "tokens": [3, 1, 2]},
+        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+    ).lazy()
+    packing = _Packing.of(frame, ["name"])
+    assert packing is not None and packing.low == 1 and packing.scale == 2**3
+    assert _Packing.of(frame.with_columns(pl.col("name").cast(pl.String)), ["name"]) is None
+    wide = frame.with_columns(pl.Series("tokens", [0, 2**62, 1]))
+    assert _Packing.of(wide, ["name"]) is None

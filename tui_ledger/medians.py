@@ -8,6 +8,8 @@ each median's range pass by pass, counting values per slice (a selection algorit
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import polars as pl
 
 from tui_ledger.schema import ACCEPTED, VIEWS
@@ -17,7 +19,7 @@ _tokens = pl.col("tokens")
 
 
 def medians_in_memory(
-    frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame
+    frame: pl.LazyFrame, keys: list[str], cells: pl.LazyFrame, *, packed: bool = True
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """The cells, and both views' medians from the rows (exactly, past 2**52).
 
@@ -27,40 +29,31 @@ def medians_in_memory(
     as much at 200,000 groups of two attempts; the accepted attempts keep that sorted order,
     so the drop view's medians need no second sort, and each lands on its group's row by the
     group's number in that order, without a join.
+
+    That sort is of one Int64 column where it can be (`packed`, `_Packing`): a Categorical
+    key's code, the usage and whether the attempt was accepted packed into one integer, which
+    polars sorts several times faster than the same rows by two columns (10M rows, 8 groups:
+    0.4-0.9 s against 3-4 s), and beside the cells' group_by, in one `collect_all`.
     """
-    schema = frame.collect_schema()
-    # Only adjacency matters, not the order: a Categorical sorts fastest by its codes.
-    order = [
-        pl.col(name).to_physical() if schema[name] == pl.Categorical else pl.col(name)
-        for name in keys
-    ]
-    known = (
-        frame.filter(_tokens.is_not_null())
-        .select(*keys, "tokens", (_outcome == ACCEPTED).alias("__accepted"))
-        .sort([*order, _tokens], nulls_last=True)
-    )
-    # polars' in-memory engine sorts these rows in a third of the time its default (streaming)
-    # engine takes; the cells' group_by is faster on the default one.
-    cell_frame = cells.collect()
-    ordered = known.collect(engine="in-memory")
-    run = (pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])).rle_id()
-    groups = ordered.select(run).to_series()  # each row's group: 0, 1, 2, ... in sorted order
-    tokens = ordered.get_column("tokens")
+    packing = _Packing.of(frame, keys) if packed else None
+    if packing is not None:
+        cell_frame, ordered = pl.collect_all([cells, packing.sorted(frame)])
+        groups, tokens, accepted, group_keys = packing.unpack(
+            ordered.get_column(_PACKED), cell_frame
+        )
+    else:
+        cell_frame = cells.collect()
+        groups, tokens, accepted, group_keys = _plain_sort(frame, keys)
     starts, keep = _middle_of_runs(groups, tokens)
-    accepted = ordered.get_column("__accepted")
     accepted_groups = groups.filter(accepted)
     accepted_starts, drop = _middle_of_runs(accepted_groups, tokens.filter(accepted))
     # Each drop median goes to its group's row by the group's number (no join).
     drop = pl.repeat(None, starts.len(), dtype=pl.Float64, eager=True).scatter(
         accepted_groups.gather(accepted_starts), drop
     )
-    median_frame = (
-        ordered.select(keys)
-        .gather(starts)
-        .with_columns(
-            keep.alias("keep__median_tokens_per_attempt"),
-            drop.alias("drop__median_tokens_per_attempt"),
-        )
+    median_frame = group_keys.with_columns(
+        keep.alias("keep__median_tokens_per_attempt"),
+        drop.alias("drop__median_tokens_per_attempt"),
     )
     if _past_float_precision(median_frame):
         median_frame = (
@@ -77,10 +70,110 @@ def medians_in_memory(
     return cell_frame, median_frame
 
 
+def _plain_sort(
+    frame: pl.LazyFrame, keys: list[str]
+) -> tuple[pl.Series, pl.Series, pl.Series, pl.DataFrame]:
+    """The known usage sorted by the keys, then the value: each row's group (0, 1, 2, ... in
+    that order), its tokens, whether it was accepted, and each group's keys in group order."""
+    schema = frame.collect_schema()
+    # Only adjacency matters, not the order: a Categorical sorts fastest by its codes.
+    order = [
+        pl.col(name).to_physical() if schema[name] == pl.Categorical else pl.col(name)
+        for name in keys
+    ]
+    known = (
+        frame.filter(_tokens.is_not_null())
+        .select(*keys, "tokens", (_outcome == ACCEPTED).alias("__accepted"))
+        .sort([*order, _tokens], nulls_last=True)
+    )
+    # polars' in-memory engine sorts these rows in a third of the time its default (streaming)
+    # engine takes.
+    ordered = known.collect(engine="in-memory")
+    run = (pl.struct(keys) if len(keys) > 1 else pl.col(keys[0])).rle_id()
+    groups = ordered.select(run).to_series()
+    starts = _run_starts(groups)
+    return (
+        groups,
+        ordered.get_column("tokens"),
+        ordered.get_column("__accepted"),
+        ordered.select(keys).gather(starts),
+    )
+
+
+_PACKED = "__packed"
+
+
+@dataclass(frozen=True)
+class _Packing:
+    """One Categorical key, the usage and the outcome as one sortable Int64:
+    `code * scale + (tokens - low) * 2 + accepted`, where `code` is the key's Categorical code
+    (null as one past the largest) and `scale` is 2**(bits of the usage's range + 1). Sorted,
+    a group's values run together in value order (failed before accepted among equal values;
+    the medians read positions only, so that order serves as well as any)."""
+
+    key: str
+    low: int
+    scale: int
+    null_code: int
+
+    @classmethod
+    def of(cls, frame: pl.LazyFrame, keys: list[str]) -> _Packing | None:
+        """The packing of these rows (one small query: the usage's range, the largest code);
+        None (sort the plain way) for several keys, a key that is not Categorical, no known
+        usage, or a packing that needs more than 63 bits."""
+        if len(keys) != 1 or frame.collect_schema()[keys[0]] != pl.Categorical:
+            return None
+        code = pl.col(keys[0]).to_physical().cast(pl.Int64)
+        ends = frame.select(_tokens.min().alias("low"), _tokens.max().alias("high"), code.max())
+        low, high, largest = ends.collect().row(0)
+        if low is None or high is None:
+            return None
+        null_code = (largest if largest is not None else 0) + 1
+        bits = (high - low).bit_length() + 1
+        if null_code.bit_length() + bits > 63:
+            return None
+        return cls(keys[0], low, 2**bits, null_code)
+
+    def _code(self) -> pl.Expr:
+        return pl.col(self.key).to_physical().cast(pl.Int64).fill_null(self.null_code)
+
+    def sorted(self, frame: pl.LazyFrame) -> pl.LazyFrame:
+        """The known usage's packed values, sorted (polars' default engine: twice as fast as
+        its in-memory one on this single column)."""
+        packed = (
+            self._code() * self.scale
+            + (_tokens - self.low) * 2
+            + (_outcome == ACCEPTED).cast(pl.Int64)
+        )
+        return frame.filter(_tokens.is_not_null()).select(packed.alias(_PACKED)).sort(_PACKED)
+
+    def unpack(
+        self, ordered: pl.Series, cells: pl.DataFrame
+    ) -> tuple[pl.Series, pl.Series, pl.Series, pl.DataFrame]:
+        """What `_plain_sort` gives, from the sorted packed values; each group's key is read
+        from the cells (which hold every group) by its code."""
+        codes = ordered // self.scale
+        groups = codes.rle_id()
+        tokens = (ordered % self.scale) // 2 + self.low
+        accepted = (ordered % 2) == 1
+        names = cells.select(pl.col(self.key), self._code().alias("__code")).unique("__code")
+        group_keys = (
+            pl.DataFrame({"__code": codes.gather(_run_starts(groups))})
+            .join(names, on="__code", how="left", maintain_order="left")
+            .select(self.key)
+        )
+        return groups, tokens, accepted, group_keys
+
+
+def _run_starts(groups: pl.Series) -> pl.Series:
+    """Where each run of equal `groups` starts."""
+    return (groups != groups.shift(1)).fill_null(True).arg_true()
+
+
 def _middle_of_runs(groups: pl.Series, tokens: pl.Series) -> tuple[pl.Series, pl.Series]:
     """Where each run of equal `groups` starts, and the Float64 mean of its two middle
     `tokens` (sorted within the run): polars' median, read by position."""
-    starts = (groups != groups.shift(1)).fill_null(True).arg_true()
+    starts = _run_starts(groups)
     counts = starts.shift(-1, fill_value=groups.len()) - starts
     low = tokens.gather(starts + (counts - 1) // 2).cast(pl.Float64)
     high = tokens.gather(starts + counts // 2).cast(pl.Float64)
