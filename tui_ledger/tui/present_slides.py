@@ -198,7 +198,8 @@ def _big_rows(
         facts.append(name, style=style)
         facts.append(f"\n{group.per_attempt} per attempt")
         facts.append(f"\n{group.passes}", style="")
-        note = Text(f"\n\n{group.note}", style=MISSING_STYLE) if group.note else Text("")
+        # The note goes on the row's third line, under the bar: the row stays 3 lines tall.
+        note = Text(group.note, style=MISSING_STYLE, no_wrap=True, overflow="ellipsis")
         bar = _bar(group.value, scale, bar_width, style)
         table.add_row(facts, _digits(group.per_accepted, style), Group(Text(""), bar, note))
         if gap and index < len(groups) - 1:
