@@ -49,6 +49,12 @@ def _app_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("files", nargs="*", metavar="FILE", help="files or folders of attempts")
     parser.add_argument("--version", action="version", version=f"ledger-tui {__version__}")
+    parser.add_argument(
+        "--present",
+        action="store_true",
+        help="presenter mode: one idea per screen in large text (keep, drop, the flip, what "
+        "dropping hides); Space/→ next, ← back, Enter on the last opens the app, q quits",
+    )
     add_watch_option(parser)
     add_load_options(parser)
     add_price_options(parser)
@@ -553,7 +559,12 @@ def run_app(argv: Sequence[str]) -> int:
     from tui_ledger.tui.run import run_app as run_interactive
 
     return run_interactive(
-        paths, demo=demo, load_options=load_options(args), prices=prices, watch_files=args.watch
+        paths,
+        demo=demo,
+        load_options=load_options(args),
+        prices=prices,
+        watch_files=args.watch,
+        present=args.present,
     )
 
 
@@ -571,7 +582,9 @@ def _spark_app(args: argparse.Namespace, url: str) -> int:
 
     opened = on_engine(lambda: open_input(url or None, args.files, load_options=load_options(args)))
     try:
-        return run_interactive(list(args.files), load_options=load_options(args), spark=opened)
+        return run_interactive(
+            list(args.files), load_options=load_options(args), spark=opened, present=args.present
+        )
     finally:
         # The server's session and what it cached go with it; a server already gone has
         # nothing left to release.

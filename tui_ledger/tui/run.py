@@ -22,15 +22,23 @@ def run_app(
     prices: PriceTable | None = None,
     watch_files: bool = False,
     spark: Any = None,
+    present: bool = False,
 ) -> int:
     """Open the interactive ledger; returns the exit code (2 when the file could not be read).
 
     `load_options` are `load.load`'s keyword arguments; `prices` prices every attempt once
     loaded; `watch_files` follows the files and shows appended attempts as they arrive
     (`--watch`); `spark` (`--spark`): the input opened on a Spark Connect server
-    (`spark.commands.SparkInput`), which then computes every figure, page and check.
+    (`spark.commands.SparkInput`), which then computes every figure, page and check;
+    `present` (`--present`): the presenter's steps over the app (`tui/presenter.py`), which
+    Enter on the last step leaves for the app itself.
     """
-    app = LedgerApp(
+    app_class = LedgerApp
+    if present:
+        from tui_ledger.tui.presenter import PresentingApp
+
+        app_class = PresentingApp
+    app = app_class(
         paths,
         demo=demo,
         load_options=load_options,

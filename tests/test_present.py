@@ -1,0 +1,170 @@
+"""Presenter mode (`--present`): five steps over the app, from the app's own comparison."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.pilot_helpers import screen_text, settle
+from tui_ledger.cli import main
+from tui_ledger.ledger import compare
+from tui_ledger.load import load
+from tui_ledger.tui.present_steps import STEPS, presentation
+from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
+
+REPO = Path(__file__).resolve().parent.parent
+ARTICLE = str(REPO / "sample_data" / "runs.csv")
+
+
+def _csv(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "runs.csv"
+    path.write_text(text)
+    return str(path)
+
+
+def test_the_flip_on_the_article_fixture_names_both_and_their_figures() -> None:
+    flip = presentation(compare(load([ARTICLE]).attempts)).flip
+    assert flip.verdict == "flip"
+    assert flip.sentence == (
+        "lean 3,000 vs steady 1,600 per accepted result, and lean 1,000 when failures are dropped."
+    )
+    assert [(f.name, f.view, f.text) for f in flip.figures] == [
+        ("lean", "keep", "3,000"),
+        ("steady", "keep", "1,600"),
+        ("lean", "drop", "1,000"),
+    ]
+
+
+def test_no_flip_says_so_with_the_reason(tmp_path: Path) -> None:
+    path = _csv(
+        tmp_path, "workflow,tokens,passed\na,100,true\na,100,false\nb,900,true\nb,900,false\n"
+    )
+    flip = presentation(compare(load([path]).attempts)).flip
+    assert flip.verdict == "no_flip"
+    assert flip.sentence.startswith("no flip: the ranking is the same in both views; a is cheapest")
+
+
+def test_every_attempt_accepted_is_no_flip(tmp_path: Path) -> None:
+    path = _csv(tmp_path, "workflow,tokens,passed\na,100,true\nb,900,true\n")
+    flip = presentation(compare(load([path]).attempts)).flip
+    assert flip.sentence.startswith("no flip: every attempt here was accepted")
+
+
+def test_undecided_names_the_lower_bounds(tmp_path: Path) -> None:
+    # lean's failures have no usage: it may or may not be dearer than steady when kept.
+    path = _csv(
+        tmp_path,
+        "workflow,tokens,passed\nlean,1000,true\nlean,,false\nlean,,false\n"
+        "steady,1600,true\nsteady,1600,true\n",
+    )
+    comparison = compare(load([path]).attempts)
+    assert comparison.flip_undecided()
+    flip = presentation(comparison).flip
+    assert flip.verdict == "undecided"
+    assert flip.sentence.startswith("undecided: the figure of lean (2 of 3 attempts without usage)")
+
+
+def test_the_noise_line_is_fed_from_the_comparison() -> None:
+    comparison = compare(load([ARTICLE]).attempts)
+    flip = presentation(comparison, noise=lambda c: f"{c.keep.height} groups compared").flip
+    assert flip.noise == "2 groups compared"
+
+
+def test_figures_are_the_comparisons_own() -> None:
+    # A median of an even count (mean of the two middle values) and a per-accepted ratio that
+    # is not a whole number: only the real compare gives these, and the steps show them.
+    frame = pl.DataFrame(
+        {
+            "workflow": ["w"] * 4,
+            "tokens": [10, 20, 30, 41],
+            "outcome": ["passed", "passed", "passed", "failed"],
+        }
+    ).with_columns(
+        pl.col("outcome").cast(pl.Enum(["passed", "failed", "timeout", "error", "ungraded"]))
+    )
+    comparison = compare(frame)
+    (group,) = presentation(comparison).keep
+    assert group.per_attempt == "25"
+    assert group.per_accepted == "34"  # 101 / 3 = 33.67, read as the summary reads it
+    assert group.value == pytest.approx(101 / 3)
+
+
+async def test_keys_walk_the_steps_and_enter_opens_the_app() -> None:
+    app = PresentingApp([ARTICLE])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        assert presenter.step == "keep"
+        assert "KEEP FAILURES" in screen_text(app)
+        await pilot.press("space")
+        assert presenter.step == "drop"
+        assert "DROP FAILURES" in screen_text(app)
+        await pilot.press("right")
+        assert presenter.step == "flip"
+        text = " ".join(screen_text(app).split())  # the sentence wraps at 80 columns
+        assert "lean 3,000 vs steady 1,600 per accepted result" in text
+        assert "lean 1,000 when failures are dropped" in text
+        await pilot.press("left")
+        assert presenter.step == "drop"
+        await pilot.press("left", "left")
+        assert presenter.step == "keep"
+        await pilot.press(*["right"] * 6)
+        assert presenter.step == STEPS[-1]
+        assert "Enter" in screen_text(app)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, PresenterScreen)
+        assert app.on_main_screen
+        assert "Summary" in screen_text(app)
+
+
+async def test_space_on_the_last_step_opens_the_app_too() -> None:
+    app = PresentingApp([ARTICLE])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press(*["space"] * len(STEPS))
+        await settle(pilot)
+        assert app.on_main_screen
+
+
+async def test_q_quits_at_any_step() -> None:
+    app = PresentingApp([ARTICLE])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("space", "space", "q")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_question_mark_shows_the_keys() -> None:
+    app = PresentingApp([ARTICLE])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        assert "Presenter keys" in screen_text(app)
+        await pilot.press("x")
+        assert isinstance(app.screen, PresenterScreen)
+
+
+async def test_names_from_files_are_text_not_markup(tmp_path: Path) -> None:
+    path = _csv(
+        tmp_path, "workflow,tokens,passed\n[bold]x,100,true\n[bold]x,100,false\ny,50,true\n"
+    )
+    app = PresentingApp([path])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        assert "[bold]x" in screen_text(app)
+
+
+def test_present_with_a_bad_file_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main(["--present", str(tmp_path / "missing.csv")])
+    assert raised.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ledger-tui: error:") and "missing.csv" in err
+    assert len(err.splitlines()) == 1

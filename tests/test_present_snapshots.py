@@ -1,0 +1,35 @@
+"""Snapshots of presenter mode's five steps at 80x24 on the article's six attempts.
+
+Update them after an intended change with
+`pytest tests/test_present_snapshots.py --snapshot-update`, and look at the new SVGs first.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from tests.pilot_helpers import settle
+from tui_ledger.tui.present_steps import STEPS
+from tui_ledger.tui.presenter import PresentingApp
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(REPO)  # the header reads `sample_data/runs.csv`
+
+
+@pytest.mark.parametrize("step", range(len(STEPS)), ids=list(STEPS))
+def test_step_at_80x24(snap_compare: object, step: int) -> None:
+    async def at_step(pilot: Pilot) -> None:
+        await settle(pilot)
+        for _ in range(step):
+            await pilot.press("right")
+        await settle(pilot)
+
+    app = PresentingApp(["sample_data/runs.csv"])
+    assert snap_compare(app, terminal_size=(80, 24), run_before=at_step)  # type: ignore[operator]

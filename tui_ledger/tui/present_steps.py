@@ -1,0 +1,307 @@
+"""What presenter mode (`ledger-tui --present`) says on each step, as plain data: pure functions
+of the app's `Comparison`, no widget and no figure of its own.
+
+Every figure comes from the comparison the app draws (`ledger.compare`, through the app's
+pipeline) and reads as the summary writes it (`summary_text`, `numbers`); every verdict (a
+flip, undecided, no flip) is the comparison's own (`flips`, `flip_undecided`, `best`, `moves`)
+and says what `report.callout` says, in fewer words. `presentation(comparison)` gives the
+five steps' content; `present_slides` lays them out.
+
+The flip step has a place for one more line, `Flip.noise`: the pairwise noise verdict of the
+flip's pair ("within noise on this sample: 3 attempts a side"), filled by the `noise` function
+given to `presentation` (a function of the same comparison). Nothing fills it yet.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from tui_ledger.ledger import Comparison, View
+from tui_ledger.numbers import format_count, format_factor, format_rate, format_tokens
+from tui_ledger.ranking import rank_text as rank_range
+from tui_ledger.textsafe import safe_label
+from tui_ledger.tui.summary_text import (
+    NO_ACCEPTED,
+    TOKENS,
+    exact_figure,
+    figure_text,
+    median_text,
+    rank_text,
+)
+from tui_ledger.wording import plural
+
+STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "open")
+"""The steps in order: the honest view, the trap, the flip, what dropping hides, the app."""
+
+Verdict = Literal["flip", "undecided", "no_flip"]
+NoiseLine = Callable[[Comparison], "str | None"]
+"""A function of the comparison giving the flip step's noise line (None: nothing to say)."""
+
+
+@dataclass(frozen=True)
+class GroupFigures:
+    """One group in one view, as the keep and drop steps show it."""
+
+    name: str  # the whole name, terminal-safe (the slides cut it to fit, together)
+    per_attempt: str  # median tokens per attempt: `1,000`, `not recorded`
+    accepted: int
+    attempts: int
+    pass_rate: str  # `33%`
+    per_accepted: str  # `3,000`, `≥ 3,000`, `—`, `not recorded`
+    value: float | None  # the per accepted figure, for its bar (None: no figure)
+    rank: str  # `1`, `1–3`, `—`
+    note: str  # why there is no figure, or why it is a lower bound; `` when exact
+
+    @property
+    def passes(self) -> str:
+        """`passes 1 of 3 (33%)`."""
+        return f"passes {format_count(self.accepted)} of {format_count(self.attempts)}" + (
+            f" ({self.pass_rate})" if self.attempts else ""
+        )
+
+
+@dataclass(frozen=True)
+class HiddenFigures:
+    """What dropping failures hides of one group."""
+
+    name: str
+    hidden_attempts: int
+    hidden_tokens: str  # `2,000`, `≥ 954,308`, `not recorded`
+    trap_factor: str  # `×3.0`, `≥ ×2.8`, `—`
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One headline figure of the flip step: a group's tokens per accepted result in a view."""
+
+    name: str
+    view: View
+    text: str  # `3,000`, `≥ 3,000`
+
+
+@dataclass(frozen=True)
+class Flip:
+    """The flip step: the verdict, its sentence in words and numbers, the figures it names."""
+
+    verdict: Verdict
+    title: str  # `The ranking flips`, `Undecided`, `No flip`
+    sentence: str  # on the article's fixture: `lean 3,000 vs steady 1,600 per accepted ...`
+    figures: tuple[Figure, ...]
+    moral: str  # what the verdict means for the reader, or ``
+    noise: str | None = None  # the pairwise noise verdict of the pair (see the module's doc)
+
+
+@dataclass(frozen=True)
+class Presentation:
+    """Everything the five steps show, from one comparison."""
+
+    keep: tuple[GroupFigures, ...]
+    drop: tuple[GroupFigures, ...]
+    keep_best: str | None  # the group ranked first for certain in each view, if any
+    drop_best: str | None
+    flip: Flip
+    hidden: tuple[HiddenFigures, ...]
+    hidden_attempts: int
+    hidden_tokens: str  # over every group: `2,000`, `≥ 4,704,773`, `an unknown number of`
+    bar_scale: float  # the largest per accepted figure in either view: both views' bars share it
+
+
+def presentation(comparison: Comparison, noise: NoiseLine | None = None) -> Presentation:
+    """The five steps' content from the app's comparison (grouped as the app groups)."""
+    names = [safe_label(label) for label in comparison.labels]
+    keep = tuple(_groups(comparison, "keep", names))
+    drop = tuple(_groups(comparison, "drop", names))
+    values = [group.value for group in (*keep, *drop) if group.value is not None]
+    hidden_total = comparison.hidden_tokens
+    bound = comparison.hidden_is_lower_bound()
+    if hidden_total is None or (bound and hidden_total == 0):
+        hidden_text = "an unknown number of"
+    else:
+        hidden_text = format_tokens(hidden_total, lower_bound=bound)
+    flip = flip_step(comparison)
+    if noise is not None:
+        flip = replace(flip, noise=noise(comparison))
+    return Presentation(
+        keep=keep,
+        drop=drop,
+        keep_best=_safe(comparison.best("keep")),
+        drop_best=_safe(comparison.best("drop")),
+        flip=flip,
+        hidden=tuple(_hidden(comparison, names)),
+        hidden_attempts=comparison.hidden_attempts,
+        hidden_tokens=hidden_text,
+        bar_scale=max(values, default=0.0),
+    )
+
+
+def _safe(label: str | None) -> str | None:
+    return None if label is None else safe_label(label)
+
+
+def _groups(comparison: Comparison, view: View, names: list[str]) -> list[GroupFigures]:
+    groups = []
+    for name, row in zip(names, comparison.view(view).iter_rows(named=True), strict=True):
+        value = row[TOKENS.value]
+        groups.append(
+            GroupFigures(
+                name=name,
+                per_attempt=median_text(row),
+                accepted=int(row["accepted"]),
+                attempts=int(row["attempts"]),
+                pass_rate=format_rate(row["pass_rate"]),
+                per_accepted=figure_text(TOKENS, row),
+                value=None if value is None else float(exact_figure(TOKENS, row)),
+                rank=rank_text(row),
+                note=_note(row),
+            )
+        )
+    return groups
+
+
+def _note(row: dict[str, Any]) -> str:
+    """Why a group's figure is missing or only a lower bound, in a few words."""
+    if row[TOKENS.value] is None:
+        return TOKENS.missing_reason(row) if row["attempts"] else "no attempt"
+    if row["lower_bound"]:
+        parts = []
+        if row["missing_usage"]:
+            parts.append(f"{format_count(row['missing_usage'])} without usage")
+        if row["suspect_zeros"]:
+            parts.append(f"{format_count(row['suspect_zeros'])} reading 0")
+        return "lower bound: " + ", ".join(parts) if parts else "lower bound"
+    return ""
+
+
+def _hidden(comparison: Comparison, names: list[str]) -> list[HiddenFigures]:
+    rows = zip(
+        names,
+        comparison.keep.iter_rows(named=True),
+        comparison.drop.iter_rows(named=True),
+        comparison.trap.iter_rows(named=True),
+        strict=True,
+    )
+    hidden = []
+    for name, keep, drop, trap in rows:
+        dropped_unknown = (keep["missing_usage"] + keep["suspect_zeros"]) > (
+            drop["missing_usage"] + drop["suspect_zeros"]
+        )
+        tokens = trap["hidden_tokens"]
+        if keep["usage"] == "not_recorded" or (dropped_unknown and not tokens):
+            tokens_text = "not recorded"
+        else:
+            tokens_text = format_tokens(tokens, lower_bound=dropped_unknown)
+        hidden.append(
+            HiddenFigures(
+                name=name,
+                hidden_attempts=int(trap["hidden_attempts"]),
+                hidden_tokens=tokens_text,
+                trap_factor=format_factor(
+                    trap["trap_factor"], lower_bound=bool(trap["trap_factor_lower_bound"])
+                ),
+            )
+        )
+    return hidden
+
+
+def _figure(comparison: Comparison, label: str, view: View) -> Figure:
+    value = comparison.per_accepted(label, view)
+    text = format_tokens(value, lower_bound=comparison.is_lower_bound(label, view))
+    return Figure(safe_label(label), view, text)
+
+
+def flip_step(comparison: Comparison) -> Flip:
+    """The flip in words and numbers, claimed only as far as the bounds allow (SPEC.md,
+    "Honest ranking"); otherwise `undecided: ...` or `no flip: ...` with the reason."""
+    from tui_ledger.report import undecided  # the callout's own reason, word for word
+
+    if comparison.keep.height == 0:
+        return Flip("no_flip", "No flip", "no flip: no attempt to compare.", (), "")
+    if comparison.hidden_attempts == 0:
+        return Flip(
+            "no_flip",
+            "No flip",
+            "no flip: every attempt here was accepted, so dropping failures changes nothing.",
+            (),
+            "",
+        )
+    if comparison.keep[TOKENS.value].null_count() == comparison.keep.height:
+        return Flip(
+            "no_flip",
+            "No flip",
+            "no flip: no group has a figure to rank.",
+            (),
+            _unranked(comparison),
+        )
+    keep_best, drop_best = comparison.best("keep"), comparison.best("drop")
+    if comparison.flips():
+        if keep_best is not None and drop_best is not None and keep_best != drop_best:
+            looks, is_ = safe_label(drop_best), safe_label(keep_best)
+            figures = (
+                _figure(comparison, drop_best, "keep"),
+                _figure(comparison, keep_best, "keep"),
+                _figure(comparison, drop_best, "drop"),
+            )
+            return Flip(
+                "flip",
+                "The ranking flips",
+                f"{looks} {figures[0].text} vs {is_} {figures[1].text} per accepted result, "
+                f"and {looks} {figures[2].text} when failures are dropped.",
+                figures,
+                f"Drop the failures and {looks} looks cheapest; count every attempt and {is_} is.",
+            )
+        moves = comparison.moves()
+        moved = ", ".join(
+            f"{safe_label(move.group)} #{rank_range(move.keep_rank, move.keep_worst)}"
+            f"→#{rank_range(move.drop_rank, move.drop_worst)}"
+            for move in moves[:3]
+        )
+        more = f" and {len(moves) - 3} more" if len(moves) > 3 else ""
+        first = f"{safe_label(keep_best)} is cheapest either way; " if keep_best else ""
+        return Flip(
+            "flip",
+            "The ranking changes",
+            f"{first}dropping failures reorders the rest: {moved}{more} (kept → dropped).",
+            tuple(
+                figure
+                for move in moves[:2]
+                for figure in (
+                    _figure(comparison, move.group, "keep"),
+                    _figure(comparison, move.group, "drop"),
+                )
+            ),
+            "Who looks cheaper depends on whether failures are counted.",
+        )
+    if comparison.flip_undecided():
+        return Flip(
+            "undecided",
+            "Undecided",
+            f"undecided: {undecided(comparison)}; whether the ranking changes depends on "
+            "usage that was never recorded.",
+            (),
+            "Record every attempt's usage to settle it.",
+        )
+    if keep_best is not None:
+        return Flip(
+            "no_flip",
+            "No flip",
+            f"no flip: the ranking is the same in both views; {safe_label(keep_best)} is "
+            "cheapest either way.",
+            (_figure(comparison, keep_best, "keep"), _figure(comparison, keep_best, "drop")),
+            "Dropping failures still hides tokens: the figures shrink, the order holds.",
+        )
+    return Flip(
+        "no_flip",
+        "No flip",
+        "no flip: no group's rank changes when failures are dropped.",
+        (),
+        "Dropping failures still hides tokens: the figures shrink, the order holds.",
+    )
+
+
+def _unranked(comparison: Comparison) -> str:
+    unrecorded = comparison.not_recorded()
+    if unrecorded:
+        return f"Usage not recorded for {plural(len(unrecorded), 'group')}: nothing to rank."
+    return f"No group has an accepted attempt ({NO_ACCEPTED} anywhere)."
