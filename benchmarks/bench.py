@@ -996,24 +996,11 @@ def section_floor(bench: Bench, rows: int, path: Path) -> None:
         floor = median([s["floor"] for s in samples])
         limit = FLOOR_FACTOR * floor + FLOOR_SLACK
         size = f"{label} {kind}"
-        bench.add(
-            Figure.timed(
-                "8 floor",
-                size,
-                "final summary on screen (tmux)",
-                [s["final"] for s in samples],
-                use_p90=False,
-            )
-        )
-        bench.add(
-            Figure.timed(
-                "8 floor",
-                size,
-                "polars floor (read + group_by, medians)",
-                [s["floor"] for s in samples],
-                use_p90=False,
-            )
-        )
+        for key, what in (
+            ("final", "final summary on screen (tmux)"),
+            ("floor", "polars floor (read + group_by, medians)"),
+        ):
+            bench.add(Figure.timed("8 floor", size, what, [s[key] for s in samples], use_p90=False))
         bench.add(
             Figure(
                 "8 floor",
