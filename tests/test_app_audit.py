@@ -368,11 +368,12 @@ async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
             await settle(pilot)
             table = app.query_one(SummaryPane).groups_table
             keys = table.column_keys
-            # The headline, its trap factor and the totals stay; nothing scrolls sideways.
-            assert {"per accepted", "trap", "acc", "total"} <= set(keys), size
+            # What the trap is about stays (the headline, the rank, accepted, the pass rate);
+            # median and total leave first; nothing scrolls sideways.
+            assert {"per accepted", "#", "acc", "pass"} <= set(keys), size
             assert table.virtual_size.width <= table.scrollable_content_region.width, size
             assert "not shown (narrow pane):" in screen_text(app), size
-            assert "att" not in keys, size
+            assert "median" not in keys, size
 
 
 def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
@@ -385,5 +386,25 @@ def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
     kept, fitted, left_out = fit_columns(headings, rows, 200)
     assert [shown for shown, _ in kept] == headings and left_out == []
     kept, fitted, left_out = fit_columns(headings, rows, 40)
-    assert [shown for shown, _ in kept] == ["workflow", "per acc", "acc", "med", "total"]
-    assert left_out == ["att"] and [cell.plain for cell in fitted[0]][-1] == "3,000"
+    assert [shown for shown, _ in kept] == ["workflow", "per acc", "att", "acc", "total"]
+    assert left_out == ["median"] and [cell.plain for cell in fitted[0]][-1] == "3,000"
+
+
+def test_fit_columns_keeps_the_rank_and_lets_empty_columns_go_first() -> None:
+    from rich.text import Text
+
+    from tui_ledger.tui.summary_text import fit_columns
+
+    headings = ["workflow", "per accepted", "trap", "#", "att", "acc", "pass", "median", "total"]
+    cells = [
+        ("lean", "3,000", "—", "2", "3", "1/3", "33%", "1,000", "3,000"),
+        ("steady", "1,600", "—", "1", "3", "3/3", "100%", "1,600", "4,800"),
+    ]
+    rows = [[Text(text) for text in row] for row in cells]
+    # The all-`—` trap column leaves first, then median, then total, then att.
+    assert fit_columns(headings, rows, 48)[2] == ["trap", "median"]
+    assert fit_columns(headings, rows, 40)[2] == ["trap", "median", "total"]
+    assert fit_columns(headings, rows, 34)[2] == ["trap", "att", "median", "total"]
+    # However narrow, the rank, accepted and the pass rate never leave.
+    kept = fit_columns(headings, rows, 10)[0]
+    assert [name for _, name in kept] == ["workflow", "per accepted", "#", "acc", "pass"]

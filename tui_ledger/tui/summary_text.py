@@ -228,28 +228,33 @@ SHORT_HEADINGS: dict[str, str] = {
     "no usage": "no use",
     "median": "med",
 }
+# The order columns leave a narrow pane in (docs/LAYOUT.md): the trap is a change of rank, so the
+# label, the headline per accepted result, the rank, accepted and the pass rate stay; a column
+# whose every cell is empty leaves before any of these (`fit_columns`).
 LEAVE_FIRST: tuple[str, ...] = (
-    "att",  # acc reads "61/90": the attempts are its denominator
-    "no cost",
-    "no usage",
     "median",
-    "#",
-    "total $",
-    "pass",  # acc reads "61/90": the rate is its quotient
-    "tokens/acc",  # the other metric's headline stays longer than the rate
-    "$/acc",
     "total",
+    "att",  # acc reads "61/90": the attempts are its denominator
+    "no usage",
+    "no cost",
+    "total $",
+    "tokens/acc",  # the other metric's headline
+    "$/acc",
     "trap",
 )
+KEEP: frozenset[str] = frozenset({"#", "acc", "pass"})  # with the label and the headline
+EMPTY_CELLS: frozenset[str] = frozenset({"", MISSING})
 CELL_PADDING = 2  # the groups table's padding, one cell on each side
 
 
 def fit_columns(
     headings: list[str], rows: list[list[Text]], width: int
 ) -> tuple[list[tuple[str, str]], list[list[Text]], list[str]]:
-    """Fit a table into `width` cells: shorter headings, then columns leave in `LEAVE_FIRST`
-    order. Returns (shown heading, original heading) per kept column, the rows with those
-    columns, and the headings left out. `width` 0 (not laid out yet) keeps everything."""
+    """Fit a table into `width` cells: shorter headings, then the columns whose every cell is
+    empty leave, then the others in `LEAVE_FIRST` order; `KEEP`, the label and the headline
+    never leave (past them the table scrolls sideways). Returns (shown heading, original
+    heading) per kept column, the rows with those columns, and the headings left out.
+    `width` 0 (not laid out yet) keeps everything."""
     values = [
         max((cell_len(row[i].plain) for row in rows), default=0) for i in range(len(headings))
     ]
@@ -261,14 +266,28 @@ def fit_columns(
     keep = list(range(len(headings)))
     if width > 0 and total(shown, keep) > width:
         shown = [SHORT_HEADINGS.get(name, name) for name in headings]
+        empty = [
+            i
+            for i in keep
+            if i >= 2
+            and headings[i] not in KEEP
+            and rows
+            and all(row[i].plain.strip() in EMPTY_CELLS for row in rows)
+        ]
+        order = empty + [
+            i
+            for name in LEAVE_FIRST
+            for i in keep
+            if i >= 2 and i not in empty and headings[i] == name
+        ]
         left: list[int] = []
-        for name in LEAVE_FIRST:
+        for index in order:
             if total(shown, keep) <= width:
                 break
-            left += [i for i in keep if i >= 2 and headings[i] == name]
-            keep = [i for i in keep if i not in left]
+            left.append(index)
+            keep = [i for i in keep if i != index]
         for index in reversed(left):  # a narrow column that left early may fit again
-            if total(shown, sorted([*keep, index])) <= width:
+            if index not in empty and total(shown, sorted([*keep, index])) <= width:
                 keep = sorted([*keep, index])
     left_out = [headings[i] for i in range(len(headings)) if i not in keep]
     return (
