@@ -38,23 +38,21 @@ def medians_in_memory(
     packing = _Packing.of(frame, keys) if packed else None
     if packing is not None:
         cell_frame, ordered = pl.collect_all([cells, packing.sorted(frame)])
-        groups, tokens, accepted, group_keys = packing.unpack(
-            ordered.get_column(_PACKED), cell_frame
-        )
+        median_frame = packing.medians(ordered.get_column(_PACKED), cell_frame)
     else:
         cell_frame = cells.collect()
         groups, tokens, accepted, group_keys = _plain_sort(frame, keys)
-    starts, keep = _middle_of_runs(groups, tokens)
-    accepted_groups = groups.filter(accepted)
-    accepted_starts, drop = _middle_of_runs(accepted_groups, tokens.filter(accepted))
-    # Each drop median goes to its group's row by the group's number (no join).
-    drop = pl.repeat(None, starts.len(), dtype=pl.Float64, eager=True).scatter(
-        accepted_groups.gather(accepted_starts), drop
-    )
-    median_frame = group_keys.with_columns(
-        keep.alias("keep__median_tokens_per_attempt"),
-        drop.alias("drop__median_tokens_per_attempt"),
-    )
+        starts, keep = _middle_of_runs(groups, tokens)
+        accepted_groups = groups.filter(accepted)
+        accepted_starts, drop = _middle_of_runs(accepted_groups, tokens.filter(accepted))
+        # Each drop median goes to its group's row by the group's number (no join).
+        drop = pl.repeat(None, starts.len(), dtype=pl.Float64, eager=True).scatter(
+            accepted_groups.gather(accepted_starts), drop
+        )
+        median_frame = group_keys.with_columns(
+            keep.alias("keep__median_tokens_per_attempt"),
+            drop.alias("drop__median_tokens_per_attempt"),
+        )
     if _past_float_precision(median_frame):
         median_frame = (
             frame.group_by(keys)
@@ -147,22 +145,56 @@ class _Packing:
         )
         return frame.filter(_tokens.is_not_null()).select(packed.alias(_PACKED)).sort(_PACKED)
 
-    def unpack(
-        self, ordered: pl.Series, cells: pl.DataFrame
-    ) -> tuple[pl.Series, pl.Series, pl.Series, pl.DataFrame]:
-        """What `_plain_sort` gives, from the sorted packed values; each group's key is read
-        from the cells (which hold every group) by its code."""
-        codes = ordered // self.scale
-        groups = codes.rle_id()
-        tokens = (ordered % self.scale) // 2 + self.low
-        accepted = (ordered % 2) == 1
-        names = cells.select(pl.col(self.key), self._code().alias("__code")).unique("__code")
-        group_keys = (
-            pl.DataFrame({"__code": codes.gather(_run_starts(groups))})
-            .join(names, on="__code", how="left", maintain_order="left")
-            .select(self.key)
+    def medians(self, ordered: pl.Series, cells: pl.DataFrame) -> pl.DataFrame:
+        """Both views' medians per group with known usage, from the sorted packed values.
+
+        A group's values are the run between its code's first packed value and the next
+        code's, found by binary search (`search_sorted`), so nothing of the rows' length is
+        unpacked: only the middle values are gathered and decoded. The accepted attempts keep
+        the sorted order, so their runs are searched the same way in their filtered copy.
+        Each group's key is read from the cells (which hold every group) by its code."""
+        names = (
+            cells.select(pl.col(self.key), self._code().alias("__code"))
+            .unique("__code")
+            .sort("__code")
         )
-        return groups, tokens, accepted, group_keys
+        codes = names.get_column("__code")
+        lows, counts = self._runs(ordered, codes)
+        present = counts > 0
+        names, lows, counts = names.filter(present), lows.filter(present), counts.filter(present)
+        codes = names.get_column("__code")
+        accepted = ordered.filter((ordered % 2) == 1)
+        accepted_lows, accepted_counts = self._runs(accepted, codes)
+        drop = self._middle(accepted, accepted_lows, accepted_counts)
+        return names.select(self.key).with_columns(
+            self._middle(ordered, lows, counts).alias("keep__median_tokens_per_attempt"),
+            pl.when(accepted_counts > 0)
+            .then(drop)
+            .otherwise(None)
+            .alias("drop__median_tokens_per_attempt"),
+        )
+
+    def _runs(self, ordered: pl.Series, codes: pl.Series) -> tuple[pl.Series, pl.Series]:
+        """Where each code's run starts in `ordered` (sorted), and how long it is."""
+        starts = ordered.search_sorted(codes * self.scale, side="left")
+        # The run's last possible value, not the next code's first: that could pass Int64.
+        ends = ordered.search_sorted(codes * self.scale + (self.scale - 1), side="right")
+        return starts.cast(pl.Int64), (ends.cast(pl.Int64) - starts.cast(pl.Int64))
+
+    def _middle(self, ordered: pl.Series, starts: pl.Series, counts: pl.Series) -> pl.Series:
+        """The Float64 mean of each run's two middle values, decoded (as `_middle_of_runs`);
+        a run of none reads a placeholder position (masked by the caller)."""
+        last = max(ordered.len() - 1, 0)
+        low = (starts + (counts - 1).clip(lower_bound=0) // 2).clip(upper_bound=last)
+        high = (starts + counts // 2).clip(upper_bound=last)
+
+        def decoded(positions: pl.Series) -> pl.Series:
+            if ordered.len() == 0:
+                return pl.repeat(None, positions.len(), dtype=pl.Float64, eager=True)
+            values = ordered.gather(positions)
+            return ((values % self.scale) // 2 + self.low).cast(pl.Float64)
+
+        return (decoded(low) + decoded(high)) / 2
 
 
 def _run_starts(groups: pl.Series) -> pl.Series:

@@ -11,9 +11,10 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.load.columns import map_columns
 from tui_ledger.load.csv_errors import first_ragged_record, ragged, stray_quote, unclosed_quote
 from tui_ledger.load.formats import FORMAT_LABEL, GZIP_MAGIC, head_bytes
-from tui_ledger.load.helper_columns import LINE
+from tui_ledger.load.helper_columns import LINE, TYPED_TEXT
 from tui_ledger.load.inputs import Input
 from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened, empty, refuse
@@ -49,7 +50,7 @@ def open_input(
         if item.fmt in ("csv", "tsv"):
             return open_csv(item, lazy=lazy, lossy=lossy, columns=columns, head=head)
         if item.fmt == "parquet":
-            return _open_parquet(item, lazy=lazy)
+            return _open_parquet(item, lazy=lazy, columns=columns or {})
         return open_json(item, lazy=lazy)
     except LoadError:
         raise
@@ -100,19 +101,42 @@ def _check_text(item: Input) -> None:
         )
 
 
-def _open_parquet(item: Input, *, lazy: bool) -> Opened:
+def _open_parquet(item: Input, *, lazy: bool, columns: Mapping[str, str]) -> Opened:
+    """Open a Parquet file. Eagerly, its text keys and outcome words (`TYPED_TEXT`) arrive as
+    Categorical from the read itself, as a CSV's do (`read_csv._read_csv_typed`): 4 bytes a
+    row instead of each row's string, and no text copy beside the typed one."""
     if item.path.stat().st_size == 0:
         raise empty(item)
+    frame = pl.scan_parquet(item.path, glob=False)
+    if not lazy:
+        frame = frame.with_columns(_categorical_keys(item, frame, columns))
+    frame = frame.with_row_index(LINE, offset=1)
     if lazy:
-        frame = pl.scan_parquet(item.path, glob=False).with_row_index(LINE, offset=1)
         names = frame.collect_schema().names()
     else:
-        data = pl.read_parquet(item.path, glob=False).with_row_index(LINE, offset=1)
+        data = frame.collect()
         names = data.columns
         frame = data.lazy()
     frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
     own = [name for name in names if name != LINE]
     return Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
+
+
+def _categorical_keys(
+    item: Input, frame: pl.LazyFrame, explicit: Mapping[str, str]
+) -> list[pl.Expr]:
+    """The casts to Categorical of the file's String columns that map onto a text key."""
+    types = frame.collect_schema()
+    probe = Opened(item, "parquet", frame, types.names(), "row")
+    try:
+        mapping = map_columns(probe, explicit)
+    except LoadError:
+        return []  # prepare says what is wrong
+    return [
+        pl.col(name).cast(pl.Categorical)
+        for canonical, name in mapping.items()
+        if canonical in TYPED_TEXT and types[name] == pl.String
+    ]
 
 
 def _open_imported(item: Input, imports: ImportOptions | None, several: bool) -> Opened:

@@ -79,7 +79,9 @@ def finish(staged: pl.LazyFrame, frames: list[Prepared], *, in_memory: bool) -> 
     by_frame = {frame.index: frame for frame in frames}
     _check_short_rows(staged, staged.collect_schema().names(), by_frame, engine)
     staged = derive_outcome(staged, by_frame, in_memory=in_memory)
-    if in_memory and not all(frame.typed for frame in frames):
+    if in_memory:
+        # Once: the checks below and the attempts frame then read the same columns, instead
+        # of each evaluating the outcomes, keys and helper columns again from the file's.
         staged = staged.collect().lazy()
 
     # Everything else in one pass: the first bad cell of each kind, and every warning.
