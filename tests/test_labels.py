@@ -25,15 +25,43 @@ def test_leaderboard_names_sharing_a_long_prefix_read_differently_when_cut() -> 
         shown = fit_labels(DROID, width)
         assert len(set(shown)) == len(DROID), (width, shown)
         assert all(cell_len(text) <= width for text in shown), (width, shown)
-    # Cut in the middle: the start and the end both show.
-    shown = fit_labels(DROID, 24)
-    assert shown[0].startswith("2025092") and shown[0].endswith("opus")
-    assert shown[1].endswith("sonnet")
+    # Cut by words: the date goes, the agent and the words that differ stay.
+    shown = fit_labels(DROID, 16)
+    assert shown[:3] == ["droid…1-opus", "droid…sonnet", "droid_gpt-5"]
+    assert shown[3].startswith("orchestrator")
 
 
-def test_a_prefix_every_name_shares_is_dropped_first() -> None:
+def test_words_every_name_shares_go_first() -> None:
     names = ["20250923_droid_claude-4-1-opus", "20250923_droid_claude-4-sonnet"]
-    assert fit_labels(names, 16) == ["…claude-4-1-opus", "…claude-4-sonnet"]
+    assert fit_labels(names, 16) == ["claude-4-1-opus", "claude-4-sonnet"]
+
+
+# The public Terminal-Bench leaderboard's submissions (terminal-bench-core 0.1.1), and the
+# agent each one names.
+SUBMISSIONS = {
+    "20250711_openhands_claude-4-sonnet": "openhands",
+    "20250811_cursor-cli_claude-4-sonnet": "cursor-cli",
+    "20250825_swe-agent-mini_claude-4-sonnet": "swe-agent",
+    "20250829_goose_claude-4-opus": "goose",
+    "20250829_goose_claude-4-sonnet": "goose",
+    "20250902_orchestrator_claude-4-sonnet": "orchestrator",
+    "20250902_orchestrator_qwen-3-coder-480B": "orchestrator",
+    "20250911_chaterm_claude-4-sonnet": "chaterm",
+    "20250923_droid_claude-4-1-opus": "droid",
+    "20250923_droid_claude-4-sonnet": "droid",
+    "20250924_droid_gpt-5": "droid",
+    "ob1-09-10-25": "ob1",
+}
+
+
+def test_leaderboard_submissions_each_name_their_agent_at_table_widths() -> None:
+    names = list(SUBMISSIONS)
+    for width in (18, 22, 26, 30):  # the groups table gives labels 12-30 cells (18 at 120)
+        shown = fit_labels(names, width)
+        assert len(set(shown)) == len(names), (width, shown)
+        for label, agent in zip(shown, SUBMISSIONS.values(), strict=True):
+            assert agent in label and cell_len(label) <= width, (width, label)
+    assert fit_labels(names, 18)[:3] == ["openhands…sonnet", "cursor-cli…sonnet", "swe-agent-mini…"]
 
 
 def test_names_differing_only_deep_in_the_middle_show_the_difference() -> None:
@@ -67,3 +95,48 @@ def test_any_names_read_differently_within_the_width(given_names: list[str], wid
     for i, a in enumerate(given_names):
         for j, b in enumerate(given_names):
             assert (shown[i] == shown[j]) == (a == b), (given_names, shown)
+
+
+def _is_cut_of(label: str, name: str) -> bool:
+    """Whether `label`'s pieces between `…` appear in `name` in order."""
+    at = 0
+    for piece in label.split("…"):
+        found = name.find(piece, at)
+        if found < 0:
+            return False
+        at = found + len(piece)
+    return True
+
+
+word = st.text(st.sampled_from("abcdefgh0123"), min_size=1, max_size=6)
+separator = st.sampled_from("_-")
+worded_names = st.lists(
+    st.lists(word, min_size=1, max_size=5).flatmap(
+        lambda words: st.lists(separator, min_size=len(words) - 1, max_size=len(words) - 1).map(
+            lambda seps: "".join(w + s for w, s in zip(words, [*seps, ""], strict=True))
+        )
+    ),
+    min_size=2,
+    max_size=6,
+    unique=True,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(worded_names, st.integers(min_value=20, max_value=30))
+def test_labels_are_distinct_cuts_that_keep_a_word_no_other_name_has(
+    given_names: list[str], width: int
+) -> None:
+    shown = fit_labels(given_names, width)
+    assert len(set(shown)) == len(given_names)
+    for label, name in zip(shown, given_names, strict=True):
+        assert cell_len(label) <= width and _is_cut_of(label, name), (label, name)
+    words = [set(name.replace("-", "_").split("_")) for name in given_names]
+    unique = [
+        mine - set().union(*(other for j, other in enumerate(words) if j != i))
+        for i, mine in enumerate(words)
+    ]
+    if all(unique):  # every name has a word of its own: its label keeps one
+        for label, own in zip(shown, unique, strict=True):
+            kept = set(label.replace("…", "_").replace("-", "_").split("_"))
+            assert kept & own, (label, own, given_names)

@@ -6,6 +6,12 @@ Real names are long and share prefixes (`20250923_droid_claude-4-1-opus`,
 names together:
 
 1. names that fit stay whole;
+1b. else each name drops whole words, those that tell it least from the others first: run
+   stamps and dates (`20250811`), words every name has, then the words most names share (a
+   common model suffix, `claude-4-sonnet`), keeping its first telling word (the agent:
+   `openhands`, `droid`) and at least one word no other name has; a run of dropped words
+   reads `…` (`openhands…sonnet`, `droid…gpt-5`), a dropped start reads nothing (the focus
+   block names the group whole). If the labels still collide, the rules below apply;
 2. a prefix every name shares (at least `MIN_SHARED` cells, ending at a separator such as
    `_` or `-`) goes first, from its start and only as much as needed, shown as `…`: it tells
    no group from another;
@@ -23,6 +29,8 @@ very long name is looked at, so a 5 MB label costs what a short one costs.
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
 from rich.cells import cell_len
@@ -132,6 +140,90 @@ def _around_difference(text: str, others: Sequence[str], width: int) -> str:
     return ELLIPSIS + _middle_cut(piece, width - 1, window)
 
 
+_WORD = re.compile(r"[^_\-./:· @]+[_\-./:· @]*|[_\-./:· @]+")
+_STAMP = re.compile(r"\d{4,}")
+_MAX_WORDS = 48
+"""Names of more words than this are cut by characters only (the word rule's cost is the
+square of a name's words)."""
+
+
+def _word_key(token: str) -> str:
+    return token.rstrip("_-./:· @")
+
+
+def _render(tokens: Sequence[str], kept: Sequence[bool]) -> str:
+    """The kept tokens in order; a run of dropped ones reads `…`, except at the start."""
+    parts: list[str] = []
+    dropped = False
+    for token, keep in zip(tokens, kept, strict=True):
+        if not keep:
+            dropped = True
+            continue
+        if dropped and parts:
+            parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+        dropped = False
+        parts.append(token)
+    if dropped and parts:
+        parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+    return "".join(parts)
+
+
+def _word_cut(shown: Sequence[str], width: int) -> list[str] | None:
+    """Each name cut by whole words (rule 1b), or None when a name has too many words."""
+    tokens = [_WORD.findall(text) for text in shown]
+    if any(len(words) > _MAX_WORDS for words in tokens):
+        return None
+    keys_by_text = {
+        text: {_word_key(token) for token in words}
+        for text, words in zip(shown, tokens, strict=True)
+    }
+    frequency: Counter[str] = Counter()
+    for keys in keys_by_text.values():
+        frequency.update(keys)
+    everyone = len(keys_by_text)
+    labels: dict[str, str] = {}
+    for text, words in zip(shown, tokens, strict=True):
+        if text in labels:
+            continue
+        if cell_len(text) <= width:
+            labels[text] = text
+            continue
+        keys = [_word_key(token) for token in words]
+        stamp = [not key or bool(_STAMP.fullmatch(key)) for key in keys]
+        weak = [
+            is_stamp or frequency[key] == everyone
+            for is_stamp, key in zip(stamp, keys, strict=True)
+        ]
+        head = next((index for index, is_weak in enumerate(weak) if not is_weak), None)
+        order = sorted(
+            (index for index in range(len(words)) if index != head),
+            # Stamps, then words every name has (from the start), then the most shared (from
+            # the end: a model suffix before the agent's words).
+            key=lambda index: (
+                0 if stamp[index] else 1 if weak[index] else 2,
+                -frequency[keys[index]],
+                index if weak[index] else -index,
+            ),
+        )
+        kept = [True] * len(words)
+        telling = sum(
+            1 for index, key in enumerate(keys) if frequency[key] == 1 and not weak[index]
+        )
+        for index in order:
+            if cell_len(_render(words, kept)) <= width:
+                break
+            if not weak[index] and frequency[keys[index]] == 1:
+                if telling <= 1 and (head is None or frequency[keys[head]] > 1):
+                    continue  # the last word no other name has stays
+                telling -= 1
+            kept[index] = False
+        label = _render(words, kept)
+        if cell_len(label) > width:
+            label = _middle_cut(label, width, max(1, (2 * width) // 3))
+        labels[text] = label
+    return [labels[text] for text in shown]
+
+
 def fit_labels(names: Sequence[str], width: int) -> list[str]:
     """Each name, terminal-safe, in at most `width` cells; names that differ read differently.
 
@@ -142,6 +234,13 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
         return ["" for _ in shown]
     if all(cell_len(text) <= width for text in shown) and _distinct(shown, names):
         return shown
+    by_words = _word_cut(shown, width)
+    if (
+        by_words is not None
+        and all(cell_len(label) <= width for label in by_words)
+        and _distinct(by_words, names)
+    ):
+        return by_words
     shared = _shared_prefix(shown)
     if cell_len(shared) >= MIN_SHARED:
         # Drop what every name shares (from its start, as little as needed), `…` in its place.
