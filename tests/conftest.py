@@ -7,7 +7,50 @@ took 275 ms and its replay 49 ms. What a property test checks is its property; s
 measured by `benchmarks/`, never asserted.
 """
 
+import ast
+import functools
+from pathlib import Path
+
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile("ledger-tui", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ledger-tui")
+
+
+# The `core` marker: the tests `.ci/run` also runs on the oldest and newest supported Pythons.
+# A test is core unless its module imports the app (textual, tui_ledger.tui, the pilot helpers),
+# at the top or inside a function, or it is marked tmux. Read from each module's source, so a
+# new test file is sorted the day it is added, with no list to keep.
+APP_IMPORTS = ("textual", "textual_serve", "tui_ledger.tui", "tests.pilot_helpers")
+
+
+def _names_app(module: str) -> bool:
+    return any(module == name or module.startswith(name + ".") for name in APP_IMPORTS)
+
+
+@functools.cache
+def imports_the_app(path: Path) -> bool:
+    """Whether the test module at `path` imports textual, the app or the pilot helpers."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            if any(_names_app(alias.name) for alias in node.names):
+                return True
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:  # from .pilot_helpers import ..., from . import pilot_helpers
+                names = [node.module] if node.module else [a.name for a in node.names]
+                if any(name == "pilot_helpers" for name in names):
+                    return True
+            elif node.module is not None and (
+                _names_app(node.module)
+                or any(_names_app(f"{node.module}.{alias.name}") for alias in node.names)
+            ):
+                return True
+    return False
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("tmux") is None and not imports_the_app(Path(item.path)):
+            item.add_marker(pytest.mark.core)

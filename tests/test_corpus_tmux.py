@@ -10,12 +10,17 @@ from __future__ import annotations
 import hashlib
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-import tomllib
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from tests.pilot_helpers import SETTLE_SECONDS
 from tests.test_corpus import _input

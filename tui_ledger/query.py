@@ -421,7 +421,11 @@ def _parse_temporal(text: str, kind: Kind) -> dt.date | dt.datetime | dt.time | 
             return dt.time.fromisoformat(value)
         if len(value) <= 10 or kind == "date":
             return dt.date.fromisoformat(value)
-        return dt.datetime.fromisoformat(value.replace(" ", "T", 1))
+        # A trailing `Z` is UTC; Python 3.10's fromisoformat reads only `+00:00`.
+        iso = value.replace(" ", "T", 1)
+        if iso[-1:] in ("Z", "z"):
+            iso = iso[:-1] + "+00:00"
+        return dt.datetime.fromisoformat(iso)
     except (ValueError, OverflowError):
         if kind == "datetime" and len(value) <= 10:
             try:
