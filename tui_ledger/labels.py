@@ -178,8 +178,8 @@ def _word_cut(shown: Sequence[str], width: int) -> list[str] | None:
         for text, words in zip(shown, tokens, strict=True)
     }
     frequency: Counter[str] = Counter()
-    for keys in keys_by_text.values():
-        frequency.update(keys)
+    for name_keys in keys_by_text.values():
+        frequency.update(name_keys)
     everyone = len(keys_by_text)
     labels: dict[str, str] = {}
     for text, words in zip(shown, tokens, strict=True):
