@@ -28,7 +28,7 @@ import polars as pl
 from textual.app import App, ComposeResult
 
 from tui_ledger.schema import OUTCOME_DTYPE, OUTCOMES
-from tui_ledger.tui.attempts_table import AttemptsTable
+from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 
 
 def attempts_frame(rows: int) -> pl.DataFrame:

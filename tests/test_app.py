@@ -17,10 +17,10 @@ from textual.message import Message
 from tests.pilot_helpers import screen_text, settle, wait_until
 from tui_ledger.tui import commands, messages
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.header import ViewBadge
 from tui_ledger.tui.run import run_app
 from tui_ledger.tui.snapshot import Snapshot
-from tui_ledger.tui.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.header import ViewBadge
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "sample_data" / "runs.csv"

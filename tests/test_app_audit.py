@@ -14,15 +14,15 @@ from textual.widgets import Footer, Input
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
-from tui_ledger.tui.screens import (
+from tui_ledger.tui.screens.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
+from tui_ledger.tui.screens.screens import (
     ConfirmScreen,
     DetailScreen,
     HelpScreen,
     SaveScreen,
     WarningsScreen,
 )
-from tui_ledger.tui.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
 DEMO = REPO / "sample_data" / "demo.csv"
@@ -379,7 +379,7 @@ async def test_summary_table_fits_its_pane_at_160_and_120_columns() -> None:
 def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
     from rich.text import Text
 
-    from tui_ledger.tui.summary_text import fit_columns
+    from tui_ledger.tui.widgets.summary_text import fit_columns
 
     headings = ["workflow", "per accepted", "att", "acc", "median", "total"]
     rows = [[Text(text) for text in ("lean", "3,000", "3", "1/3", "1,000", "3,000")]]
@@ -393,7 +393,7 @@ def test_fit_columns_shortens_headings_then_drops_the_least_needed() -> None:
 def test_fit_columns_keeps_the_rank_and_lets_empty_columns_go_first() -> None:
     from rich.text import Text
 
-    from tui_ledger.tui.summary_text import fit_columns
+    from tui_ledger.tui.widgets.summary_text import fit_columns
 
     headings = ["workflow", "per accepted", "trap", "#", "att", "acc", "pass", "median", "total"]
     cells = [

@@ -11,8 +11,7 @@ from textual.widgets import Input, SelectionList
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.header import ViewBadge
-from tui_ledger.tui.screens import (
+from tui_ledger.tui.screens.screens import (
     ConfirmScreen,
     DetailScreen,
     ExportScreen,
@@ -20,7 +19,8 @@ from tui_ledger.tui.screens import (
     HelpScreen,
     WarningsScreen,
 )
-from tui_ledger.tui.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.header import ViewBadge
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "sample_data" / "runs.csv"

@@ -28,17 +28,17 @@ from tui_ledger.numbers import format_money
 from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.prices import PriceTable
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.attempts_columns import (
+from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
+from tui_ledger.tui.widgets.attempts_columns import (
     OUTCOME_GLYPH_WIDTH,
     OUTCOME_SYMBOL_WIDTH,
     Column,
     cut_middle,
     fit_columns,
 )
-from tui_ledger.tui.attempts_table import AttemptsTable
-from tui_ledger.tui.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
-from tui_ledger.tui.bars import Bars
-from tui_ledger.tui.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.attempts_table import AttemptsTable
+from tui_ledger.tui.widgets.bars import Bars
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 SIZES = [(80, 24), (120, 40), (160, 45)]
 
@@ -324,7 +324,7 @@ async def test_terminal_bench_folders_read_apart_at_120(tmp_path: Path) -> None:
 def test_per_task_view_cuts_task_names_apart() -> None:
     from tui_ledger.per_task import per_task
     from tui_ledger.schema import OUTCOME_DTYPE
-    from tui_ledger.tui.audit_screens import TASK_LABEL, PerTaskScreen
+    from tui_ledger.tui.screens.audit_screens import TASK_LABEL, PerTaskScreen
 
     prefix = "terminal-bench-core-0.1.1-" * 2
     names = [f"{prefix}fix-git-history", f"{prefix}fix-git-remote", "hello-world"]
@@ -374,7 +374,7 @@ async def test_bars_say_not_recorded_where_usage_never_was(real_csv: Path) -> No
 
 
 async def test_per_task_view_of_an_unmetered_group_reads_not_recorded(real_csv: Path) -> None:
-    from tui_ledger.tui.audit_screens import PerTaskScreen
+    from tui_ledger.tui.screens.audit_screens import PerTaskScreen
 
     app = LedgerApp([str(real_csv)])
     async with app.run_test(size=(160, 45)) as pilot:

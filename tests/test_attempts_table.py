@@ -7,8 +7,8 @@ import pytest
 from textual.app import App, ComposeResult
 
 from tui_ledger.schema import OUTCOME_DTYPE
-from tui_ledger.tui.attempts_columns import fit_cell, format_float
-from tui_ledger.tui.attempts_table import AttemptsTable
+from tui_ledger.tui.widgets.attempts_columns import fit_cell, format_float
+from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 
 HOSTILE = [
     "[bold]lean[/bold]",
@@ -430,7 +430,7 @@ def test_fit_cell_pads_aligns_and_cuts_wide_characters() -> None:
 def test_cost_columns_read_as_dollars() -> None:
     from tui_ledger.numbers import format_money
     from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
-    from tui_ledger.tui.attempts_columns import MONEY_COLUMNS, column_kind, format_cells
+    from tui_ledger.tui.widgets.attempts_columns import MONEY_COLUMNS, column_kind, format_cells
 
     assert {COST_COLUMN, TABLE_COST_COLUMN} == MONEY_COLUMNS
     assert column_kind("cost", pl.Float64()) == "money"

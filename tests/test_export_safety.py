@@ -32,7 +32,7 @@ from tui_ledger.ledger import compare
 from tui_ledger.load import load
 from tui_ledger.report import render_summary
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens import ConfirmScreen, ExportScreen
+from tui_ledger.tui.screens.screens import ConfirmScreen, ExportScreen
 
 SIZE = (160, 45)
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App, ComposeResult
 
-from tui_ledger.tui.groups_table import GroupsTable
+from tui_ledger.tui.widgets.groups_table import GroupsTable
 
 COLUMNS = [
     ("workflow", Text("workflow", style="bold"), "left"),

@@ -604,7 +604,7 @@ def test_an_empty_folder_is_refused_by_every_importer(
 async def test_the_apps_warnings_name_trials_by_their_path(board: Path) -> None:
     from tests.pilot_helpers import press, screen_text, settle
     from tui_ledger.tui.app import LedgerApp
-    from tui_ledger.tui.screens import WarningsScreen
+    from tui_ledger.tui.screens.screens import WarningsScreen
 
     app = LedgerApp([str(board)])
     async with app.run_test(size=(160, 45)) as pilot:

@@ -11,8 +11,8 @@ from tests.pilot_helpers import screen_text, settle
 from tui_ledger.cli import main
 from tui_ledger.ledger import compare
 from tui_ledger.load import load
-from tui_ledger.tui.present_steps import STEPS, presentation
 from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
+from tui_ledger.tui.screens.present_steps import STEPS, presentation
 
 REPO = Path(__file__).resolve().parent.parent
 ARTICLE = str(REPO / "sample_data" / "runs.csv")

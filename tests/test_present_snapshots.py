@@ -12,8 +12,8 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.pilot_helpers import settle
-from tui_ledger.tui.present_steps import STEPS
 from tui_ledger.tui.presenter import PresentingApp
+from tui_ledger.tui.screens.present_steps import STEPS
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -203,7 +203,7 @@ def test_serve_shows_the_ledger_in_a_browser(tmp_path: Path) -> None:
 
 
 def test_serve_command_quotes_paths_and_passes_options(tmp_path: Path) -> None:
-    from tui_ledger.tui.serve import _serve_parser, app_command
+    from tui_ledger.tui.serve.serve import _serve_parser, app_command
 
     odd = tmp_path / "runs; rm -rf $HOME 'x'.csv"
     args = _serve_parser().parse_args(

@@ -15,7 +15,7 @@ from tests.real_shaped import (
     attempts_frame,
 )
 from tui_ledger.ledger import compare
-from tui_ledger.tui.summary_text import (
+from tui_ledger.tui.widgets.summary_text import (
     COST,
     FOCUS_NAME_WIDTH,
     TOKENS,

@@ -611,7 +611,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         if arguments and arguments[0] == "serve":
-            from tui_ledger.tui.serve import run_serve
+            from tui_ledger.tui.serve.serve import run_serve
 
             return run_serve(arguments[1:])
         if arguments and arguments[0] in handlers:

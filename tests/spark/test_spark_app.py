@@ -111,7 +111,7 @@ async def test_demo_group_by_sort_and_paging_match_the_local_app(spark: Any) -> 
     40: the same figures, and the same rows in the same order, as the local app."""
     from textual.widgets import SelectionList
 
-    from tui_ledger.tui.screens import GroupByScreen
+    from tui_ledger.tui.screens.screens import GroupByScreen
 
     local = LedgerApp([str(DEMO)])
     async with local.run_test(size=SIZE) as pilot:
@@ -269,8 +269,8 @@ def test_the_command_opens_the_app_and_fails_in_one_line(spark_url: str, tmp_pat
 
 async def audit_state(app: LedgerApp, pilot: Any) -> tuple[pl.DataFrame, int, int, str]:
     """`p` (the first group task by task), `c` (the chart opens), `w` (the warnings)."""
-    from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen
-    from tui_ledger.tui.screens import WarningsScreen
+    from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen
+    from tui_ledger.tui.screens.screens import WarningsScreen
 
     await press(pilot, "p")
     await wait_until(pilot, lambda: isinstance(app.screen, PerTaskScreen), "the per-task screen")
@@ -305,7 +305,7 @@ async def test_the_audit_screens_on_spark_show_the_local_figures(spark: Any) -> 
 async def export_from(app: LedgerApp, pilot: Any, summary: Path, attempts: Path) -> None:
     from textual.widgets import Input
 
-    from tui_ledger.tui.screens import ExportScreen
+    from tui_ledger.tui.screens.screens import ExportScreen
 
     await press(pilot, "e")
     assert isinstance(app.screen, ExportScreen)

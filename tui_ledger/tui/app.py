@@ -47,14 +47,14 @@ from tui_ledger.ledger import (
 )
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui import commands, messages
-from tui_ledger.tui.attempts_table import AttemptsTable
-from tui_ledger.tui.attempts_titles import attempts_titles
-from tui_ledger.tui.filter_bar import FilterBar, FilterInput
-from tui_ledger.tui.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Timings
-from tui_ledger.tui.summary_pane import SummaryPane
 from tui_ledger.tui.theme import LEDGER_THEME
+from tui_ledger.tui.widgets.attempts_table import AttemptsTable
+from tui_ledger.tui.widgets.attempts_titles import attempts_titles
+from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
+from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 _Report = TypeVar("_Report", bound=Message)
 
@@ -496,7 +496,7 @@ class LedgerApp(App[int]):
     def show_checks(self) -> None:
         """The checks arrived: the warnings count, and the warnings panel if it is open."""
         self._show_warning_count()
-        from tui_ledger.tui.screens import WarningsScreen
+        from tui_ledger.tui.screens.screens import WarningsScreen
 
         if isinstance(self.screen, WarningsScreen):
             self.screen.update_warnings(self.collect_warnings())
@@ -777,7 +777,7 @@ class LedgerApp(App[int]):
         ledger = self.pipeline.ledger
         if ledger is None:
             return
-        from tui_ledger.tui.screens import GroupByScreen
+        from tui_ledger.tui.screens.screens import GroupByScreen
 
         def chosen(columns: list[str] | None) -> None:
             if columns:
@@ -842,13 +842,13 @@ class LedgerApp(App[int]):
         """Enter: the attempt's every field."""
         row = self.table.current_row() if self.loaded else None
         if row is not None:
-            from tui_ledger.tui.screens import DetailScreen
+            from tui_ledger.tui.screens.screens import DetailScreen
 
             self.push_screen(DetailScreen.of_attempt(row, self.table.cursor_row))
 
     def action_warnings(self) -> None:
         """w: the warnings panel."""
-        from tui_ledger.tui.screens import WarningsScreen
+        from tui_ledger.tui.screens.screens import WarningsScreen
 
         ledger = self.pipeline.ledger
         units = ledger.report.units if ledger is not None else None
@@ -856,7 +856,7 @@ class LedgerApp(App[int]):
 
     def action_help(self) -> None:
         """? / F1: keys and views."""
-        from tui_ledger.tui.screens import HelpScreen
+        from tui_ledger.tui.screens.screens import HelpScreen
 
         if isinstance(self.screen, HelpScreen):
             self.screen.dismiss(None)

@@ -17,9 +17,9 @@ from textual.worker import get_current_worker
 
 from tui_ledger.filter_terms import filter_term
 from tui_ledger.ledger import Comparison, ParetoMetric
-from tui_ledger.tui.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.exporting import save_chart
 from tui_ledger.tui.messages import PerTaskReady
+from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:

@@ -28,7 +28,7 @@ from tui_ledger.tui.snapshot import Snapshot
 if TYPE_CHECKING:
     from tui_ledger.checks import Check
     from tui_ledger.tui.app import LedgerApp
-    from tui_ledger.tui.screens import ExportRequest
+    from tui_ledger.tui.screens.screens import ExportRequest
 
 
 def export(app: LedgerApp) -> None:
@@ -36,7 +36,7 @@ def export(app: LedgerApp) -> None:
     snapshot = app.pipeline.snapshot
     if snapshot is None:
         return
-    from tui_ledger.tui.screens import ExportScreen
+    from tui_ledger.tui.screens.screens import ExportScreen
 
     screen = ExportScreen(
         "ledger-summary.md",
@@ -105,7 +105,7 @@ def _write_exports(
         write_text_atomic,
     )
     from tui_ledger.report import SUMMARY_FORMATS, render_summary
-    from tui_ledger.tui.served_exports import deliver_staged, discard_staged
+    from tui_ledger.tui.serve.served_exports import deliver_staged, discard_staged
 
     paths = [request.summary_path, request.attempts_path]
     written: list[str] = []
@@ -158,7 +158,7 @@ def export_problem(request: ExportRequest) -> str | None:
 
 def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> None:
     """`s` in the chart: ask for a file name, then write the SVG (asking before replacing)."""
-    from tui_ledger.tui.screens import SaveScreen
+    from tui_ledger.tui.screens.screens import SaveScreen
 
     def answered(path: str | None) -> None:
         if not path:
@@ -204,7 +204,7 @@ def _write_svg(
     """Write the chart (in a worker thread), never over a file the ledger reads."""
     from tui_ledger.export_files import ExportError, write_text_atomic
     from tui_ledger.pareto_svg import pareto_svg
-    from tui_ledger.tui.served_exports import deliver_staged, discard_staged
+    from tui_ledger.tui.serve.served_exports import deliver_staged, discard_staged
 
     try:
         write_text_atomic(
@@ -221,7 +221,7 @@ def _write_svg(
 def placed_exports(app: LedgerApp, paths: list[str], title: str) -> list[str] | None:
     """Where to write `paths`: as typed in a terminal; served (`ledger-tui serve`), staged
     for the browser or inside the owner's --export-dir. None (and said) when refused."""
-    from tui_ledger.tui.served_exports import place_exports
+    from tui_ledger.tui.serve.served_exports import place_exports
 
     placed = place_exports(paths, is_web=app.is_web, inputs=app.paths)
     if isinstance(placed, str):
@@ -260,7 +260,7 @@ def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool],
         f"{' and '.join(existing)} already exist{'s' if len(existing) == 1 else ''}. Replace?"
     )
 
-    from tui_ledger.tui.screens import ConfirmScreen
+    from tui_ledger.tui.screens.screens import ConfirmScreen
 
     def confirmed(yes: bool | None) -> None:
         if yes:

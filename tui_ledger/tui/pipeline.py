@@ -52,7 +52,6 @@ from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
 from tui_ledger.ledger import Comparison, with_intervals
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui.header import files_size
 from tui_ledger.tui.messages import (
     ChecksFailed,
     ChecksReady,
@@ -63,6 +62,7 @@ from tui_ledger.tui.messages import (
     Recomputed,
 )
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
+from tui_ledger.tui.widgets.header import files_size
 from tui_ledger.wording import first_line
 
 # Imported on first use, in the workers that use them (the first frame must not wait for the

@@ -23,8 +23,8 @@ from textual.widgets import Static
 
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.present_slides import body, keys_hint, progress, title
-from tui_ledger.tui.present_steps import STEPS, Presentation, presentation
+from tui_ledger.tui.screens.present_slides import body, keys_hint, progress, title
+from tui_ledger.tui.screens.present_steps import STEPS, Presentation, presentation
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, TITLE_STYLE
 
 _KEYS: tuple[tuple[str, str], ...] = (

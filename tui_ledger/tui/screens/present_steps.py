@@ -22,7 +22,7 @@ from tui_ledger.ledger import Comparison, View
 from tui_ledger.numbers import format_count, format_factor, format_rate, format_tokens
 from tui_ledger.ranking import rank_text as rank_range
 from tui_ledger.textsafe import safe_label
-from tui_ledger.tui.summary_text import (
+from tui_ledger.tui.widgets.summary_text import (
     NO_ACCEPTED,
     TOKENS,
     exact_figure,

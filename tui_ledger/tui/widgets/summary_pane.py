@@ -23,9 +23,10 @@ from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.numbers import format_count
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui.bars import Bars
-from tui_ledger.tui.groups_table import GroupsTable
-from tui_ledger.tui.summary_text import (
+from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
+from tui_ledger.tui.widgets.bars import Bars
+from tui_ledger.tui.widgets.groups_table import GroupsTable
+from tui_ledger.tui.widgets.summary_text import (
     FOCUS_NAME_WIDTH,
     MAX_TABLE_GROUPS,
     TOKENS,
@@ -39,7 +40,6 @@ from tui_ledger.tui.summary_text import (
     metric_columns,
     missing_notes,
 )
-from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.wording import plural
 
 __all__ = ["SummaryPane"]

@@ -13,13 +13,13 @@ from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import Comparison
 from tui_ledger.numbers import MISSING, NOT_RECORDED, format_count
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui.summary_text import (
+from tui_ledger.tui.theme import DROP_STYLE, KEEP_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
+from tui_ledger.tui.widgets.summary_text import (
     TOKENS,
     MetricColumns,
     exact_figure,
     metric_columns,
 )
-from tui_ledger.tui.theme import DROP_STYLE, KEEP_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 
 MAX_BAR_GROUPS = 12
 MIN_LABEL = 12

@@ -22,8 +22,7 @@ from textual.renderables.digits import Digits
 from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES, View
 from tui_ledger.numbers import MISSING, NOT_RECORDED
-from tui_ledger.tui.header import VIEW_SENTENCES, big_words
-from tui_ledger.tui.present_steps import STEPS, Figure, GroupFigures, Presentation
+from tui_ledger.tui.screens.present_steps import STEPS, Figure, GroupFigures, Presentation
 from tui_ledger.tui.theme import (
     CALLOUT_STYLE,
     KEY_STYLE,
@@ -32,6 +31,7 @@ from tui_ledger.tui.theme import (
     TITLE_STYLE,
     VIEW_STYLES,
 )
+from tui_ledger.tui.widgets.header import VIEW_SENTENCES, big_words
 from tui_ledger.wording import plural
 
 BIG_ROW = 3  # lines a group takes in big rows (its digits' height)

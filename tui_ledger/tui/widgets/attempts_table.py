@@ -28,7 +28,7 @@ from textual.strip import Strip
 
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_cell
-from tui_ledger.tui.attempts_columns import (
+from tui_ledger.tui.widgets.attempts_columns import (
     CELL_PADDING,
     MAX_COLUMN_WIDTH,
     SAMPLE_ROWS,

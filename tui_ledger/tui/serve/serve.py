@@ -52,7 +52,7 @@ from tui_ledger.cli_options import (
     price_table,
 )
 from tui_ledger.export_policy import EXPORT_DIR_VARIABLE, export_dir_problem
-from tui_ledger.tui.serve_guard import (
+from tui_ledger.tui.serve.serve_guard import (
     Gate,
     build_gate,
     clamp_terminal_size,
@@ -60,7 +60,7 @@ from tui_ledger.tui.serve_guard import (
     is_wildcard,
     token_problem,
 )
-from tui_ledger.tui.serve_session import LedgerSession
+from tui_ledger.tui.serve.serve_session import LedgerSession
 
 __all__ = ["app_command", "run_serve", "session_argv"]
 

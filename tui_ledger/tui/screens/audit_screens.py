@@ -43,7 +43,7 @@ from tui_ledger.pareto import pareto_points
 from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
 from tui_ledger.per_task import never_passed_spend
 from tui_ledger.textsafe import safe_cell, safe_text
-from tui_ledger.tui.screens import _Dialog
+from tui_ledger.tui.screens.screens import _Dialog
 from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, SERIES
 from tui_ledger.wording import plural
 

@@ -1,0 +1,1 @@
+"""The app's screens: modal and audit screens, and the presenter's slides."""
