@@ -140,7 +140,11 @@ def _around_difference(text: str, others: Sequence[str], width: int) -> str:
     return ELLIPSIS + _middle_cut(piece, width - 1, window)
 
 
-_WORD = re.compile(r"[^_\-./:· @]+[_\-./:· @]*|[_\-./:· @]+")
+_SEPARATOR_TEXT = "".join(sorted(_SEPARATORS))
+_WORD = re.compile(
+    f"[^{re.escape(_SEPARATOR_TEXT)}]+[{re.escape(_SEPARATOR_TEXT)}]*|[{re.escape(_SEPARATOR_TEXT)}]+"
+)
+"""A word and the separators after it (`_SEPARATORS`: the ones `_shared_prefix` cuts at)."""
 _STAMP = re.compile(r"\d{4,}")
 _MAX_WORDS = 48
 """Names of more words than this are cut by characters only (the word rule's cost is the
@@ -148,7 +152,8 @@ square of a name's words)."""
 
 
 def _word_key(token: str) -> str:
-    return token.rstrip("_-./:· @")
+    """A word without the separators after it."""
+    return token.rstrip(_SEPARATOR_TEXT)
 
 
 def _render(tokens: Sequence[str], kept: Sequence[bool]) -> str:
