@@ -17,6 +17,7 @@ import polars as pl
 
 from tui_ledger.schema import VIEWS, View
 from tui_ledger.stats import IntervalSettings
+from tui_ledger.verdicts import Pairs
 
 # A group's usage in a view (the `usage` and `cost_usage` columns, SPEC.md sections 1 and 3):
 RECORDED = "recorded"  # every attempt's usage is known and none reads 0: figures are exact
@@ -77,6 +78,8 @@ class Comparison:
     # view cost_rank, cost_rank_best, cost_rank_worst.
     trap: pl.DataFrame
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
+    # The pairwise verdicts (`pairs.with_pairs`), once drawn: None until then.
+    pairs: Pairs | None = None
 
     @property
     def has_cost(self) -> bool:

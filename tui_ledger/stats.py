@@ -1,6 +1,7 @@
 """Uncertainty: 95% intervals on pass rate and on tokens (and cost) per accepted result.
 
-Everything here is polars expressions or vectorised polars frames; numpy is not a dependency.
+Everything here is polars expressions or vectorised polars frames (numpy serves only the pairwise
+draws, in `pairs`).
 
 - **Pass rate**: the Wilson score interval (`wilson_interval`), exact from the two counts.
 - **Per accepted result** (a ratio: spend over accepted, per group and view), two methods:

@@ -1,0 +1,324 @@
+"""The draws behind the pairwise verdicts (`verdicts`): a bootstrap of the ratio of two groups'
+tokens per accepted result, paired and clustered by task where the groups share tasks.
+
+Miller ("Adding Error Bars to Evals", 2024, arXiv:2411.00640) shows why: the spread between
+tasks dwarfs the difference between agents, so two groups that ran the same tasks are compared
+on the same task draw, every attempt of a task drawn together. Each draw gives every task a
+Poisson(1) weight (the Poisson bootstrap: the same law as resampling the tasks with
+replacement, and the same weights serve every group); a group's tokens and accepted attempts in
+the draw are its per-task sums weighted so. Groups that share no task (or a ledger without a
+task column) are drawn on their own attempts, each group independently, with Poisson weights
+per attempt: the attempts are first counted per distinct (tokens, accepted) value, and a value
+seen n times gets one Poisson(n) weight, which is the same law. A group with more distinct
+values than `EXACT_VALUES` is drawn from the normal limit of those sums (the law the delta
+method rests on), which at that size is the bootstrap's own.
+
+Every number is numpy over small matrices (groups x draws); see docs/ACCOUNTING.md ("Pairs").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from itertools import combinations
+
+import numpy as np
+import polars as pl
+
+from tui_ledger.comparison import LOWER_BOUND, NOT_RECORDED, Comparison
+from tui_ledger.schema import ACCEPTED, VIEWS, View
+from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from tui_ledger.verdicts import PAIRED, UNPAIRED, Pair, Pairs, verdict
+
+ALL_PAIRS_UP_TO = 50
+"""Groups (with a figure, per view) up to which every pair is compared."""
+NEIGHBOURS = 3
+"""Past `ALL_PAIRS_UP_TO`: each group is compared with the cheapest and this many next to it."""
+EXACT_VALUES = 5_000
+"""Unpaired draws: distinct (tokens, accepted) values per group drawn one by one; above, the
+normal limit."""
+_CELLS_AT_ONCE = 4_000_000  # task x group cells per matrix product (32 MB of float64)
+
+
+def with_pairs(
+    comparison: Comparison,
+    attempts: pl.DataFrame | pl.LazyFrame,
+    *,
+    seed: int = BOOTSTRAP_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Comparison:
+    """The comparison with its `pairs` (see `compare_pairs`); every other figure as it was."""
+    labels = comparison.__dict__.get("labels")
+    updated = replace(
+        comparison, pairs=compare_pairs(comparison, attempts, seed=seed, resamples=resamples)
+    )
+    if labels is not None:
+        updated.__dict__["labels"] = labels
+    return updated
+
+
+def compare_pairs(
+    comparison: Comparison,
+    attempts: pl.DataFrame | pl.LazyFrame,
+    *,
+    seed: int = BOOTSTRAP_SEED,
+    resamples: int = BOOTSTRAP_RESAMPLES,
+) -> Pairs:
+    """Every pairwise verdict of both views, from the attempts `comparison` was made of."""
+    return pairs_from_cells(
+        comparison, task_cells(attempts, comparison.by), seed=seed, resamples=resamples
+    )
+
+
+def task_cells(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
+    """What the draws read, one row per (group, task, tokens, accepted) value: `n` attempts.
+
+    `task` is null where the attempts have no task column (or the task is missing); tokens
+    missing count as 0 (the figures' own rule: a lower bound). Counting per value keeps the
+    frame small (every engine can make it: the Spark one aggregates the same columns)."""
+    frame = attempts.lazy()
+    schema = frame.collect_schema()
+    task = pl.col("task").cast(pl.String) if "task" in schema else pl.lit(None, pl.String)
+    return (
+        frame.select(
+            *by,
+            task.alias("__task"),
+            pl.col("tokens").fill_null(0).cast(pl.Float64).alias("__tokens"),
+            (pl.col("outcome") == ACCEPTED).alias("__accepted"),
+        )
+        .group_by([*by, "__task", "__tokens", "__accepted"])
+        .agg(pl.len().cast(pl.Int64).alias("__n"))
+        .collect()
+    )
+
+
+def pairs_from_cells(
+    comparison: Comparison, cells: pl.DataFrame, *, seed: int, resamples: int
+) -> Pairs:
+    """`compare_pairs` from `task_cells`' frame (whichever engine counted it)."""
+    keys = list(comparison.by)
+    index = comparison.keep.select(keys).with_row_index("__group")
+    cells = cells.join(index, on=keys, how="inner", nulls_equal=True).select(
+        pl.col("__group").cast(pl.Int64), "__task", "__tokens", "__accepted", "__n"
+    )
+    draws = _Draws(cells, comparison.keep.height, seed, resamples)
+    chosen: dict[View, tuple[Pair, ...]] = {}
+    ranked: dict[View, int] = {}
+    possible: dict[View, int] = {}
+    capped = False
+    for view in VIEWS:
+        order = _ranked(comparison, view)
+        ranked[view] = len(order)
+        possible[view] = len(order) * (len(order) - 1) // 2
+        if len(order) > ALL_PAIRS_UP_TO:
+            capped = True
+        chosen[view] = tuple(
+            _pair(comparison, view, draws, order[i], order[j]) for i, j in _chosen(len(order))
+        )
+    return Pairs(
+        keep=chosen["keep"],
+        drop=chosen["drop"],
+        ranked=ranked,
+        possible=possible,
+        capped=capped,
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def _ranked(comparison: Comparison, view: View) -> list[int]:
+    """The groups of a view with a figure to compare, cheapest first (ties by label order)."""
+    frame = comparison.view(view).with_row_index("__group")
+    return (
+        frame.filter(
+            pl.col("tokens_per_accepted_result").is_not_null()
+            & (pl.col("accepted") > 0)
+            & (pl.col("usage") != NOT_RECORDED)
+        )
+        .sort("tokens_per_accepted_result", "__group")
+        .get_column("__group")
+        .to_list()
+    )
+
+
+def _chosen(count: int) -> list[tuple[int, int]]:
+    """The pairs compared among `count` groups in figure order: all of them up to
+    `ALL_PAIRS_UP_TO`; past it, each against the cheapest and its `NEIGHBOURS` next ones."""
+    if count <= ALL_PAIRS_UP_TO:
+        return list(combinations(range(count), 2))
+    chosen = {(0, j) for j in range(1, count)}
+    chosen |= {(i, j) for i in range(count) for j in range(i + 1, min(count, i + 1 + NEIGHBOURS))}
+    return sorted(chosen)
+
+
+def _pair(comparison: Comparison, view: View, draws: _Draws, a: int, b: int) -> Pair:
+    frame = comparison.view(view)
+    figure = frame["tokens_per_accepted_result"]
+    usage = frame["usage"]
+    labels = comparison.labels
+    paired = draws.share_tasks(view, a, b)
+    ratio_draws = draws.rates(view, a, paired) / draws.rates(view, b, paired)
+    low, high = _percentiles(ratio_draws)
+    return Pair(
+        a=labels[a],
+        b=labels[b],
+        ratio=float(figure[a]) / float(figure[b]),
+        low=low,
+        high=high,
+        method=PAIRED if paired else UNPAIRED,
+        verdict=verdict(low, high, usage[a] == LOWER_BOUND, usage[b] == LOWER_BOUND),
+        a_size=draws.size(view, a, paired),
+        b_size=draws.size(view, b, paired),
+    )
+
+
+def _percentiles(ratios: np.ndarray) -> tuple[float, float]:
+    """The 2.5% and 97.5% points of the draws (nearest rank), leaving out the draws where
+    neither group had an accepted attempt (0/0: no reading). Under half the draws left, the
+    interval is [0, inf): the sample says nothing."""
+    valid = np.sort(ratios[~np.isnan(ratios)])
+    if valid.size * 2 < ratios.size or valid.size == 0:
+        return 0.0, float("inf")
+    last = valid.size - 1
+    return float(valid[round(0.025 * last)]), float(valid[round(0.975 * last)])
+
+
+class _Draws:
+    """Each group's bootstrap sums (tokens, accepted) per view, made once and shared by every
+    pair: by task (one weight matrix for every group) and by attempt (drawn per group, only
+    for the groups some pair needs so)."""
+
+    def __init__(self, cells: pl.DataFrame, groups: int, seed: int, resamples: int) -> None:
+        self._cells = cells
+        self._groups = groups
+        self._seed = seed
+        self._resamples = resamples
+        self._tasks: dict[View, list[frozenset[str]]] | None = None
+        self._paired: dict[View, tuple[np.ndarray, np.ndarray]] | None = None
+        self._unpaired: dict[int, dict[View, tuple[np.ndarray, np.ndarray]]] = {}
+
+    def _view_cells(self, view: View) -> pl.DataFrame:
+        return self._cells if view == "keep" else self._cells.filter(pl.col("__accepted"))
+
+    def share_tasks(self, view: View, a: int, b: int) -> bool:
+        if self._tasks is None:
+            self._tasks = {}
+            for name in VIEWS:
+                sets: list[frozenset[str]] = [frozenset()] * self._groups
+                per_group = (
+                    self._view_cells(name)
+                    .filter(pl.col("__task").is_not_null())
+                    .group_by("__group")
+                    .agg(pl.col("__task").unique())
+                )
+                for group, tasks in per_group.iter_rows():
+                    sets[group] = frozenset(tasks)
+                self._tasks[name] = sets
+        return not self._tasks[view][a].isdisjoint(self._tasks[view][b])
+
+    def size(self, view: View, group: int, paired: bool) -> int:
+        if paired:
+            assert self._tasks is not None
+            return len(self._tasks[view][group])
+        frame = self._view_cells(view).filter(pl.col("__group") == group)
+        return int(frame["__n"].sum())
+
+    def rates(self, view: View, group: int, paired: bool) -> np.ndarray:
+        """The group's tokens per accepted result in every draw: inf where a draw has spend
+        and no accepted attempt, nan where it has neither."""
+        if paired:
+            if self._paired is None:
+                self._paired = self._draw_paired()
+            tokens, accepted = (sums[group] for sums in self._paired[view])
+        else:
+            if group not in self._unpaired:
+                self._unpaired[group] = self._draw_unpaired(group)
+            tokens, accepted = self._unpaired[group][view]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return tokens / accepted
+
+    def _draw_paired(self) -> dict[View, tuple[np.ndarray, np.ndarray]]:
+        """Per view, (tokens, accepted) sums of every group in every draw: groups x draws.
+
+        Tasks with no name (a missing task) are each their own cluster, one per attempt value
+        cell; the weights come from one generator per seed, in task name order."""
+        cells = self._cells.with_columns(
+            pl.when(pl.col("__task").is_null())
+            .then(pl.format("\x00{}", pl.int_range(pl.len())))
+            .otherwise(pl.col("__task"))
+            .alias("__task")
+        )
+        tasks = cells.get_column("__task").unique().sort()
+        task_index = cells.select(
+            pl.col("__task").replace_strict(tasks, pl.int_range(len(tasks), eager=True))
+        ).to_series()
+        weights = np.random.default_rng([self._seed, 1]).poisson(
+            1.0, size=(self._resamples, len(tasks))
+        )
+        weights = weights.astype(np.float64)
+        result: dict[View, tuple[np.ndarray, np.ndarray]] = {}
+        group = cells["__group"].to_numpy()
+        task = task_index.to_numpy()
+        n = cells["__n"].to_numpy().astype(np.float64)
+        tokens = cells["__tokens"].to_numpy() * n
+        accepted = np.where(cells["__accepted"].to_numpy(), n, 0.0)
+        for view in VIEWS:
+            spend = tokens if view == "keep" else np.where(accepted > 0, tokens, 0.0)
+            result[view] = (
+                _weighted_sums(weights, task, group, spend, self._groups),
+                _weighted_sums(weights, task, group, accepted, self._groups),
+            )
+        return result
+
+    def _draw_unpaired(self, group: int) -> dict[View, tuple[np.ndarray, np.ndarray]]:
+        """One group's (tokens, accepted) sums per draw, drawn on its own attempts."""
+        cells = self._cells.filter(pl.col("__group") == group)
+        rng = np.random.default_rng([self._seed, 2, group])
+        n = cells["__n"].to_numpy().astype(np.float64)
+        tokens = cells["__tokens"].to_numpy()
+        accepted = cells["__accepted"].to_numpy().astype(np.float64)
+        result: dict[View, tuple[np.ndarray, np.ndarray]] = {}
+        if cells.height <= EXACT_VALUES:
+            counts = rng.poisson(n, size=(self._resamples, cells.height)).astype(np.float64)
+            for view in VIEWS:
+                spend = tokens if view == "keep" else tokens * accepted
+                result[view] = (counts @ spend, counts @ accepted)
+            return result
+        for view in VIEWS:
+            spend = tokens if view == "keep" else tokens * accepted
+            result[view] = _normal_sums(rng, n, spend, accepted, self._resamples)
+        return result
+
+
+def _weighted_sums(
+    weights: np.ndarray, task: np.ndarray, group: np.ndarray, values: np.ndarray, groups: int
+) -> np.ndarray:
+    """sum over tasks of weight[draw, task] * value[task, group]: groups x draws, by dense
+    task x group blocks of at most `_CELLS_AT_ONCE` cells."""
+    tasks = weights.shape[1]
+    out = np.zeros((groups, weights.shape[0]))
+    step = max(1, _CELLS_AT_ONCE // max(tasks, 1))
+    for first in range(0, groups, step):
+        stop = min(groups, first + step)
+        inside = (group >= first) & (group < stop)
+        block = np.zeros((tasks, stop - first))
+        np.add.at(block, (task[inside], group[inside] - first), values[inside])
+        out[first:stop] = (weights @ block).T
+    return out
+
+
+def _normal_sums(
+    rng: np.random.Generator,
+    n: np.ndarray,
+    spend: np.ndarray,
+    accepted: np.ndarray,
+    resamples: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Draws of (sum of spend, sum of accepted) over a group's attempts from their normal
+    limit: mean and covariance of the attempt-level Poisson bootstrap (sum n x, sum n x x')."""
+    mean = np.array([n @ spend, n @ accepted])
+    cov = np.array(
+        [[n @ (spend * spend), n @ (spend * accepted)], [n @ (spend * accepted), n @ accepted]]
+    )
+    drawn = rng.multivariate_normal(mean, cov, size=resamples, method="eigh")
+    return drawn[:, 0], np.clip(drawn[:, 1], 0.0, None)
