@@ -167,6 +167,18 @@ def big_ledger(path: Path) -> Path:
     return path
 
 
+def _without_pairs(document: Any) -> Any:
+    """The summary JSON without what only the in-memory path draws: the pairs and the
+    ranks they support."""
+    if isinstance(document, dict):
+        return {
+            key: _without_pairs(value)
+            for key, value in document.items()
+            if key not in ("pairs", "rank_noise_best", "rank_noise_worst")
+        }
+    return document
+
+
 def assert_close(got: Any, expected: Any, where: str = "") -> None:
     """Equal JSON, floats to 12 digits (the delta-method intervals' last bits)."""
     if isinstance(expected, dict):
@@ -215,8 +227,11 @@ def test_summary_streams_under_a_memory_limit_the_eager_load_cannot_meet(
         assert streamed.returncode == 0, streamed.stderr[-2000:]
         assert "read in bounded memory instead" in streamed.stderr
         assert main(["summary", str(path), "--format", "json", *extra]) == 0
-        expected = json.loads(capsys.readouterr().out)
+        expected = _without_pairs(json.loads(capsys.readouterr().out))
         got = json.loads(streamed.stdout)
+        # Streamed, the pairwise verdicts are not drawn (their per-task cells may not fit).
+        assert got.get("pairs") is None
+        got = _without_pairs(got)
         if "views" not in expected:  # --view keep: the article script's shape
             assert_close(got, expected)
             continue

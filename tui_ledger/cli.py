@@ -299,6 +299,10 @@ def _summary_text(
         comparison = compare(
             prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
         )
+    # Pairs are intervals too (none with --intervals none); a streamed scan is summed in
+    # bounded memory, and its per-task cells may not fit: no pairs there yet.
+    if args.out_format != "csv" and args.intervals != "none" and not prepared.streamed:
+        comparison = _with_pairs(comparison, prepared, engine, args.seed)
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
         "cost" if comparison.has_cost else "tokens"
     )
@@ -340,6 +344,18 @@ def _summary_text(
         )
         print(f"wrote the {metric} chart to {target}", file=sys.stderr)
     return str(text)
+
+
+def _with_pairs(comparison: Any, prepared: _Prepared, engine: Any, seed: int) -> Any:
+    """The comparison with its pairwise verdicts, from the attempts or the Spark engine's
+    cells (counted there, drawn here: see docs/SPARK.md)."""
+    from tui_ledger.pairs import with_pairs
+
+    if engine is not None:
+        from tui_ledger.spark.commands import spark_pair_cells
+
+        return with_pairs(comparison, cells=spark_pair_cells(engine, prepared.by), seed=seed)
+    return with_pairs(comparison, prepared.attempts, seed=seed)
 
 
 def _terminal_width() -> int | None:

@@ -42,15 +42,22 @@ _CELLS_AT_ONCE = 4_000_000  # task x group cells per matrix product (32 MB of fl
 
 def with_pairs(
     comparison: Comparison,
-    attempts: pl.DataFrame | pl.LazyFrame,
+    attempts: pl.DataFrame | pl.LazyFrame | None = None,
     *,
+    cells: pl.DataFrame | None = None,
     seed: int = BOOTSTRAP_SEED,
     resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> Comparison:
-    """The comparison with its `pairs` (see `compare_pairs`); every other figure as it was."""
+    """The comparison with its `pairs` (see `compare_pairs`), drawn from the attempts it was
+    made of or from their `task_cells` (another engine counted them); every other figure as
+    it was."""
+    if cells is None:
+        if attempts is None:
+            raise ValueError("with_pairs needs the attempts or their cells")
+        cells = task_cells(attempts, comparison.by)
     labels = comparison.__dict__.get("labels")
     updated = replace(
-        comparison, pairs=compare_pairs(comparison, attempts, seed=seed, resamples=resamples)
+        comparison, pairs=pairs_from_cells(comparison, cells, seed=seed, resamples=resamples)
     )
     if labels is not None:
         updated.__dict__["labels"] = labels
@@ -88,7 +95,8 @@ def task_cells(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.D
         )
         .group_by([*by, "__task", "__tokens", "__accepted"])
         .agg(pl.len().cast(pl.Int64).alias("__n"))
-        .collect()
+        # a LazyFrame is a scan, maybe larger than memory: its cells are counted streaming
+        .collect(engine="streaming" if isinstance(attempts, pl.LazyFrame) else "auto")
     )
 
 
@@ -157,7 +165,8 @@ def _pair(comparison: Comparison, view: View, draws: _Draws, a: int, b: int) -> 
     usage = frame["usage"]
     labels = comparison.labels
     paired = draws.share_tasks(view, a, b)
-    ratio_draws = draws.rates(view, a, paired) / draws.rates(view, b, paired)
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf / inf: nan, left out below
+        ratio_draws = draws.rates(view, a, paired) / draws.rates(view, b, paired)
     low, high = _percentiles(ratio_draws)
     return Pair(
         a=labels[a],

@@ -62,6 +62,14 @@ from tui_ledger.numbers import (
     format_usage_figure,
     plain_number,
 )
+from tui_ledger.pair_report import (
+    flip_noise,
+    noise_rank_columns,
+    pair_lines,
+    pairs_json,
+    ratio_text,
+    sample_text,
+)
 from tui_ledger.ranking import rank_text
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
@@ -123,6 +131,19 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
     if comparison.flips(metric):
         keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
         if keep_best is not None and drop_best is not None and keep_best != drop_best:
+            noise = flip_noise(comparison) if not cost else None
+            if noise is not None:
+                why = "within noise" if noise.verdict == "within_noise" else "undecided"
+                return (
+                    f"{hides} and would flip the {ranking} ({safe_label(drop_best)} looks "
+                    f"cheapest at {_figure(comparison, drop_best, 'drop', metric)} per accepted "
+                    f"result; {safe_label(keep_best)} "
+                    f"{_figure(comparison, keep_best, 'keep', metric)} vs "
+                    f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept), "
+                    f"but on this sample the flip is {why}: {safe_label(noise.a)} vs "
+                    f"{safe_label(noise.b)} {ratio_text(noise)}, {sample_text(noise)}."
+                    f"{left_out}"
+                )
             return (
                 f"{hides} and flips the {ranking}: {safe_label(drop_best)} looks cheapest "
                 f"({_figure(comparison, drop_best, 'drop', metric)} per accepted result) but "
@@ -230,10 +251,17 @@ def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
 def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
     """One view as an object keyed by group: the article script's key names and more."""
     frame = comparison.view(view)
-    return {
+    records = {
         label: _group_record(row, comparison.by)
         for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
     }
+    if comparison.pairs is not None:
+        ranks = noise_rank_columns(comparison, view)
+        for label, record in records.items():
+            # The rank range the pairwise verdicts support (null: not compared, or capped).
+            best, worst = ranks.get(label, (None, None))
+            record["rank_noise_best"], record["rank_noise_worst"] = best, worst
+    return records
 
 
 def summary_json(
@@ -286,6 +314,8 @@ def summary_json(
                 for m in comparison.possible_moves()
             ],
             "callout": callout(comparison),
+            # Every pair's ratio, 95% interval and verdict per view (null until drawn).
+            "pairs": pairs_json(comparison),
             "intervals": {
                 "level": 0.95,
                 "method": comparison.intervals.method,
@@ -539,6 +569,13 @@ def _table_text(
             trap.add_row(*(Text(cell) for cell in cells))
         console.print()
         console.print(trap)
+    for view in views:
+        found = pair_lines(comparison, view, VIEW_TITLES[view].lower())
+        if found:
+            console.print()
+            say(safe_text(found[0]))
+            for line in found[1:]:
+                say(safe_text(f"- {line}"), indent="  ")
     notes = interval_notes(comparison, views)
     if notes:
         console.print()
@@ -578,6 +615,13 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
     if len(views) == 2:
         lines.append(_markdown_cell(callout(comparison)))
         lines.append("")
+    for view in views:
+        found = pair_lines(comparison, view, VIEW_TITLES[view].lower())
+        if found:
+            lines.append(f"**{_markdown_cell(found[0])}**")
+            lines.append("")
+            lines.extend(f"- {_markdown_cell(line)}" for line in found[1:])
+            lines.append("")
     notes = interval_notes(comparison, views)
     if notes:
         lines.extend(f"{_markdown_cell(note)}  " for note in notes)

@@ -138,4 +138,5 @@ class Pairs:
                 f"{len(pairs):,} of {self.possible[view]:,} pairs compared (each group against "
                 f"the cheapest and its nearest neighbours; {how})"
             )
-        return f"{len(pairs):,} pairs compared ({how})"
+        noun = "pair" if len(pairs) == 1 else "pairs"
+        return f"{len(pairs):,} {noun} compared ({how})"

@@ -222,7 +222,7 @@ def medians_from_middles(frame: pl.DataFrame) -> pl.DataFrame:
     )
 
 
-def _to_polars(frame: DataFrame) -> pl.DataFrame:
+def to_polars(frame: DataFrame) -> pl.DataFrame:
     result = pl.from_arrow(frame.toArrow())
     assert isinstance(result, pl.DataFrame)
     return result
@@ -256,10 +256,10 @@ def aggregate_frame(
     )
     group = [column(k) for k in keys]
     cell_query = selected.groupBy(*group, F.col("outcome")).agg(*_cell_aggregates(with_cost))
-    cells = _to_polars(cell_query)
+    cells = to_polars(cell_query)
     if cells.filter(pl.col("sum_tokens").is_null() & (pl.col("known") > 0)).height:
         # A cell's LONG sum overflowed: the same sums as DECIMAL(38, 0), which cannot.
-        exact = _to_polars(
+        exact = to_polars(
             selected.groupBy(*group, F.col("outcome")).agg(
                 F.sum(F.col("tokens").cast("decimal(38,0)")).alias("sum_tokens")
             )
@@ -271,11 +271,11 @@ def aggregate_frame(
         pl.col("outcome").cast(OUTCOME_DTYPE),
         pl.col("sum_tokens").cast(pl.Int128).fill_null(0),
     )
-    medians = _to_polars(selected.groupBy(*group).agg(*_medians(keys)))
+    medians = to_polars(selected.groupBy(*group).agg(*_medians(keys)))
     largest = medians["__max_known"].max()
     if largest is not None and int(largest) >= HALVES_EXACT:  # type: ignore[arg-type]
         # Some value reaches 2**52: a double median may have lost digits. Exactly, by rank.
-        medians = medians_from_middles(_to_polars(_middles(_value_counts(selected, keys), keys)))
+        medians = medians_from_middles(to_polars(_middles(_value_counts(selected, keys), keys)))
     frame = _views_from_cells(cells, keys, with_cost).join(
         medians.select(*keys, *[f"{view}__median_tokens_per_attempt" for view in VIEWS]),
         on=keys,
@@ -334,7 +334,7 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
         F.count_if(F.col("outcome") == "ungraded").alias("ungraded"),
         F.count_if(tokens > 0).alias("recorded_usage"),
     )
-    frame = _to_polars(cells).with_columns(pl.col(CELL_COUNTS).cast(pl.Int64))
+    frame = to_polars(cells).with_columns(pl.col(CELL_COUNTS).cast(pl.Int64))
     return sorted_by_text(frame, grouping)
 
 
@@ -466,7 +466,7 @@ def bootstrap_rows(
         )
         .limit(most + 1)
     )
-    result = _to_polars(rows)
+    result = to_polars(rows)
     if result.height > most:
         raise ValueError(f"more than {most:,} attempts to bootstrap; choose fewer groups")
     return result.with_columns(pl.col(GROUP_ID).cast(groups.schema[GROUP_ID]))

@@ -31,6 +31,7 @@ from tui_ledger.spark.aggregate import (
     bootstrap_rows,
     check_cells,
     duplicate_figures,
+    to_polars,
 )
 from tui_ledger.spark.engine import SparkLedger, SparkLoadReport, open_ledger
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
@@ -181,6 +182,35 @@ def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
         raw, ["task"], with_cost=with_cost, intervals="none", bootstrap_rows=no_rows
     ).keep
     return per_task_from_summary(summary, with_cost)
+
+
+def spark_pair_cells(opened: SparkInput, by: Sequence[str]) -> pl.DataFrame:
+    """`pairs.task_cells` counted on the engine: attempts per (group, task, tokens, accepted),
+    which the pairwise draws then read here (`pairs.with_pairs(cells=...)`), so the same
+    seed gives the same verdicts on either engine."""
+    from pyspark.sql import functions as F
+
+    from tui_ledger.schema import ACCEPTED
+    from tui_ledger.spark.inputs import column
+
+    attempts = opened.attempts
+    task = column("task") if "task" in attempts.columns else F.lit(None)
+    cells = (
+        attempts.select(
+            *[column(name).alias(name) for name in by],
+            task.cast("string").alias("__task"),
+            F.coalesce(column("tokens"), F.lit(0)).cast("double").alias("__tokens"),
+            F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False)).alias("__accepted"),
+        )
+        .groupBy(*by, "__task", "__tokens", "__accepted")
+        .agg(F.count(F.lit(1)).cast("long").alias("__n"))
+    )
+    return to_polars(cells).with_columns(
+        pl.col("__task").cast(pl.String),
+        pl.col("__tokens").cast(pl.Float64),
+        pl.col("__accepted").cast(pl.Boolean),
+        pl.col("__n").cast(pl.Int64),
+    )
 
 
 def spark_checks(
