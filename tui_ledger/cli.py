@@ -111,9 +111,18 @@ def _check_parser() -> argparse.ArgumentParser:
     parser = _parser(
         "ledger-tui check",
         "Load the files and explain, in plain words, what was read and every warning. "
-        "Exit 0 when the input loads, 2 when it cannot.",
+        "Exit 0 when the input loads, 2 when it cannot; with --fail-on, 1 when a condition "
+        "holds.",
     )
     parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument(
+        "--fail-on",
+        metavar="CONDITION[,CONDITION]",
+        help="exit 1 when any holds: flip (dropping failures changes the ranking), warnings "
+        "(a fair-comparison check fires), not-recorded (a group has no usage), noise (the "
+        "cheapest group is not decided against the second)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed of the pairs")
     add_query_options(parser)
     add_load_options(parser)
     add_price_options(parser)
@@ -433,8 +442,18 @@ def run_check(argv: Sequence[str]) -> int:
     from tui_ledger.textsafe import safe_text
 
     args = _check_parser().parse_args(argv)
+    conditions: tuple[str, ...] = ()
+    if args.fail_on is not None:
+        from tui_ledger.fail_on import parse_fail_on
+
+        try:
+            conditions = parse_fail_on(args.fail_on)
+        except ValueError as error:
+            raise UsageError(str(error)) from None
     url = spark_url(args)
     if url is not None:
+        if conditions:
+            raise UsageError("--fail-on is not available with --spark yet; run check locally")
         return _on_spark(args, url, _spark_check)
     prepared = _prepare(args)
     for line in prepared.report.lines():
@@ -458,7 +477,20 @@ def run_check(argv: Sequence[str]) -> int:
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
     for line in check_lines(checks, prepared.report.units):
         print(safe_text(line))
-    return 0
+    if not conditions:
+        return 0
+    from tui_ledger.fail_on import conditions_met
+    from tui_ledger.ledger import compare
+    from tui_ledger.pairs import with_pairs
+
+    comparison = compare(prepared.attempts, prepared.by, intervals="delta")
+    comparison = with_pairs(comparison, prepared.attempts, seed=args.seed)
+    met = conditions_met(conditions, comparison, checks)
+    for line in met:
+        print(safe_text(f"fail-on {line}"))
+    if not met:
+        print(safe_text(f"fail-on: none of {', '.join(conditions)} holds"))
+    return 1 if met else 0
 
 
 def run_convert(argv: Sequence[str]) -> int:
