@@ -106,8 +106,11 @@ def pairs_from_cells(
     """`compare_pairs` from `task_cells`' frame (whichever engine counted it)."""
     keys = list(comparison.by)
     index = comparison.keep.select(keys).with_row_index("__group")
-    cells = cells.join(index, on=keys, how="inner", nulls_equal=True).select(
-        pl.col("__group").cast(pl.Int64), "__task", "__tokens", "__accepted", "__n"
+    # In one order whichever engine counted the cells (a draw's weights go to cells in order).
+    cells = (
+        cells.join(index, on=keys, how="inner", nulls_equal=True)
+        .select(pl.col("__group").cast(pl.Int64), "__task", "__tokens", "__accepted", "__n")
+        .sort("__group", "__task", "__tokens", "__accepted", nulls_last=True)
     )
     draws = _Draws(cells, comparison.keep.height, seed, resamples)
     chosen: dict[View, tuple[Pair, ...]] = {}
