@@ -688,23 +688,21 @@ def with_intervals(
             )
             for view in VIEWS
         }
-        return _same_groups(
-            comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings
-        )
+        return same_groups(comparison, keep=frames["keep"], drop=frames["drop"], intervals=settings)
     if comparison.intervals.method != "delta":
         return compare(attempts, comparison.by, intervals=settings)
     if settings.method == "delta":
-        return _same_groups(comparison, intervals=settings)
+        return same_groups(comparison, intervals=settings)
     keys = list(comparison.by)
     frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
     columns = view_columns(with_cost)
     keep, drop = (frames[view].select(*keys, *columns) for view in VIEWS)
-    return _same_groups(comparison, keep=keep, drop=drop, intervals=settings)
+    return same_groups(comparison, keep=keep, drop=drop, intervals=settings)
 
 
-def _same_groups(comparison: Comparison, **changes: Any) -> Comparison:
+def same_groups(comparison: Comparison, **changes: Any) -> Comparison:
     """`replace(comparison, **changes)` keeping its labels once made, when the groups are the
     same in the same order (200,000 labels are made once per comparison, not per interval
     update)."""

@@ -19,13 +19,13 @@ Every number is numpy over small matrices (groups x draws); see docs/ACCOUNTING.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from itertools import combinations
 
 import numpy as np
 import polars as pl
 
 from tui_ledger.comparison import LOWER_BOUND, NOT_RECORDED, Comparison
+from tui_ledger.ledger import same_groups
 from tui_ledger.schema import ACCEPTED, VIEWS, View
 from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 from tui_ledger.verdicts import PAIRED, UNPAIRED, Pair, Pairs, verdict
@@ -55,13 +55,9 @@ def with_pairs(
         if attempts is None:
             raise ValueError("with_pairs needs the attempts or their cells")
         cells = task_cells(attempts, comparison.by)
-    labels = comparison.__dict__.get("labels")
-    updated = replace(
+    return same_groups(
         comparison, pairs=pairs_from_cells(comparison, cells, seed=seed, resamples=resamples)
     )
-    if labels is not None:
-        updated.__dict__["labels"] = labels
-    return updated
 
 
 def compare_pairs(
@@ -208,6 +204,10 @@ class _Draws:
         self._tasks: dict[View, list[frozenset[str]]] | None = None
         self._paired: dict[View, tuple[np.ndarray, np.ndarray]] | None = None
         self._unpaired: dict[int, dict[View, tuple[np.ndarray, np.ndarray]]] = {}
+        self._rates: dict[tuple[View, int, bool], np.ndarray] = {}
+        self._attempts: dict[View, dict[int, int]] = {}
+        # each group's value cells, split once (not filtered again per group)
+        self._by_group = cells.partition_by("__group", as_dict=True, maintain_order=True)
 
     def _view_cells(self, view: View) -> pl.DataFrame:
         return self._cells if view == "keep" else self._cells.filter(pl.col("__accepted"))
@@ -232,12 +232,20 @@ class _Draws:
         if paired:
             assert self._tasks is not None
             return len(self._tasks[view][group])
-        frame = self._view_cells(view).filter(pl.col("__group") == group)
-        return int(frame["__n"].sum())
+        if view not in self._attempts:
+            counts = self._view_cells(view).group_by("__group").agg(pl.col("__n").sum())
+            self._attempts[view] = dict(counts.iter_rows())
+        return self._attempts[view].get(group, 0)
 
     def rates(self, view: View, group: int, paired: bool) -> np.ndarray:
         """The group's tokens per accepted result in every draw: inf where a draw has spend
-        and no accepted attempt, nan where it has neither."""
+        and no accepted attempt, nan where it has neither (made once per group and view)."""
+        key = (view, group, paired)
+        if key not in self._rates:
+            self._rates[key] = self._rate(view, group, paired)
+        return self._rates[key]
+
+    def _rate(self, view: View, group: int, paired: bool) -> np.ndarray:
         if paired:
             if self._paired is None:
                 self._paired = self._draw_paired()
@@ -284,7 +292,7 @@ class _Draws:
 
     def _draw_unpaired(self, group: int) -> dict[View, tuple[np.ndarray, np.ndarray]]:
         """One group's (tokens, accepted) sums per draw, drawn on its own attempts."""
-        cells = self._cells.filter(pl.col("__group") == group)
+        cells = self._by_group[(group,)]
         rng = np.random.default_rng([self._seed, 2, group])
         n = cells["__n"].to_numpy().astype(np.float64)
         tokens = cells["__tokens"].to_numpy()
