@@ -132,6 +132,25 @@ def test_past_the_cap_each_group_meets_the_cheapest_and_its_neighbours():
     assert "of" in pairs.describe("keep")
 
 
+def test_past_the_group_limit_only_the_cheapest_groups_are_compared(monkeypatch):
+    from tui_ledger import pairs as pairs_module
+
+    count, limit = ALL_PAIRS_UP_TO + 20, ALL_PAIRS_UP_TO + 5
+    rows = [
+        (f"w{g:03}", f"t{t}", "passed", 1_000 + 10 * g + t) for g in range(count) for t in range(5)
+    ]
+    unlimited = _pairs(_ledger(rows))
+    monkeypatch.setattr(pairs_module, "GROUPS_UP_TO", limit)
+    pairs = _pairs(_ledger(rows))
+    named = {name for pair in pairs.keep for name in (pair.a, pair.b)}
+    assert named == {f"w{g:03}" for g in range(limit)}
+    assert pairs.ranked["keep"] == count
+    assert f"the cheapest {limit:,} of {count:,} groups" in pairs.describe("keep")
+    # the pairs among the groups kept are those drawn without the limit, verdicts and all
+    kept = {(pair.a, pair.b): pair.verdict for pair in unlimited.keep if {pair.a, pair.b} <= named}
+    assert {(pair.a, pair.b): pair.verdict for pair in pairs.keep} == kept
+
+
 def test_groups_without_a_figure_are_not_compared():
     rows = [
         ("a", "t1", "passed", 100),

@@ -34,6 +34,10 @@ ALL_PAIRS_UP_TO = 50
 """Groups (with a figure, per view) up to which every pair is compared."""
 NEIGHBOURS = 3
 """Past `ALL_PAIRS_UP_TO`: each group is compared with the cheapest and this many next to it."""
+GROUPS_UP_TO = 2_000
+"""Groups per view (the cheapest) that are compared at all: past it, the dearer ones are left
+out (a ledger grouped by task can have 200,000 groups; 2,000 groups' pairs take about a
+second, `benchmarks/pairs_bench.py`)."""
 EXACT_VALUES = 5_000
 """Unpaired draws: distinct (tokens, accepted) values per group drawn one by one; above, the
 normal limit."""
@@ -101,26 +105,45 @@ def pairs_from_cells(
 ) -> Pairs:
     """`compare_pairs` from `task_cells`' frame (whichever engine counted it)."""
     keys = list(comparison.by)
-    index = comparison.keep.select(keys).with_row_index("__group")
+    orders = {view: _ranked(comparison, view) for view in VIEWS}
+    # Only the groups some pair needs are drawn, renumbered densely in label order (so a
+    # ledger of 200,000 groups does not make 200,000 x draws sums for 2,000 compared ones).
+    compared = sorted({group for order in orders.values() for group in order[:GROUPS_UP_TO]})
+    dense = {group: position for position, group in enumerate(compared)}
+    index = (
+        comparison.keep.select(keys)
+        .with_row_index("__group")
+        .filter(pl.col("__group").is_in(compared))
+        .with_row_index("__dense")
+        .drop("__group")
+    )
     # In one order whichever engine counted the cells (a draw's weights go to cells in order).
     cells = (
         cells.join(index, on=keys, how="inner", nulls_equal=True)
-        .select(pl.col("__group").cast(pl.Int64), "__task", "__tokens", "__accepted", "__n")
+        .select(
+            pl.col("__dense").cast(pl.Int64).alias("__group"),
+            "__task",
+            "__tokens",
+            "__accepted",
+            "__n",
+        )
         .sort("__group", "__task", "__tokens", "__accepted", nulls_last=True)
     )
-    draws = _Draws(cells, comparison.keep.height, seed, resamples)
+    draws = _Draws(cells, compared, seed, resamples)
     chosen: dict[View, tuple[Pair, ...]] = {}
     ranked: dict[View, int] = {}
     possible: dict[View, int] = {}
     capped = False
     for view in VIEWS:
-        order = _ranked(comparison, view)
+        order = orders[view]
         ranked[view] = len(order)
         possible[view] = len(order) * (len(order) - 1) // 2
         if len(order) > ALL_PAIRS_UP_TO:
             capped = True
+        order = order[:GROUPS_UP_TO]
         chosen[view] = tuple(
-            _pair(comparison, view, draws, order[i], order[j]) for i, j in _chosen(len(order))
+            _pair(comparison, view, draws, dense, order[i], order[j])
+            for i, j in _chosen(len(order))
         )
     return Pairs(
         keep=chosen["keep"],
@@ -130,6 +153,7 @@ def pairs_from_cells(
         capped=capped,
         resamples=resamples,
         seed=seed,
+        group_limit=GROUPS_UP_TO,
     )
 
 
@@ -158,14 +182,18 @@ def _chosen(count: int) -> list[tuple[int, int]]:
     return sorted(chosen)
 
 
-def _pair(comparison: Comparison, view: View, draws: _Draws, a: int, b: int) -> Pair:
+def _pair(
+    comparison: Comparison, view: View, draws: _Draws, dense: dict[int, int], a: int, b: int
+) -> Pair:
+    """Groups `a` and `b` (rows of the comparison; `dense` their rows in the draws)."""
     frame = comparison.view(view)
     figure = frame["tokens_per_accepted_result"]
     usage = frame["usage"]
     labels = comparison.labels
-    paired = draws.share_tasks(view, a, b)
+    da, db = dense[a], dense[b]
+    paired = draws.share_tasks(view, da, db)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf / inf: nan, left out below
-        ratio_draws = draws.rates(view, a, paired) / draws.rates(view, b, paired)
+        ratio_draws = draws.rates(view, da, paired) / draws.rates(view, db, paired)
     low, high = _percentiles(ratio_draws)
     return Pair(
         a=labels[a],
@@ -175,8 +203,8 @@ def _pair(comparison: Comparison, view: View, draws: _Draws, a: int, b: int) -> 
         high=high,
         method=PAIRED if paired else UNPAIRED,
         verdict=verdict(low, high, usage[a] == LOWER_BOUND, usage[b] == LOWER_BOUND),
-        a_size=draws.size(view, a, paired),
-        b_size=draws.size(view, b, paired),
+        a_size=draws.size(view, da, paired),
+        b_size=draws.size(view, db, paired),
     )
 
 
@@ -196,9 +224,11 @@ class _Draws:
     pair: by task (one weight matrix for every group) and by attempt (drawn per group, only
     for the groups some pair needs so)."""
 
-    def __init__(self, cells: pl.DataFrame, groups: int, seed: int, resamples: int) -> None:
+    def __init__(self, cells: pl.DataFrame, rows: list[int], seed: int, resamples: int) -> None:
+        """`cells` numbered by dense group (the position in `rows`, the comparison's rows)."""
         self._cells = cells
-        self._groups = groups
+        self._rows = rows
+        self._groups = len(rows)
         self._seed = seed
         self._resamples = resamples
         self._tasks: dict[View, list[frozenset[str]]] | None = None
@@ -293,7 +323,7 @@ class _Draws:
     def _draw_unpaired(self, group: int) -> dict[View, tuple[np.ndarray, np.ndarray]]:
         """One group's (tokens, accepted) sums per draw, drawn on its own attempts."""
         cells = self._by_group[(group,)]
-        rng = np.random.default_rng([self._seed, 2, group])
+        rng = np.random.default_rng([self._seed, 2, self._rows[group]])
         n = cells["__n"].to_numpy().astype(np.float64)
         tokens = cells["__tokens"].to_numpy()
         accepted = cells["__accepted"].to_numpy().astype(np.float64)

@@ -90,6 +90,7 @@ class Pairs:
     capped: bool
     resamples: int
     seed: int
+    group_limit: int | None = None  # per view, only the cheapest this many groups compared
 
     def view(self, view: View) -> tuple[Pair, ...]:
         return self.keep if view == "keep" else self.drop
@@ -134,8 +135,15 @@ class Pairs:
         pairs = self.view(view)
         how = f"{self.resamples:,} resamples, seed {self.seed}"
         if self.capped:
+            ranked = self.ranked[view]
+            limit = self.group_limit
+            among = (
+                f"the cheapest {limit:,} of {ranked:,} groups, each"
+                if limit is not None and ranked > limit
+                else "each group"
+            )
             return (
-                f"{len(pairs):,} of {self.possible[view]:,} pairs compared (each group against "
+                f"{len(pairs):,} of {self.possible[view]:,} pairs compared ({among} against "
                 f"the cheapest and its nearest neighbours; {how})"
             )
         noun = "pair" if len(pairs) == 1 else "pairs"
