@@ -415,6 +415,11 @@ class LedgerApp(App[int]):
     def _got_intervals(self, message: messages.IntervalsReady) -> None:
         self.pipeline.intervals_ready(message)
 
+    @on(messages.PairsReady)
+    @_unless_leaving
+    def _got_pairs(self, message: messages.PairsReady) -> None:
+        self.pipeline.pairs_ready(message)
+
     @on(messages.ChecksReady)
     @_unless_leaving
     def _got_checks(self, message: messages.ChecksReady) -> None:
@@ -546,6 +551,7 @@ class LedgerApp(App[int]):
             self.warning_count(),
             self.note_count(),
             hint=self._keys_hint(),
+            pairs_coming=self.pipeline.pairs_coming(),
         )
         self._asked_to_draw()
 

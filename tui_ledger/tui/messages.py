@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from tui_ledger.ledger import Comparison
     from tui_ledger.load import Ledger
     from tui_ledger.tui.snapshot import Snapshot
+    from tui_ledger.verdicts import Pairs
 
 
 @dataclass
@@ -80,6 +81,20 @@ class IntervalsReady(Message):
     def can_replace(self, message: Message) -> bool:
         """A newer result makes this one stale: its figures are no longer on screen."""
         return isinstance(message, IntervalsReady)
+
+
+@dataclass
+class PairsReady(Message):
+    """The pairwise verdicts of the figures on screen (`pairs.pairs_from_cells`); `pairs` is
+    None when they could not be drawn (the summary then says nothing of noise)."""
+
+    comparison: Comparison  # the comparison they were drawn for, as its recompute made it
+    pairs: Pairs | None
+    seconds: float
+
+    def can_replace(self, message: Message) -> bool:
+        """A newer result makes this one stale: its figures are no longer on screen."""
+        return isinstance(message, PairsReady)
 
 
 @dataclass

@@ -21,10 +21,13 @@ hands to the method of the same stage here, on the screen's thread:
   made meanwhile waits, the latest only, and the running one is told it is superseded, so it
   stops early and its result is not shown. So a key typed in the filter starts at once, and a
   fast typist costs at most one recompute whose result is dropped, never a queue of them.
-- **intervals** and **checks**, started together once new figures are drawn (`_follow_up`):
-  the small groups' bootstrap intervals (`ledger.with_intervals`) -> `IntervalsReady` ->
-  `intervals_ready`, and the checks (`checks.run_checks`) -> `ChecksReady` / `ChecksFailed`,
-  so neither delays the figures nor competes with their drawing for the cores.
+- **intervals**, **pairs** and **checks**, started together once new figures are drawn
+  (`_follow_up`): the small groups' bootstrap intervals (`ledger.with_intervals`) ->
+  `IntervalsReady` -> `intervals_ready`, the pairwise verdicts (`pairs.pairs_from_cells` on
+  the attempts' `task_cells`) -> `PairsReady` -> `pairs_ready`, and the checks
+  (`checks.run_checks`) -> `ChecksReady` / `ChecksFailed`, so none delays the figures nor
+  competes with their drawing for the cores. Intervals and pairs land on the figures they were
+  started for whichever comes first (`_figures_origin`).
 - **compaction**, once a large ledger's first figures are drawn: `compact.compact_text` ->
   `Compacted` -> `compacted`, whose frame a recompute that reuses the comparison adopts.
 
@@ -50,7 +53,7 @@ from textual.worker import get_current_worker
 
 from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
-from tui_ledger.ledger import Comparison, with_intervals
+from tui_ledger.ledger import Comparison, same_groups, with_intervals
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.messages import (
     ChecksFailed,
@@ -59,6 +62,7 @@ from tui_ledger.tui.messages import (
     IntervalsReady,
     Loaded,
     LoadFailed,
+    PairsReady,
     Recomputed,
 )
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
@@ -171,6 +175,11 @@ class Pipeline:
         self._pending: bool | None = None  # a request waiting (True: sort only)
         self._figures_stale = True  # the figures on screen no longer match the settings
         self._intervals_for: Comparison | None = None  # its final intervals are being computed
+        self._pairs_for: Comparison | None = None  # its pairwise verdicts are being drawn
+        # The comparison on screen as its recompute made it (before intervals and pairs were
+        # added to it): what a worker's result is matched against.
+        self._figures_origin: Comparison | None = None
+        self._pairs_done_for: Comparison | None = None  # the origin whose pairs came (or failed)
         self._figures_ledger: Ledger | None = None  # the ledger the figures on screen came from
         # The frame being compacted in a worker, once its figures are drawn.
         self._compacting: pl.DataFrame | None = None
@@ -222,6 +231,8 @@ class Pipeline:
             waiting.append("first figures")
         if self._intervals_for is not None:
             waiting.append("intervals")
+        if self._pairs_for is not None:
+            waiting.append("pairs")
         if self._compacting is not None:
             waiting.append("compaction")
         snapshot = self.snapshot
@@ -517,6 +528,7 @@ class Pipeline:
             or self._figures_ledger is not self.ledger
             or self.checks is None
             or self._intervals_for is not None
+            or self._pairs_for is not None
             or snapshot.comparison.by != request.by
         ):
             return None
@@ -626,6 +638,7 @@ class Pipeline:
         if new_figures or first:
             self.checks = None
             self.checks_generation = snapshot.generation
+            self._figures_origin = snapshot.comparison
         app.show_snapshot(first)
         app.call_after_refresh(self._drawn, snapshot, new_figures or first)
 
@@ -658,10 +671,11 @@ class Pipeline:
 
     def _follow_up(self, snapshot: Snapshot) -> None:
         """Start what follows new figures once they are drawn: their final intervals (when
-        they came with the delta method's) and their checks, each in its own worker, at once.
-        Neither needs the other, so neither waits for the other to be drawn. (Started when
-        the figures are adopted instead, beside their drawing, they delayed the figures at
-        200,000 groups about as much as they brought the final screen forward: 15 ms.)"""
+        they came with the delta method's), their pairwise verdicts and their checks, each in
+        its own worker, at once. None needs another, so none waits for another to be drawn.
+        (Started when the figures are adopted instead, beside their drawing, they delayed the
+        figures at 200,000 groups about as much as they brought the final screen forward:
+        15 ms.)"""
         if snapshot.comparison.intervals.method == "delta":
             self._intervals_for = snapshot.comparison
             self.app.run_worker(
@@ -672,6 +686,7 @@ class Pipeline:
                 thread=True,
                 exit_on_error=False,
             )
+        self._start_pairs(snapshot)
         self._start_checks(snapshot)
 
     # ------------------------------------------------------------------ intervals
@@ -696,17 +711,93 @@ class Pipeline:
         if self._intervals_for is comparison:
             self._intervals_for = None
         snapshot = self.snapshot
-        if snapshot is None or snapshot.comparison is not comparison:
+        if snapshot is None or self._figures_origin is not comparison:
             return
         if final is not None:
-            updated = dataclasses.replace(snapshot, comparison=final)
-            if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
-                updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
-            self.snapshot = updated
+            if snapshot.comparison.pairs is not None:  # drawn first: kept
+                final = same_groups(final, pairs=snapshot.comparison.pairs)
+            self._adopt(snapshot, final)
             timings = self.app.timings
             timings.record("intervals", seconds)
             self.app.show_summary()
             self.app.call_after_refresh(timings.emit, "intervals", seconds=round(seconds, 6))
+
+    def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
+        """The snapshot on screen with `comparison` (the same figures, more of them final)."""
+        updated = dataclasses.replace(snapshot, comparison=comparison)
+        if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
+            updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
+        self.snapshot = updated
+
+    # ------------------------------------------------------------------ pairs
+
+    def _start_pairs(self, snapshot: Snapshot) -> None:
+        """Draw the pairwise verdicts of new figures, in a worker (`pairs_ready`)."""
+        self._pairs_for = snapshot.comparison
+        self.app.run_worker(
+            partial(self._pairs_worker, snapshot.comparison, snapshot),
+            name="_pairs_worker",
+            group="pairs",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def pair_cells(self, snapshot: Snapshot) -> pl.DataFrame:
+        """What the pairs are drawn from (`pairs.task_cells`) of the snapshot's attempts, in
+        the pairs' worker (on Spark, a query)."""
+        from tui_ledger.pairs import task_cells
+
+        return task_cells(snapshot.matching, snapshot.comparison.by)
+
+    def _pairs_worker(self, comparison: Comparison, snapshot: Snapshot) -> None:
+        """The pairwise verdicts of the figures on screen (None if they could not be drawn:
+        the summary then says nothing of noise)."""
+        started = time.perf_counter()
+        from tui_ledger.pairs import pairs_from_cells
+        from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+
+        try:
+            cells = self.pair_cells(snapshot)
+            del snapshot
+            drawn = pairs_from_cells(
+                comparison, cells, seed=BOOTSTRAP_SEED, resamples=BOOTSTRAP_RESAMPLES
+            )
+        except (pl.exceptions.PolarsError, ValueError, MemoryError):
+            drawn = None  # (on Spark, a query's failure or interruption is a ValueError too)
+        seconds = time.perf_counter() - started
+        if not get_current_worker().is_cancelled:
+            self.app.post_message(PairsReady(comparison, drawn, seconds))
+
+    def pairs_coming(self) -> bool:
+        """Whether the figures on screen still wait for their pairwise verdicts (drawn or about
+        to be: the callout says a flip is being checked)."""
+        snapshot = self.snapshot
+        return (
+            snapshot is not None
+            and self.partial is None
+            and snapshot.comparison.pairs is None
+            and self._figures_origin is not None
+            and self._pairs_done_for is not self._figures_origin
+        )
+
+    def pairs_ready(self, ready: PairsReady) -> None:
+        """Show the pairwise verdicts (the callout, the focus block's line, the noise ranks)
+        if their figures are still on screen."""
+        if self._pairs_for is ready.comparison:
+            self._pairs_for = None
+        snapshot = self.snapshot
+        if snapshot is None or self._figures_origin is not ready.comparison:
+            return
+        self._pairs_done_for = ready.comparison
+        if ready.pairs is not None:
+            self._adopt(snapshot, same_groups(snapshot.comparison, pairs=ready.pairs))
+            timings = self.app.timings
+            timings.record("pairs", ready.seconds)
+            self.app.show_summary()
+            self.app.call_after_refresh(timings.emit, "pairs", seconds=round(ready.seconds, 6))
+        else:
+            self.app.show_summary()  # the callout stops saying the verdicts are coming
 
     # ------------------------------------------------------------------ checks
 

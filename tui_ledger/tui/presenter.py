@@ -24,7 +24,7 @@ from textual.widgets import Static
 from tui_ledger.textsafe import safe_text
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.present_slides import body, keys_hint, progress, title
-from tui_ledger.tui.screens.present_steps import STEPS, Presentation, presentation
+from tui_ledger.tui.screens.present_steps import STEPS, Presentation, noise_line, presentation
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, TITLE_STYLE
 
 _KEYS: tuple[tuple[str, str], ...] = (
@@ -135,7 +135,7 @@ class PresenterScreen(Screen[None]):
         if comparison is None or self.ledger_app.pipeline.partial is not None:
             return None
         if comparison is not self._figures_of:
-            self._shown, self._figures_of = presentation(comparison), comparison
+            self._shown, self._figures_of = presentation(comparison, noise_line), comparison
         return self._shown
 
     def waiting_text(self) -> str:
@@ -215,5 +215,12 @@ class PresentingApp(LedgerApp):
     def show_snapshot(self, first: bool) -> None:
         """New figures are in: the app draws them, and so does the presenter."""
         super().show_snapshot(first)
+        if self.presenter is not None and self.presenter.is_mounted:
+            self.presenter.redraw()
+
+    def show_summary(self) -> None:
+        """Figures changed in place (final intervals, the pairwise verdicts): the presenter
+        draws them too."""
+        super().show_summary()
         if self.presenter is not None and self.presenter.is_mounted:
             self.presenter.redraw()

@@ -144,7 +144,8 @@ class Timings:
     table and the summary of every group) has been drawn, and `{"event": "recompute", "t": ...,
     "seconds": ..., "rows": ..., "generation": ...}` each time a recompute has been drawn (its
     figures with delta-method intervals), then `{"event": "intervals", "t": ..., "seconds": ...}`
-    when the small groups' bootstrap intervals have replaced those. A large CSV adds `head`
+    when the small groups' bootstrap intervals have replaced those, and `{"event": "pairs", ...}`
+    when the pairwise verdicts have been drawn and shown. A large CSV adds `head`
     (its first rows read, `seconds` reading them), `first_rows` (drawn in the table), and
     `loaded` (the whole file read, `seconds` reading it). `t` is
     seconds since the process started (`tui_ledger.tui.PROCESS_START`); `seconds` is the
@@ -157,6 +158,7 @@ class Timings:
     toggle: float = 0.0
     checks: float = 0.0
     intervals: float = 0.0
+    pairs: float = 0.0
     history: list[tuple[str, float]] = field(default_factory=list)
 
     def record(self, name: str, seconds: float) -> None:

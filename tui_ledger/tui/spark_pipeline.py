@@ -48,6 +48,7 @@ from tui_ledger.spark.commands import (
     on_engine,
     spark_checks,
     spark_comparison,
+    spark_pair_cells,
     spark_per_task,
     spark_rows,
 )
@@ -133,6 +134,7 @@ class SparkPipeline(Pipeline):
         self.figure_queries = Queries(opened.spark, "ledger-tui-figures")
         self.check_queries = Queries(opened.spark, "ledger-tui-checks")
         self.page_queries = Queries(opened.spark, "ledger-tui-page")
+        self.pair_queries = Queries(opened.spark, "ledger-tui-pairs")
         self.computing_since: float | None = None
         self.last_seconds: float | None = None  # what the last query (all of it) took
         self._fetching: set[View] = set()
@@ -157,7 +159,12 @@ class SparkPipeline(Pipeline):
 
     def close(self) -> None:
         """Interrupt every query still running (the app is leaving)."""
-        for queries in (self.figure_queries, self.check_queries, self.page_queries):
+        for queries in (
+            self.figure_queries,
+            self.check_queries,
+            self.page_queries,
+            self.pair_queries,
+        ):
             # The server may be gone: then nothing runs there any more.
             with contextlib.suppress(PySparkException, SparkEngineError, OSError):
                 queries.cancel_all_but(None)
@@ -187,7 +194,12 @@ class SparkPipeline(Pipeline):
     def _tick(self) -> None:
         if self.computing_since is None or self.app.leaving:
             return
-        for queries in (self.figure_queries, self.check_queries, self.page_queries):
+        for queries in (
+            self.figure_queries,
+            self.check_queries,
+            self.page_queries,
+            self.pair_queries,
+        ):
             with contextlib.suppress(PySparkException, SparkEngineError, OSError):
                 queries.cancel_again()  # stale work that started a query since its cancel
         self._show_state()
@@ -521,6 +533,30 @@ class SparkPipeline(Pipeline):
             )
         finally:
             self.query_seconds.append(("per task", time.perf_counter() - started))
+            self._on_screen(self._other_query, -1)
+
+    # ------------------------------------------------------------------ pairs
+
+    def _start_pairs(self, snapshot: Snapshot) -> None:
+        with contextlib.suppress(PySparkException, SparkEngineError, OSError):
+            self.pair_queries.cancel_all_but(None)  # the pairs of older figures
+        super()._start_pairs(snapshot)
+
+    def pair_cells(self, snapshot: Snapshot) -> pl.DataFrame:
+        """The pairs' cells counted on the engine (`commands.spark_pair_cells`); the draws are
+        then made here, as `summary --spark` makes them (docs/SPARK.md, "Pairs")."""
+        filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
+        by = list(snapshot.comparison.by)
+        self._on_screen(self._other_query, 1)
+        started = time.perf_counter()
+        try:
+            return self.pair_queries.run(
+                lambda: on_engine(lambda: spark_pair_cells(filtered or self.opened, by))
+            )
+        except PySparkException as error:
+            raise SparkEngineError(first_line(error)) from error
+        finally:
+            self.query_seconds.append(("pairs", time.perf_counter() - started))
             self._on_screen(self._other_query, -1)
 
     def _other_query(self, change: int) -> None:

@@ -264,7 +264,7 @@ def _flip_body(shown: Presentation, width: int) -> RenderableType:
     if flip.moral:
         parts += [Text(""), Text(flip.moral)]
     if flip.noise:
-        parts += [Text(""), Text(flip.noise, style=LABEL_STYLE)]
+        parts += [Text(""), Text(flip.noise, style="bold")]
     return Group(*parts)
 
 

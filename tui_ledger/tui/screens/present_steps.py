@@ -9,7 +9,8 @@ five steps' content; `present_slides` lays them out.
 
 The flip step has a place for one more line, `Flip.noise`: the pairwise noise verdict of the
 flip's pair ("within noise on this sample: 3 attempts a side"), filled by the `noise` function
-given to `presentation` (a function of the same comparison). Nothing fills it yet.
+given to `presentation` (a function of the same comparison): `noise_line`, from the pairs the
+app draws (`pair_report`), once they are drawn.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Literal
 
 from tui_ledger.ledger import Comparison, View
 from tui_ledger.numbers import format_count, format_factor, format_rate, format_tokens
+from tui_ledger.pair_report import flip_noise, ratio_text, sample_text
 from tui_ledger.ranking import rank_text as rank_range
 from tui_ledger.textsafe import safe_label
 from tui_ledger.tui.widgets.summary_text import (
@@ -133,6 +135,43 @@ def presentation(comparison: Comparison, noise: NoiseLine | None = None) -> Pres
         hidden_attempts=comparison.hidden_attempts,
         hidden_tokens=hidden_text,
         bar_scale=max(values, default=0.0),
+    )
+
+
+def noise_line(comparison: Comparison) -> str | None:
+    """The flip step's noise line: whether this sample tells the flip's pair apart (or, with
+    no flip, the cheapest group from the second). None before the pairs are drawn."""
+    pairs = comparison.pairs
+    if pairs is None:
+        return None
+    keep_best, drop_best = comparison.best("keep"), comparison.best("drop")
+    noise = flip_noise(comparison)
+    if noise is not None:
+        why = "within noise" if noise.verdict == "within_noise" else "undecided"
+        return (
+            f"But on this sample the flip is {why}: {safe_label(noise.a)} vs "
+            f"{safe_label(noise.b)} {ratio_text(noise)}, {sample_text(noise)}. "
+            "More tasks would settle it."
+        )
+    if keep_best is not None and drop_best is not None and keep_best != drop_best:
+        pair = pairs.between("keep", keep_best, drop_best)
+        if pair is not None:
+            return (
+                f"Not noise: {safe_label(pair.a)} vs {safe_label(pair.b)} {ratio_text(pair)} "
+                f"with failures kept ({pair.method}, {sample_text(pair)})."
+            )
+        return None
+    cheapest = pairs.keep[0] if pairs.keep else None
+    if cheapest is None:
+        return None
+    if cheapest.decided:
+        return (
+            f"{safe_label(cheapest.a)} is cheaper than {safe_label(cheapest.b)} beyond noise: "
+            f"{ratio_text(cheapest)} ({cheapest.method}, {sample_text(cheapest)})."
+        )
+    return (
+        f"{safe_label(cheapest.a)} and {safe_label(cheapest.b)} are within noise of each other: "
+        f"{ratio_text(cheapest)}, {sample_text(cheapest)}."
     )
 
 

@@ -106,6 +106,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         # While the whole file is read (the table shows its first rows): what the pane says in
         # place of every figure (`show_progress`).
         self._progress: str | None = None
+        self._pairs_coming = False  # the comparison's pairwise verdicts are being drawn
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -147,10 +148,13 @@ class SummaryPane(VerticalScroll, can_focus=False):
         note_count: int = 0,
         *,
         hint: str = "",
+        pairs_coming: bool = False,
     ) -> None:
         """Draw a comparison in the current view and metric; `focus_label` is the group under
-        focus; `hint` is a short line of keys shown after the warnings count."""
+        focus; `hint` is a short line of keys shown after the warnings count; `pairs_coming`:
+        its pairwise verdicts are still being drawn."""
         self._comparison = comparison
+        self._pairs_coming = pairs_coming
         # `Comparison.labels` is computed on each access: read it once per comparison.
         self._all_labels = comparison.labels
         self._index = LabelIndex(self._all_labels)
@@ -199,7 +203,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
             title.append(f"  {self._columns.name} per accepted result", style=LABEL_STYLE)
         self.border_title = title
         self._fill_table(comparison, view, self.focus_label)
-        self.query_one("#callout", Static).update(callout_text(comparison, self._columns))
+        self.query_one("#callout", Static).update(
+            callout_text(comparison, self._columns, pairs_coming=self._pairs_coming)
+        )
         self.focus_group(self.focus_label)
 
     def show_warnings(self, count: int, notes: int = 0, hint: str = "") -> None:
@@ -317,7 +323,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
             rows,
             max(target, 0),
         )
-        extra = missing_notes(left_out, notes, frame, self._columns, len(self._all_labels))
+        extra = missing_notes(
+            left_out, notes, frame, self._columns, len(self._all_labels), columns.noise_ranks
+        )
         note_widget = self.query_one("#missing-note", Static)
         note_widget.update(Text("  ·  ".join(extra), style=MISSING_STYLE))
         note_widget.display = bool(extra)

@@ -35,6 +35,7 @@ from tui_ledger.numbers import (
     format_tokens,
     format_usage_figure,
 )
+from tui_ledger.pair_report import noise_rank_columns, pair_line
 from tui_ledger.ranking import rank_text as range_text
 from tui_ledger.textsafe import safe_cell, safe_text
 from tui_ledger.tui.theme import (
@@ -48,6 +49,8 @@ from tui_ledger.tui.theme import (
 from tui_ledger.wording import plural
 
 NO_ACCEPTED = "no accepted attempt"
+NOISE_RANK = "~#"
+"""The groups table's heading for the rank the pairwise verdicts support (`Pairs.noise_ranks`)."""
 UNPRICED = "unpriced"
 FOCUS_LABEL_WIDTH = 19
 """Cells the focus block gives its row names and the group's name in its heading: with two
@@ -240,6 +243,7 @@ LEAVE_FIRST: tuple[str, ...] = (
     "total $",
     "tokens/acc",  # the other metric's headline
     "$/acc",
+    NOISE_RANK,  # the bounds' rank stays; the table's note says what the sample adds
     "trap",
 )
 KEEP: frozenset[str] = frozenset({"#", "acc", "pass"})  # with the label and the headline
@@ -310,6 +314,9 @@ class GroupColumns:
     show_missing_cost: bool  # missing cost differs from missing usage somewhere
     with_cost: bool
     headings: list[tuple[str, str]]  # (heading, justify) in table order
+    # Per group label, the rank range the pairwise verdicts support (`~#`; tokens only, once
+    # the pairs are drawn and not capped): None when the column is not shown.
+    noise_ranks: dict[str, tuple[int, int]] | None = None
 
 
 def group_columns(comparison: Comparison, view: View, metric: MetricColumns) -> GroupColumns:
@@ -323,11 +330,16 @@ def group_columns(comparison: Comparison, view: View, metric: MetricColumns) -> 
     # Missing cost is mostly missing usage (an unpriced bucket): a column only when it differs.
     show_missing_cost = with_cost and not frame["missing_cost"].equals(frame["missing_usage"])
     title = safe_text(" · ".join(comparison.by))
+    noise_ranks = noise_rank_columns(comparison, view) if metric is TOKENS else {}
     columns: list[tuple[str, str]] = [
         (title, "left"),
         (metric.heading, "right"),
         ("trap", "right"),
         ("#", "right"),
+    ]
+    if noise_ranks:
+        columns.append((NOISE_RANK, "right"))
+    columns += [
         ("att", "right"),
         ("acc", "right"),
         ("pass", "right"),
@@ -341,7 +353,15 @@ def group_columns(comparison: Comparison, view: View, metric: MetricColumns) -> 
     if with_cost:
         columns.append(("total $", "right"))
     columns += [("median", "right"), ("total", "right")]
-    return GroupColumns(metric, other, show_missing, show_missing_cost, with_cost, columns)
+    return GroupColumns(
+        metric,
+        other,
+        show_missing,
+        show_missing_cost,
+        with_cost,
+        columns,
+        noise_ranks or None,
+    )
 
 
 def group_row(
@@ -384,6 +404,10 @@ def group_row(
             style=DROP_STYLE.replace("bold ", "") if factor and factor > 1.0 else "",
         ),
         cell(rank_text(row, metric)),
+    ]
+    if columns.noise_ranks is not None:
+        cells.append(cell(noise_rank_text(columns.noise_ranks, label)))
+    cells += [
         cell(format_count(row["attempts"])),
         cell(accepted_text(row)),
         cell(format_rate(row["pass_rate"])),
@@ -420,12 +444,22 @@ def group_row(
     return cells, notes
 
 
+def noise_rank_text(ranks: dict[str, tuple[int, int]], label: str) -> str:
+    """A group's `~#`: `1–2` when the sample cannot tell it from a neighbour, `—` when it was
+    not compared (no figure)."""
+    if label not in ranks:
+        return range_text(None, None)
+    best, worst = ranks[label]
+    return range_text(best, worst)
+
+
 def missing_notes(
     left_out: list[str],
     notes: set[str],
     frame: pl.DataFrame,
     metric: MetricColumns,
     groups: int,
+    noise_ranks: dict[str, tuple[int, int]] | None = None,
 ) -> list[str]:
     """The line under the groups table: columns left out, what `—`, `≥` and `†` mean where
     they appear, and how many of the `groups` the table holds."""
@@ -451,6 +485,12 @@ def missing_notes(
         .any()
     ):
         extra.append("2–4: rank as far as the bounds prove it")
+    if noise_ranks and NOISE_RANK not in left_out:
+        tied = any(best != worst for best, worst in noise_ranks.values())
+        extra.append(
+            f"{NOISE_RANK}: rank the sample supports"
+            + (" (groups within noise share places)" if tied else "")
+        )
     if "small sample" in notes:
         extra.append(f"{NOTE_MARK} small sample: wide interval (see below)")
     if groups > MAX_TABLE_GROUPS:
@@ -615,7 +655,30 @@ def focus_block(
         if row["ci_note"]:
             note = _note(f"{NOTE_MARK} {name}: {safe_text(row['ci_note'])}", body, hanging=2)
             text.append(note, style=MISSING_STYLE)
+    if metric is TOKENS:
+        _append_noise(text, comparison, index, view, label_width, body)
     return text
+
+
+def _append_noise(
+    text: Text, comparison: Comparison, index: int, view: View, label_width: int, body: int
+) -> None:
+    """The focus block's `noise` line: the focused group against the cheapest other group in
+    the view drawn, the ratio, its interval and the verdict (once the pairs are drawn)."""
+    pairs = comparison.pairs
+    if pairs is None:
+        return
+    label = comparison.labels[index]
+    pair = pairs.against_cheapest(view, label)
+    if pair is None:
+        return
+    cheapest = pairs.view(view)[0].a
+    heading = "vs 2nd cheapest" if label == cheapest else "vs cheapest"
+    lines = textwrap.wrap(pair_line(pair), max(body - label_width, 20), break_on_hyphens=False)
+    text.append("\n  ")
+    text.append(heading.ljust(label_width), style=LABEL_STYLE)
+    style = "" if pair.decided else MISSING_STYLE
+    text.append(("\n  " + " " * label_width).join(lines), style=style)
 
 
 def _note(text: str, width: int, *, hanging: int = 0) -> str:
@@ -627,16 +690,25 @@ def _note(text: str, width: int, *, hanging: int = 0) -> str:
     return "".join(f"\n  {line}" for line in lines)
 
 
-def callout_text(comparison: Comparison, metric: MetricColumns) -> Text:
+def callout_text(
+    comparison: Comparison, metric: MetricColumns, *, pairs_coming: bool = False
+) -> Text:
     """The callout under the focused group: what dropping failures hides, in the headline
-    metric, in colour when the ranking flips."""
+    metric, in colour when the ranking flips (and the sample decides it). `pairs_coming`: the
+    pairwise verdicts are still being drawn, and a flip says it is being checked."""
+    from tui_ledger.pair_report import flip_noise
     from tui_ledger.report import callout  # imported on first use
 
     if comparison.keep.height == 0:
         return Text("No attempts match the filter.", style=MISSING_STYLE)
     sentence = safe_text(callout(comparison, metric.name))
-    style = CALLOUT_STYLE if comparison.flips(metric.name) else ""
-    return Text.assemble(("» ", CALLOUT_STYLE), (sentence, style))
+    flips = comparison.flips(metric.name)
+    noise = flips and metric is TOKENS and flip_noise(comparison) is not None
+    style = ATTENTION_STYLE if noise else CALLOUT_STYLE if flips else ""
+    text = Text.assemble(("» ", CALLOUT_STYLE), (sentence, style))
+    if flips and metric is TOKENS and comparison.pairs is None and pairs_coming:
+        text.append("  Is it noise? checking…", style=LABEL_STYLE)
+    return text
 
 
 def _rate_with_interval(row: dict[str, Any]) -> str:
