@@ -40,8 +40,8 @@ def spark_app(spark: Any, path: Path, *, page_rows: int | None = None) -> Ledger
 
 
 def assert_same_comparison(local: Comparison, spark: Comparison) -> None:
-    """Every figure of both views and the trap frame; delta-method bounds to 1e-12 relative
-    (docs/SPARK.md: a float spread summed in another order)."""
+    """Every figure of both views and the trap frame, delta-method bounds to 1e-12 relative
+    (docs/SPARK.md: a float spread summed in another order), and the pairwise verdicts."""
     for name in ("keep", "drop", "trap"):
         left, right = getattr(local, name), getattr(spark, name)
         assert left.columns == right.columns, name
@@ -50,6 +50,10 @@ def assert_same_comparison(local: Comparison, spark: Comparison) -> None:
         assert_frame_equal(
             left.select(bounds), right.select(bounds), check_dtypes=False, rel_tol=1e-12
         )
+    # The pairwise verdicts: the engine counts the cells, the draws are made here, so the same
+    # seed gives the same pairs bit for bit (docs/SPARK.md, "Pairs").
+    assert local.pairs is not None
+    assert spark.pairs == local.pairs
 
 
 def shown_rows(app: LedgerApp) -> pl.DataFrame:
