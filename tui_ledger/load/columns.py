@@ -8,8 +8,8 @@ from collections.abc import Mapping
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.helper_columns import TYPED_TEXT, Engine
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened
 from tui_ledger.wording import listing
 

@@ -9,9 +9,9 @@ import re
 
 import polars as pl
 
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import field_separator, file_text
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened
 
 

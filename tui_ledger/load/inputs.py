@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 
+from tui_ledger.load.errors import LoadError, shown
 from tui_ledger.load.formats import (
     FORMAT_LABELS,
     FORMAT_NAMES,
@@ -21,7 +22,6 @@ from tui_ledger.load.formats import (
     sniff,
     suffix_of,
 )
-from tui_ledger.load.load_report import LoadError, shown
 
 if TYPE_CHECKING:
     from tui_ledger.importers import Imported, ImportOptions

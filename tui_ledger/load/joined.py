@@ -17,8 +17,8 @@ import polars as pl
 
 from tui_ledger import schema
 from tui_ledger.load.columns import map_columns
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.helper_columns import LINE
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened
 from tui_ledger.outcomes_join import OutcomesError, OutcomesJoin, join_outcomes
 from tui_ledger.wording import plural

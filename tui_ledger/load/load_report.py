@@ -1,5 +1,5 @@
-"""What a load gives back and says: `LoadError`, `LoadWarning`, `LoadReport`, `Ledger`, and
-the report built from what every file's validation counted."""
+"""What a load gives back and says: `LoadWarning`, `LoadReport`, `Ledger`, and the report built
+from what every file's validation counted (`LoadError` is `errors`', re-exported here)."""
 
 from __future__ import annotations
 
@@ -9,37 +9,17 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.load.errors import LoadError, shown
 from tui_ledger.load.helper_columns import EXAMPLES
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
 from tui_ledger.textsafe import safe_text
 from tui_ledger.wording import listing, plural
 
+__all__ = ["WHOLE_FILE", "Counted", "Ledger", "LoadError", "LoadReport", "LoadWarning", "shown"]
+
 if TYPE_CHECKING:
     from tui_ledger.load.inputs import Input
     from tui_ledger.load.prepare import Prepared
-
-
-class LoadError(Exception):
-    """A file that cannot be loaded as it is. `str(error)` is one line for people.
-
-    The message says what is wrong, where (file, line or record, column) and what to do.
-    `source`, `line` and `column` repeat the where for programs, when known.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        source: str | None = None,
-        line: int | None = None,
-        column: str | None = None,
-    ) -> None:
-        # Always one line, and safe to print: a file's own text (a cell, a column name, a
-        # file name) may hold terminal escapes, and this message reaches terminals.
-        super().__init__(safe_text(message.replace("\r", " ").replace("\n", " ")))
-        self.source = source
-        self.line = line
-        self.column = column
 
 
 @dataclass(frozen=True)
@@ -138,14 +118,6 @@ class Counted:
     kind: str
     count: int
     examples: tuple[tuple[str, int], ...]
-
-
-def shown(value: object) -> str:
-    """A cell's value quoted for a message, cut short past 40 characters."""
-    text = str(value)
-    if len(text) > 40:
-        text = text[:37] + "..."
-    return repr(text)
 
 
 def build_report(

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import polars as pl
 
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import is_gzip
 from tui_ledger.load.inputs import Input, expand
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.numbers import format_bytes
 from tui_ledger.procfs import kilobytes, proc_field
 from tui_ledger.wording import plural

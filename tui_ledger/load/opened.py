@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.load_report import LoadError
 
 
 @dataclass

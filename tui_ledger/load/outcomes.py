@@ -9,8 +9,8 @@ from typing import Any
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.load.errors import LoadError, shown
 from tui_ledger.load.helper_columns import CONTRADICTING, FRAME, STATUS_WORD, Engine
-from tui_ledger.load.load_report import LoadError, shown
 from tui_ledger.load.prepare import Prepared, place_of
 
 

@@ -13,6 +13,7 @@ import polars as pl
 from tui_ledger import schema
 from tui_ledger.load.columns import map_columns
 from tui_ledger.load.csv_errors import first_ragged_record, ragged
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import (
     GZIP_MAGIC,
     field_separator,
@@ -22,7 +23,6 @@ from tui_ledger.load.formats import (
 )
 from tui_ledger.load.helper_columns import LINE, PHYSICAL, TYPED_TEXT
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened, empty
 
 

@@ -10,10 +10,10 @@ import re
 import polars as pl
 
 from tui_ledger import schema
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import is_gzip, read_bytes
 from tui_ledger.load.helper_columns import LINE, VALIDATED
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened, empty
 from tui_ledger.wording import first_line
 

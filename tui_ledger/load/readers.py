@@ -13,10 +13,10 @@ import polars as pl
 from tui_ledger import schema
 from tui_ledger.load.columns import map_columns
 from tui_ledger.load.csv_errors import first_ragged_record, ragged, stray_quote, unclosed_quote
+from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import FORMAT_LABEL, GZIP_MAGIC, head_bytes
 from tui_ledger.load.helper_columns import LINE, TYPED_TEXT
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.load_report import LoadError
 from tui_ledger.load.opened import Opened, empty, refuse
 from tui_ledger.load.read_csv import open_csv
 from tui_ledger.load.read_json import open_json

@@ -10,23 +10,42 @@ draws the comparison on screen (`audit_screens.ParetoScreen`), and `s` in it sav
 from __future__ import annotations
 
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 from textual.worker import get_current_worker
 
 from tui_ledger.filter_terms import filter_term
 from tui_ledger.ledger import Comparison, ParetoMetric
-from tui_ledger.tui.exporting import save_chart
+from tui_ledger.tui.exporting import ExportHost, save_chart
 from tui_ledger.tui.messages import PerTaskReady
 from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.ledger import Metric
+    from tui_ledger.tui.widgets.attempts_table import AttemptsTable
+    from tui_ledger.tui.widgets.filter_bar import FilterInput
+    from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 
-def open_per_task(app: LedgerApp, snapshot: Snapshot, label: str | None) -> bool:
+class AuditHost(ExportHost, Protocol):
+    """What the audit views need of the app (`AuditHost` is one): the exports' needs (`s`
+    saves the chart), the panes a chosen task filters, and the headline metric."""
+
+    @property
+    def summary(self) -> SummaryPane: ...
+    @property
+    def table(self) -> AttemptsTable: ...
+    @property
+    def filter_input(self) -> FilterInput: ...
+    @property
+    def headline(self) -> Metric: ...
+    @property
+    def on_main_screen(self) -> bool: ...
+
+
+def open_per_task(app: AuditHost, snapshot: Snapshot, label: str | None) -> bool:
     """Show the snapshot's group `label` (else the one the summary's cursor is on, else the
     first) task by task, once its figures are computed: the worker posts `PerTaskReady`, which
     the app hands to `show_per_task`. False when there is no group to show."""
@@ -49,7 +68,7 @@ def open_per_task(app: LedgerApp, snapshot: Snapshot, label: str | None) -> bool
     return True
 
 
-def _per_task_worker(app: LedgerApp, snapshot: Snapshot, label: str, keys: tuple[Any, ...]) -> None:
+def _per_task_worker(app: AuditHost, snapshot: Snapshot, label: str, keys: tuple[Any, ...]) -> None:
     by = snapshot.comparison.by
     named = dict(zip(by, keys, strict=True))
     try:
@@ -61,7 +80,7 @@ def _per_task_worker(app: LedgerApp, snapshot: Snapshot, label: str, keys: tuple
         app.post_message(PerTaskReady(label, named, tasks))
 
 
-def show_per_task(app: LedgerApp, ready: PerTaskReady) -> None:
+def show_per_task(app: AuditHost, ready: PerTaskReady) -> None:
     """Open the per-task screen (unless a dialog opened meanwhile); a task chosen there is
     added to the filter, with the group's own keys."""
     if ready.error is not None or ready.tasks is None:
@@ -85,6 +104,6 @@ def show_per_task(app: LedgerApp, ready: PerTaskReady) -> None:
     app.push_screen(screen, chosen)
 
 
-def open_pareto(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> None:
+def open_pareto(app: AuditHost, comparison: Comparison, metric: ParetoMetric) -> None:
     """Show the Pareto chart of the comparison on screen."""
     app.push_screen(ParetoScreen(comparison, metric, save=partial(save_chart, app)))

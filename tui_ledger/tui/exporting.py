@@ -10,11 +10,11 @@ Imported when the user first exports, not with the app.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
@@ -22,16 +22,32 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.numbers import format_count
 from tui_ledger.schema import SOURCE_COLUMN
+from tui_ledger.tui.host import Host
 from tui_ledger.tui.messages import Said
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
     from tui_ledger.checks import Check
-    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.tui.pipeline import Pipeline
     from tui_ledger.tui.screens.screens import ExportRequest
 
 
-def export(app: LedgerApp) -> None:
+class ExportHost(Host, Protocol):
+    """What the exports need of the app (`ExportHost` is one)."""
+
+    @property
+    def pipeline(self) -> Pipeline: ...
+    @property
+    def paths(self) -> Sequence[str]: ...
+    @property
+    def filtered(self) -> bool: ...
+    @property
+    def is_web(self) -> bool: ...
+
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+
+
+def export(app: ExportHost) -> None:
     """`e`: ask for file names, then write (asking before replacing anything)."""
     snapshot = app.pipeline.snapshot
     if snapshot is None:
@@ -88,7 +104,7 @@ def export(app: LedgerApp) -> None:
 
 
 def _write_exports(
-    app: LedgerApp,
+    app: ExportHost,
     request: ExportRequest,
     overwrite: bool,
     snapshot: Snapshot,
@@ -156,7 +172,7 @@ def export_problem(request: ExportRequest) -> str | None:
     return None
 
 
-def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> None:
+def save_chart(app: ExportHost, comparison: Comparison, metric: ParetoMetric) -> None:
     """`s` in the chart: ask for a file name, then write the SVG (asking before replacing)."""
     from tui_ledger.tui.screens.screens import SaveScreen
 
@@ -194,7 +210,7 @@ def save_chart(app: LedgerApp, comparison: Comparison, metric: ParetoMetric) -> 
 
 
 def _write_svg(
-    app: LedgerApp,
+    app: ExportHost,
     path: str,
     comparison: Comparison,
     metric: ParetoMetric,
@@ -218,7 +234,7 @@ def _write_svg(
     app.post_message(Said(sent or f"wrote {path}", "chart"))
 
 
-def placed_exports(app: LedgerApp, paths: list[str], title: str) -> list[str] | None:
+def placed_exports(app: ExportHost, paths: list[str], title: str) -> list[str] | None:
     """Where to write `paths`: as typed in a terminal; served (`ledger-tui serve`), staged
     for the browser or inside the owner's --export-dir. None (and said) when refused."""
     from tui_ledger.tui.serve.served_exports import place_exports
@@ -230,7 +246,7 @@ def placed_exports(app: LedgerApp, paths: list[str], title: str) -> list[str] | 
     return placed
 
 
-def reads(app: LedgerApp) -> list[str]:
+def reads(app: ExportHost) -> list[str]:
     """What the ledger reads: the paths it was opened on, and every file its attempts came
     from (a folder's files, an importer's trials). No export may replace one of them."""
     found = list(app.paths)
@@ -241,7 +257,7 @@ def reads(app: LedgerApp) -> list[str]:
     return found
 
 
-def write_asking_first(app: LedgerApp, paths: list[str], write: Callable[[bool], None]) -> None:
+def write_asking_first(app: ExportHost, paths: list[str], write: Callable[[bool], None]) -> None:
     """Call `write(overwrite)`: at once when no file is in the way, else after a yes; never
     (said in one line) when a file is one the ledger reads."""
     from tui_ledger.export_files import input_problem

@@ -46,7 +46,7 @@ import os
 import threading
 import time
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import polars as pl
 from textual.worker import get_current_worker
@@ -55,6 +55,7 @@ from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
 from tui_ledger.ledger import Comparison, same_groups, with_intervals
 from tui_ledger.textsafe import safe_text
+from tui_ledger.tui.host import Host
 from tui_ledger.tui.messages import (
     ChecksFailed,
     ChecksReady,
@@ -77,10 +78,12 @@ if TYPE_CHECKING:
 
     from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
+    from tui_ledger.ledger import View
     from tui_ledger.load import Ledger, LoadReport
     from tui_ledger.prices import PriceTable
-    from tui_ledger.tui.app import LedgerApp
+    from tui_ledger.tui.snapshot import Timings
     from tui_ledger.tui.watching import WatchUpdate
+    from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 # Files this small (in all) load and compare in a few ms (20-30 ms at 16k rows, most of it fixed
 # cost): the first load runs on the screen's thread before the first frame, which then shows the
@@ -148,10 +151,46 @@ def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Findi
     return dataclasses.replace(ledger, attempts=cost_beside_tokens(priced)), list(price_warnings)
 
 
-class Pipeline:
-    """The data the screen shows, and the work that produces it, for one `LedgerApp`."""
+class PipelineHost(Host, Protocol):
+    """What the pipeline needs of the app (`LedgerApp` is one): the user's settings as they
+    stand, and the hooks that draw what the pipeline produced."""
 
-    def __init__(self, app: LedgerApp) -> None:
+    @property
+    def paths(self) -> Sequence[str]: ...
+    @property
+    def load_options(self) -> dict[str, Any]: ...
+    @property
+    def prices(self) -> PriceTable | None: ...
+    @property
+    def watch_files(self) -> bool: ...
+    @property
+    def leaving(self) -> bool: ...
+    @property
+    def timings(self) -> Timings: ...
+    @property
+    def view(self) -> View: ...
+    @property
+    def filter_text(self) -> str: ...
+    @property
+    def summary(self) -> SummaryPane: ...
+
+    def request(self) -> Request: ...
+    def ledger_changed(self) -> None: ...
+    def refilter(self) -> None: ...
+    def filter_failed(self, message: str) -> None: ...
+    def give_up(self, message: str) -> None: ...
+    def set_loading(self, loading: bool) -> None: ...
+    def show_title(self) -> None: ...
+    def show_snapshot(self, first: bool) -> None: ...
+    def show_summary(self) -> None: ...
+    def show_checks(self) -> None: ...
+
+
+class Pipeline:
+    """The data the screen shows, and the work that produces it, for one app
+    (`PipelineHost`)."""
+
+    def __init__(self, app: PipelineHost) -> None:
         self.app = app
         self.started = time.perf_counter()
         self.ledger: Ledger | None = None  # its `attempts` carry the costs, once priced

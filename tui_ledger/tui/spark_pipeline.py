@@ -67,7 +67,7 @@ from tui_ledger.tui.messages import (
     Recomputed,
     Said,
 )
-from tui_ledger.tui.pipeline import Pipeline
+from tui_ledger.tui.pipeline import Pipeline, PipelineHost
 from tui_ledger.tui.snapshot import Request, Snapshot
 
 if TYPE_CHECKING:
@@ -75,7 +75,6 @@ if TYPE_CHECKING:
 
     from tui_ledger.findings import Finding
     from tui_ledger.load import LoadReport
-    from tui_ledger.tui.app import LedgerApp
 
 PAGE_ROWS = 200  # rows a page query brings back
 PREFETCH_ROWS = 50  # the next page is fetched when the cursor comes this close to the end
@@ -128,7 +127,7 @@ class SparkPipeline(Pipeline):
     page_rows = PAGE_ROWS
     prefetch_rows = PREFETCH_ROWS
 
-    def __init__(self, app: LedgerApp, opened: SparkInput) -> None:
+    def __init__(self, app: PipelineHost, opened: SparkInput) -> None:
         super().__init__(app)
         self.opened = opened
         self.figure_queries = Queries(opened.spark, "ledger-tui-figures")

@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from textual.app import App
 from textual.worker import get_current_worker
 
 from tui_ledger.load import Ledger, LoadError
+from tui_ledger.tui.host import Host
 from tui_ledger.watch import INTERVAL, Change, Watcher
 
 __all__ = ["WatchUpdate", "start_watching"]
@@ -50,7 +50,7 @@ class WatchUpdate(Generic[Prepared]):
 
 
 def start_watching(
-    app: App[Any],
+    app: Host,
     paths: Sequence[str],
     load_options: Mapping[str, Any],
     *,
