@@ -20,7 +20,7 @@ from typing import Any, Literal
 import polars as pl
 
 from tui_ledger.detail_lines import DetailLines
-from tui_ledger.findings import Finding, Notice
+from tui_ledger.findings import Finding
 from tui_ledger.key_order import sorted_by_text
 from tui_ledger.ledger import DEFAULT_BY, group_labels
 from tui_ledger.load.load_report import LoadWarning
@@ -125,54 +125,6 @@ def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
     if SOURCE_COLUMN not in rows.columns or len(lines) != head.height:
         return lines, ()
     return lines, tuple(str(v) for v in head[SOURCE_COLUMN].to_list())
-
-
-# --------------------------------------------------------------------------- matched tasks
-
-
-def matched_tasks(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str] = DEFAULT_BY) -> int:
-    """How many tasks every group attempted."""
-    return _matched(attempts.lazy(), _keys(by)).select(pl.col("task").n_unique()).collect().item()
-
-
-def _matched(attempts: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
-    groups = pl.struct(keys).n_unique()
-    return attempts.filter(
-        pl.col("task").is_not_null(),
-        pl.struct(keys).n_unique().over("task") == groups,
-    )
-
-
-def restrict_to_matched_tasks(
-    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
-) -> pl.DataFrame:
-    """Only the attempts at tasks that every group attempted (rows with no task are left out).
-
-    Without a `task` column there is nothing to match on: raises ValueError.
-    """
-    keys = _keys(by)
-    if "task" not in attempts.columns:
-        raise ValueError("matching tasks needs a task column")
-    if "task" in keys:
-        raise ValueError("cannot match tasks when grouping by task")
-    return _matched(attempts.lazy(), keys).collect()
-
-
-def matched_tasks_only(
-    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
-) -> tuple[pl.DataFrame, Notice]:
-    """The attempts at tasks every group attempted, and a note of what was left out (the
-    `--matched-tasks` of `summary` and `check`, the app's `m`)."""
-    matched = restrict_to_matched_tasks(attempts, by)
-    dropped = attempts.height - matched.height
-    tasks = matched["task"].n_unique() if matched.height else 0
-    notice = Notice(
-        "matched_tasks",
-        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
-        f"attempted; {dropped:,} attempts at other tasks are left out.",
-        dropped,
-    )
-    return matched, notice
 
 
 # --------------------------------------------------------------------------- the checks
@@ -813,8 +765,5 @@ __all__ = [
     "check_json",
     "check_lines",
     "group_labels",
-    "matched_tasks",
-    "matched_tasks_only",
-    "restrict_to_matched_tasks",
     "run_checks",
 ]

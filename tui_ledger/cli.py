@@ -258,7 +258,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
 
 
 def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
-    from tui_ledger.checks import matched_tasks_only
+    from tui_ledger.matched import matched_tasks_only
 
     if "task" not in attempts.columns:
         raise UsageError("--matched-tasks needs a task column; the input has none")

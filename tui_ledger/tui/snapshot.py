@@ -92,7 +92,7 @@ def compute_snapshot(
     expression, by, sort = request.expression, request.by, request.sort
     matching = attempts.filter(expression) if expression is not None else attempts
     if request.matched_only:
-        from tui_ledger.checks import matched_tasks_only
+        from tui_ledger.matched import matched_tasks_only
 
         matching, notice = matched_tasks_only(matching, by)
     if superseded.is_set():

@@ -1,0 +1,69 @@
+"""Matched tasks only: the attempts at tasks every group attempted (`summary --matched-tasks`,
+`check --matched-tasks`, the app's `m`), and how many such tasks there are."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import polars as pl
+
+from tui_ledger.findings import Notice
+from tui_ledger.ledger import DEFAULT_BY
+
+__all__ = ["matched_tasks", "matched_tasks_only", "restrict_to_matched_tasks"]
+
+
+def _group_keys(by: Sequence[str]) -> list[str]:
+    if not by:
+        raise ValueError("group by needs at least one column")
+    return list(by)
+
+
+def matched_tasks(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str] = DEFAULT_BY) -> int:
+    """How many tasks every group attempted."""
+    return (
+        _matched(attempts.lazy(), _group_keys(by))
+        .select(pl.col("task").n_unique())
+        .collect()
+        .item()
+    )
+
+
+def _matched(attempts: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
+    groups = pl.struct(keys).n_unique()
+    return attempts.filter(
+        pl.col("task").is_not_null(),
+        pl.struct(keys).n_unique().over("task") == groups,
+    )
+
+
+def restrict_to_matched_tasks(
+    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
+) -> pl.DataFrame:
+    """Only the attempts at tasks that every group attempted (rows with no task are left out).
+
+    Without a `task` column there is nothing to match on: raises ValueError.
+    """
+    keys = _group_keys(by)
+    if "task" not in attempts.columns:
+        raise ValueError("matching tasks needs a task column")
+    if "task" in keys:
+        raise ValueError("cannot match tasks when grouping by task")
+    return _matched(attempts.lazy(), keys).collect()
+
+
+def matched_tasks_only(
+    attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
+) -> tuple[pl.DataFrame, Notice]:
+    """The attempts at tasks every group attempted, and a note of what was left out (the
+    `--matched-tasks` of `summary` and `check`, the app's `m`)."""
+    matched = restrict_to_matched_tasks(attempts, by)
+    dropped = attempts.height - matched.height
+    tasks = matched["task"].n_unique() if matched.height else 0
+    notice = Notice(
+        "matched_tasks",
+        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        dropped,
+    )
+    return matched, notice
