@@ -54,8 +54,8 @@ from typing import TYPE_CHECKING, Any
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, LoadWarning, load
-from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
+from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, load
+from tui_ledger.watch_merge import merge_appended, relocate, same_mapping
 from tui_ledger.wording import plural
 
 if TYPE_CHECKING:
@@ -78,7 +78,6 @@ _SUFFIX_OF = {"csv": ".csv", "tsv": ".tsv", "ndjson": ".jsonl"}
 _TERMINAL_BENCH_FILES = frozenset({"results.json", "run_metadata.json"})
 # Inside a Terminal-Bench trial folder: logs that change all the time and hold no attempts.
 _TERMINAL_BENCH_LOGS = frozenset({"sessions", "agent-logs", "panes"})
-_TOTAL_COLUMNS = frozenset({"tokens", *schema.BUCKETS})
 
 
 @dataclass(frozen=True)
@@ -349,7 +348,7 @@ class Watcher:
                 if found is None:
                     continue  # a half-written line: wait for its end
                 if found.attempts is not None and found.report is not None:
-                    merged = _merge(ledger, found.attempts, found.report, watched.display)
+                    merged = merge_appended(ledger, found.attempts, found.report, watched.display)
                     if merged is None:
                         raise _NeedsReload
                     ledger = merged
@@ -418,9 +417,9 @@ class Watcher:
             except LoadError as error:
                 if error.line is None:
                     raise _NeedsReload from None  # about the whole file: the full load says
-                message = _relocate(str(error), str(small), watched.display, offset)
+                message = relocate(str(error), str(small), watched.display, offset)
                 raise _AppendError(message) from None
-        if not _same_mapping(loaded.report.mapping, report.mapping):
+        if not same_mapping(loaded.report.mapping, report.mapping):
             raise _NeedsReload
         source_type = loaded.attempts.schema[schema.SOURCE_COLUMN]
         attempts = loaded.attempts.with_columns(
@@ -715,90 +714,3 @@ def _verdict(watched: _Path, new: object) -> str:
     if tail.consumed < tail.loaded_size:
         return "reload"  # the last load read a half line as a row; it has grown since
     return "append"
-
-
-def _relocate(message: str, small: str, display: str, offset: int) -> str:
-    """A message about the small file, said of the real file and its real line."""
-    where = re.compile(re.escape(small) + r" (line|record|row) (\d+)")
-    message = where.sub(lambda m: f"{display} {m.group(1)} {int(m.group(2)) + offset}", message)
-    return message.replace(small, display)
-
-
-def _same_mapping(appended: Mapping[str, str], loaded: Mapping[str, str]) -> bool:
-    """Whether the appended rows' columns were read as the loaded file's were.
-
-    Every column the appended rows map must be mapped from the same file column; the columns
-    a total is made of (tokens and the buckets) must be exactly the same, or tokens would be
-    derived differently.
-    """
-    for canonical, name in appended.items():
-        if canonical not in loaded or name not in loaded[canonical].split(" / "):
-            return False
-    return _TOTAL_COLUMNS & set(appended) == _TOTAL_COLUMNS & set(loaded)
-
-
-def _merge(
-    ledger: Ledger, appended: pl.DataFrame, report: LoadReport, source: str
-) -> Ledger | None:
-    """The ledger with `appended` after the last row of `source`; None when a full reload is
-    needed to keep the columns as the loader would make them."""
-    attempts = ledger.attempts
-    missing = [name for name in appended.columns if name not in attempts.columns]
-    if missing:
-        return None
-    columns: list[pl.Expr] = []
-    for name, dtype in attempts.schema.items():
-        if name not in appended.columns:
-            columns.append(pl.lit(None, dtype).alias(name))
-            continue
-        found = appended.schema[name]
-        column = appended.get_column(name)
-        if found == dtype:
-            columns.append(pl.col(name))
-        elif (
-            column.null_count() == column.len()
-            or (dtype == pl.Float64 and found.is_integer())
-            or _both_text(found, dtype)
-        ):
-            columns.append(pl.col(name).cast(dtype))
-        else:
-            return None  # the column's type would change: the loader decides it on all rows
-    rows = appended.select(columns)
-    sources = attempts.get_column(schema.SOURCE_COLUMN)
-    if attempts.height == 0 or sources[-1] == source:
-        merged = pl.concat([attempts, rows], rechunk=False)
-    else:
-        mine = (sources == source).arg_true()
-        at = int(mine[-1]) + 1 if mine.len() else attempts.height
-        merged = pl.concat([attempts.slice(0, at), rows, attempts.slice(at)], rechunk=False)
-    if merged.n_chunks() > 64:
-        merged = merged.rechunk()
-    return Ledger(attempts=merged, report=_merge_reports(ledger.report, report))
-
-
-def _both_text(one: pl.DataType, other: pl.DataType) -> bool:
-    """Text and Categorical: the same values, kept one way or the other (the loader reads a
-    CSV's keys as Categorical, other formats' as they come, and a CSV that fails the typed
-    read, say with a ragged row, all as text)."""
-    return {type(one), type(other)} <= {pl.String, pl.Categorical}
-
-
-def _merge_reports(loaded: LoadReport, appended: LoadReport) -> LoadReport:
-    """The load report with the appended rows counted in."""
-    warnings: dict[str, LoadWarning] = {warning.kind: warning for warning in loaded.warnings}
-    for warning in appended.warnings:
-        known = warnings.get(warning.kind)
-        if known is None:
-            warnings[warning.kind] = warning
-            continue
-        count = known.count + warning.count
-        lines = (known.lines + warning.lines)[:5]
-        sources = (known.sources + warning.sources)[:5]
-        message = warning_message(warning.kind, count)
-        warnings[warning.kind] = LoadWarning(warning.kind, message, count, lines, sources)
-    order = list(WARNING_KINDS)  # the order the loader lists them
-    ranked = sorted(
-        warnings.values(),
-        key=lambda w: order.index(w.kind) if w.kind in order else len(order),
-    )
-    return replace(loaded, rows=loaded.rows + appended.rows, warnings=ranked)
