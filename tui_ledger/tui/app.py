@@ -1,9 +1,8 @@
 """The interactive ledger: attempts on the left, the summary per group on the right, one view key.
 
-`LedgerApp` is the shell: it composes the components (`header.LedgerHeader`,
-`filter_bar.FilterBar`, the `AttemptsTable`, the `SummaryPane`), holds the user's settings
-(view, grouping, sort, filter, headline metric, matched tasks only, the group under focus),
-turns keys into actions, and tells the components what to show. The data comes from its
+`LedgerApp` turns keys into actions, events into settings, and the workers' reports into
+calls on its pipeline; its state, and how it is drawn, are its base class's (`app_shell.
+LedgerShell`: it composes the components and holds the user's settings). The data comes from its
 `pipeline.Pipeline` (load, recompute, intervals, checks, compaction, in thread workers); the
 exports are `exporting`; the colours are `theme`.
 
@@ -21,39 +20,19 @@ Run it with `ledger-tui FILE` (cli.py calls `run.run_app`), or `python -m tui_le
 from __future__ import annotations
 
 import functools
-import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TypeVar
 
-from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
-from textual.command import CommandPalette
-from textual.containers import Horizontal
 from textual.message import Message
-from textual.notifications import SeverityLevel
-from textual.reactive import var
-from textual.widgets import Footer, Input
-from textual.worker import Worker, WorkerState
+from textual.widgets import Input
 
-from tui_ledger.ledger import (
-    DEFAULT_BY,
-    Comparison,
-    Metric,
-    ParetoMetric,
-    View,
-    group_labels,
-)
-from tui_ledger.textsafe import safe_text
-from tui_ledger.tui import commands, messages
-from tui_ledger.tui.pipeline import Pipeline
-from tui_ledger.tui.snapshot import Request, Timings
-from tui_ledger.tui.theme import LEDGER_THEME
+from tui_ledger.ledger import ParetoMetric
+from tui_ledger.tui import messages
+from tui_ledger.tui.app_shell import LedgerShell
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
-from tui_ledger.tui.widgets.attempts_titles import attempts_titles
-from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
-from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
+from tui_ledger.tui.widgets.filter_bar import FilterInput
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 _Report = TypeVar("_Report", bound=Message)
@@ -73,19 +52,10 @@ def _unless_leaving(
     return handle
 
 
-# Imported on first use (the first frame must not wait for them): the loader, prices and checks
-# (in the workers that use them), the dialogs, the audit screens, exports and --watch.
-if TYPE_CHECKING:
-    from tui_ledger.checks import Check
-    from tui_ledger.findings import Finding
-    from tui_ledger.load import Ledger
-    from tui_ledger.prices import PriceTable
-
 GG_SECONDS = 0.6  # the second `g` of `gg` must follow the first within this long
 # A group change recomputes on the screen's thread when the last recompute took less (a
 # pause this short is less than the GIL contention a worker would meet; see action_group_by).
 INLINE_RECOMPUTE_SECONDS = 0.1
-SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
 # `move` directions -> the action of the table (or the summary's groups table) that moves so.
 _MOVES = {
     "down": "cursor_down",
@@ -99,299 +69,8 @@ _MOVES = {
 }
 
 
-def _nothing() -> None:
-    """What a finished worker is left holding in place of its call."""
-
-
-class LedgerApp(App[int]):
+class LedgerApp(LedgerShell):
     """ledger-tui: a filterable table of attempts beside a live summary per workflow."""
-
-    CSS_PATH = "ledger.tcss"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (as App declares it)
-    """Below 100 columns the summary gives up 4 of its cells (`Screen.-narrow` in ledger.tcss)."""
-    TITLE = "ledger-tui"
-    BINDINGS: ClassVar = commands.bindings()
-    COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS
-    COMMAND_PALETTE_BINDING = "ctrl+p"
-
-    view: var[View] = var("keep", init=False)
-    """KEEP FAILURES (every attempt counts) or DROP FAILURES (only accepted ones); bound down
-    to the header's badge, the table and the summary. No recompute: the comparison holds both."""
-    metric: var[Metric] = var("tokens", init=False)
-    """The summary's headline metric asked for (per accepted result), bound down to the
-    summary; `headline` is the one shown (tokens when there are no cost figures)."""
-    matched_only: var[bool] = var(False, init=False)
-    """Whether only the tasks every group attempted are compared (the header says so)."""
-
-    def __init__(
-        self,
-        paths: Sequence[str],
-        *,
-        demo: bool = False,
-        load_options: dict[str, Any] | None = None,
-        prices: PriceTable | None = None,
-        watch_files: bool = False,
-        spark: Any = None,
-    ) -> None:
-        """`spark`: a `spark.commands.SparkInput` already opened (connected, mapped,
-        validated): the figures, pages and checks are then computed on that server
-        (`spark_pipeline.SparkPipeline`); None: locally, from `paths`."""
-        super().__init__()
-        self.paths = [str(path) for path in paths]
-        self.demo = demo
-        self.watch_files = watch_files
-        """`--watch`: follow the files and show attempts as they are appended (tui/watching.py)."""
-        self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
-        self.prices = prices
-        """`--prices`, `--flat-price`: the load worker prices the attempts once they are read."""
-        self.register_theme(LEDGER_THEME)
-        self.theme = "ledger"
-        self.timings = Timings()
-        self.pipeline = self._pipeline(spark)
-        """The data on screen and the work that produces it (on Spark: `SparkPipeline`)."""
-        self._switch_interval = sys.getswitchinterval()
-        # The user's settings, besides the reactive ones above.
-        self._by: tuple[str, ...] = DEFAULT_BY
-        self._sort: tuple[str, bool] | None = None
-        self._focus_label: str | None = None
-        self._last_g = 0.0
-        self._availability: tuple[bool, ...] = ()
-        self._per_task_waiting = False  # `p` was pressed; its figures are being computed
-        # Draws asked for and painted (`unsettled`): equal once the screen shows the latest.
-        self._draws_asked = self._draws_done = 0
-        self.error_message: str | None = None
-        """Why the app gave up (a load error), printed by `run_app` after the screen is gone."""
-        # The components, kept by reference: `App.query_one` searches only the active screen,
-        # and work finishing behind a dialog still has to reach them.
-        self._header = LedgerHeader(id="header")
-        self._filter_bar = FilterBar(id="filter-bar")
-        self._table = AttemptsTable(id="attempts")
-        self._filter_bar.input.leave_to = self._table
-        self._summary = SummaryPane(id="summary")
-        self._body = Horizontal(self._table, self._summary, id="body")
-
-    # ------------------------------------------------------------------ layout
-
-    def compose(self) -> ComposeResult:
-        """Header, filter line, the two panes, footer; the view and the metric bound down."""
-        yield self._header.data_bind(LedgerApp.view)
-        yield self._filter_bar
-        self._table.data_bind(LedgerApp.view)
-        self._summary.data_bind(LedgerApp.view, LedgerApp.metric)
-        yield self._body
-        yield Footer(compact=True)
-
-    def on_mount(self) -> None:
-        """Draw the empty frame at once, then load in a worker."""
-        self.show_title()
-        self.table.border_title = "Attempts"
-        self.summary.border_title = "Summary"
-        self.table.focus()
-        # Recomputes run in worker threads, and each makes a few dozen small polars calls that
-        # need the GIL back when they return. While this thread draws (a dialog closing
-        # repaints the whole screen), Python's default 5 ms switch interval makes every such
-        # return wait: `compare` at 1M rows took 235 ms beside a busy thread instead of 56.
-        # At 1 ms it takes 150 ms; drawing is not measurably slower. (`on_unmount` puts back
-        # the interval read in `__init__`.)
-        sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
-        self.pipeline.start_load(first=True)
-        if self.watch_files:
-            self.pipeline.start_watching()
-
-    def _pipeline(self, spark: Any) -> Pipeline:
-        """The local pipeline, or (`--spark`) the one whose every stage is a Spark query;
-        only the latter imports the engine."""
-        if spark is None:
-            return Pipeline(self)
-        from tui_ledger.tui.spark_pipeline import SparkPipeline
-
-        return SparkPipeline(self, spark)
-
-    def on_unmount(self) -> None:
-        self.pipeline.close()
-        sys.setswitchinterval(self._switch_interval)
-
-    # ------------------------------------------------------------------ widgets
-
-    @property
-    def table(self) -> AttemptsTable:
-        """The attempts table."""
-        return self._table
-
-    @property
-    def summary(self) -> SummaryPane:
-        """The summary pane."""
-        return self._summary
-
-    @property
-    def filter_input(self) -> FilterInput:
-        """The filter box."""
-        return self._filter_bar.input
-
-    # ------------------------------------------------------------------ state for commands
-
-    @property
-    def loaded(self) -> bool:
-        """Whether attempts are on screen."""
-        return self.pipeline.snapshot is not None
-
-    @property
-    def leaving(self) -> bool:
-        """The app is shutting down (`exit`, or a test's `run_test` ending). Textual removes the
-        screens before it stops handling messages, so a worker's report or a watcher's callback
-        can arrive when the panes are gone: what arrives then is dropped, never drawn."""
-        return not self.is_running
-
-    @property
-    def on_main_screen(self) -> bool:
-        """No dialog is open over the ledger (the command palette does not count)."""
-        return all(isinstance(screen, CommandPalette) for screen in self.screen_stack[1:])
-
-    @property
-    def by(self) -> tuple[str, ...]:
-        """The summary's group-by columns."""
-        return self._by
-
-    @property
-    def filter_text(self) -> str:
-        """The filter as typed."""
-        return self._filter_bar.text
-
-    @property
-    def filtered(self) -> bool:
-        """Whether a filter narrows the attempts."""
-        return self._filter_bar.expression is not None
-
-    @property
-    def filter_focused(self) -> bool:
-        """Whether the filter box has the keyboard."""
-        return self.filter_input.has_focus
-
-    @property
-    def comparison(self) -> Comparison | None:
-        """The comparison on screen."""
-        snapshot = self.pipeline.snapshot
-        return snapshot.comparison if snapshot else None
-
-    @property
-    def ledger(self) -> Ledger | None:
-        """The loaded ledger (its attempts priced, when a price table was given)."""
-        return self.pipeline.ledger
-
-    @property
-    def has_cost(self) -> bool:
-        """Whether the comparison on screen has cost figures."""
-        comparison = self.comparison
-        return comparison is not None and comparison.has_cost
-
-    @property
-    def headline(self) -> Metric:
-        """The summary's headline metric as shown (tokens when there are no cost figures)."""
-        return self.metric if self.has_cost else "tokens"
-
-    @property
-    def has_task_column(self) -> bool:
-        """Whether the attempts have a task column."""
-        ledger = self.pipeline.ledger
-        return ledger is not None and "task" in ledger.attempts.columns
-
-    @property
-    def grouped_by_task(self) -> bool:
-        """Whether the summary groups by task."""
-        return "task" in self._by
-
-    @property
-    def checks(self) -> list[Check] | None:
-        """The fair-comparison checks of the attempts on screen (None until computed)."""
-        return self.pipeline.checks
-
-    def cell_under_cursor(self) -> tuple[str, object] | None:
-        """(column, value) under the attempts table's cursor."""
-        if not self.loaded:
-            return None
-        return self.table.current_value()
-
-    def column_under_cursor(self) -> str | None:
-        """The attempts table's current column name."""
-        if not self.loaded:
-            return None
-        names = self.table.column_names
-        column = self.table.cursor_column
-        return names[column] if 0 <= column < len(names) else None
-
-    def collect_warnings(self) -> list[Finding]:
-        """Every warning the warnings panel lists (`Pipeline.warnings`)."""
-        return self.pipeline.warnings()
-
-    def warning_count(self) -> int:
-        """How many warnings there are (informational notes not counted)."""
-        from tui_ledger.checks import is_warning
-
-        return sum(1 for item in self.collect_warnings() if is_warning(item))
-
-    def note_count(self) -> int:
-        """How many informational notes the warnings panel lists besides the warnings."""
-        from tui_ledger.checks import is_warning
-
-        return sum(1 for item in self.collect_warnings() if not is_warning(item))
-
-    def _keys_hint(self) -> str:
-        """The audit keys that can run now, for the line under the summary (the footer is full)."""
-        parts = []
-        if self.has_task_column:
-            parts.append("p per task")
-        parts.append("c chart")
-        if self.has_task_column and not self.grouped_by_task:
-            parts.append("m matched tasks" + (" (on)" if self.matched_only else ""))
-        if self.has_cost:
-            parts.append("$ tokens ⇄ cost")
-        return " · ".join(parts)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Registry predicates decide; an unavailable command is greyed out, not hidden."""
-        return True if commands.is_available(self, action) else None
-
-    # ------------------------------------------------------------------ what is under way
-
-    @property
-    def unsettled(self) -> tuple[str, ...]:
-        """What the screen still waits for, by name; empty once the figures of the latest
-        request are on screen whole: loaded, recomputed, drawn (the summary's columns
-        included), with their final intervals and their checks. Tests and the benchmark wait
-        for this to empty rather than for the screen to look still."""
-        if self.return_code is not None:
-            return ()  # leaving: nothing more will be drawn
-        waiting = self.pipeline.waiting()
-        if self._per_task_waiting:
-            waiting.append("per task")
-        if self._draws_done < self._draws_asked:
-            waiting.append("a repaint")
-        return tuple(waiting)
-
-    @property
-    def busy(self) -> bool:
-        """Work for the screen is under way (`unsettled` names it)."""
-        return bool(self.unsettled)
-
-    def _asked_to_draw(self) -> None:
-        """The widgets were given new state: count the screen as unsettled until it has been
-        painted with it (a refresh later)."""
-        self._draws_asked += 1
-        self.call_after_refresh(self._painted, self._draws_asked)
-
-    def _painted(self, draw: int) -> None:
-        self._draws_done = max(self._draws_done, draw)
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        """Let a finished worker's arguments go now. Textual keeps each finished worker in a
-        reference cycle (the worker, its task, the task's context naming the worker) until
-        the cyclic garbage collector runs, and the worker keeps the call it ran, with its
-        arguments: snapshots and filtered frames, 4 of them (100 MB) at 1M rows while
-        someone types a filter."""
-        if event.state in (WorkerState.SUCCESS, WorkerState.ERROR, WorkerState.CANCELLED):
-            finished = event.worker
-            if hasattr(finished, "_work"):
-                finished._work = _nothing
 
     # ------------------------------------------------------------------ what the workers report
 
@@ -448,177 +127,6 @@ class LedgerApp(App[int]):
     def _got_said(self, message: messages.Said) -> None:
         self.say(message.text, title=message.title, severity=message.severity)
 
-    # ------------------------------------------------------------------ the pipeline's hooks
-
-    def request(self) -> Request:
-        """The settings a recompute computes with, as they are now."""
-        expression = self._filter_bar.expression
-        return Request(expression, self._by, self._sort, self.matched_only, self.view)
-
-    def ledger_changed(self) -> None:
-        """A ledger was loaded: settings its columns no longer allow are reset, the filter is
-        parsed again for its columns, and the header counts it."""
-        ledger = self.pipeline.ledger
-        if ledger is None:
-            return
-        columns = set(ledger.attempts.columns)
-        if not set(self._by) <= columns:
-            self._by = DEFAULT_BY
-        if self.matched_only and ("task" not in columns or "task" in self._by):
-            self.matched_only = False
-        if self._sort is not None and self._sort[0] not in columns:
-            self._sort = None
-        self._parse_filter()
-        self.show_title()
-
-    def refilter(self) -> None:
-        """The ledger's frame was compacted: parse the filter again for its text values."""
-        if self._filter_bar.error is None:
-            self._parse_filter()
-
-    def filter_failed(self, message: str) -> None:
-        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
-        self._filter_bar.failed(message)
-        self._show_filter_status()
-
-    def give_up(self, message: str) -> None:
-        """The first load failed: nothing to show. Leave, and let the CLI's caller read the
-        reason on stderr: `run_app` prints it once the screen is torn down, one unwrapped line
-        (Rich would wrap or crop it to the terminal's width)."""
-        self.error_message = f"ledger-tui: error: {message}"
-        self.exit(return_code=2)
-
-    def set_loading(self, loading: bool) -> None:
-        """The panes' loading indicator (the first load, in a worker)."""
-        self._body.loading = loading
-
-    def show_snapshot(self, first: bool) -> None:
-        """New figures are in (`first`: the first ever): draw them."""
-        if first:
-            self.set_loading(False)
-        self._show()
-
-    def show_checks(self) -> None:
-        """The checks arrived: the warnings count, and the warnings panel if it is open."""
-        self._show_warning_count()
-        from tui_ledger.tui.screens.screens import WarningsScreen
-
-        if isinstance(self.screen, WarningsScreen):
-            self.screen.update_warnings(self.collect_warnings())
-
-    # ------------------------------------------------------------------ the reactive settings
-
-    def watch_view(self) -> None:
-        """The table shows the view's rows; the header's badge, the panes' colours and the
-        summary follow through their bindings (after this)."""
-        self._show(summary=False)
-
-    def watch_matched_only(self) -> None:
-        """The header says whether only matched tasks are compared."""
-        self.show_title()
-
-    # ------------------------------------------------------------------ drawing
-
-    def _show(self, *, summary: bool = True) -> None:
-        """Draw the snapshot in the current view: table, counts, summary, header. `summary`
-        False: the summary redraws itself (its view changed), under the focus given here."""
-        snapshot = self.pipeline.snapshot
-        if snapshot is None:
-            return
-        table = self.table
-        table.sort_column = self._sort[0] if self._sort else None
-        table.sort_descending = bool(self._sort and self._sort[1])
-        table.set_frame(snapshot.frame(self.view), keep_cursor=True)
-        self._focus_label = self._label_at_cursor() or self._focus_label
-        self._show_table_titles()
-        if summary:
-            self.show_summary()
-        else:
-            self.summary.focus_label = self._focus_label
-        self.show_title()
-        self._show_filter_status()
-        self._refresh_bindings_if_changed()
-        self._asked_to_draw()
-
-    def show_summary(self) -> None:
-        """Draw the summary pane for the snapshot in the current view."""
-        snapshot = self.pipeline.snapshot
-        if snapshot is None:
-            return
-        self.summary.show(
-            snapshot.comparison,
-            self._focus_label,
-            self.warning_count(),
-            self.note_count(),
-            hint=self._keys_hint(),
-            pairs_coming=self.pipeline.pairs_coming(),
-        )
-        self._asked_to_draw()
-
-    def _show_warning_count(self) -> None:
-        """Redraw the summary's `⚠ N warnings (w)` line (the checks arrived)."""
-        if self.pipeline.snapshot is None:
-            return
-        self.summary.show_warnings(self.warning_count(), self.note_count(), self._keys_hint())
-        self._asked_to_draw()
-
-    def show_title(self) -> None:
-        """Draw the header: the files, what is loaded (or loading), the view."""
-        pipeline = self.pipeline
-        loading = None
-        if pipeline.loading_since is not None:
-            loading = (time.perf_counter() - pipeline.loading_since, files_size(self.paths))
-        counts = counts_text(
-            # A head (the file's first rows, shown while the whole is read) counts nothing yet.
-            attempts=pipeline.total_attempts(),
-            workflows=pipeline.workflow_count,
-            by=self._by,
-            priced=self.prices is not None,
-            watching=self.watch_files,
-            matched_only=self.matched_only,
-            loading=loading,
-            reload_failed=pipeline.reload_error is not None,
-        )
-        self._header.show(title_text(self.paths, self.demo), counts)
-        self._asked_to_draw()
-
-    def _show_table_titles(self) -> None:
-        snapshot = self.pipeline.snapshot
-        ledger = self.pipeline.ledger
-        if snapshot is None or ledger is None:
-            return
-        total = self.pipeline.total_attempts()
-        if total is None:  # a head: its subtitle counts the rows read so far, and says so
-            total = ledger.attempts.height
-        title, subtitle = attempts_titles(snapshot, total, self.view, self._sort)
-        if self.pipeline.partial is not None:  # no figure of a head's rows, not even hidden
-            title = Text("Attempts", style="bold")
-            subtitle.append(" · the file's first rows; reading the rest")
-        self.table.border_title = title
-        self.table.border_subtitle = subtitle
-
-    def _show_filter_status(self) -> None:
-        # A head's count would pass for the file's: the table's subtitle says what it holds.
-        total = self.pipeline.total_attempts()
-        if self._filter_bar.show_status(self.pipeline.snapshot, total, self.view):
-            self._asked_to_draw()
-
-    def _refresh_bindings_if_changed(self) -> None:
-        """Ask the footer to redraw only when what can run has changed (it re-mounts its keys)."""
-        state = tuple(command.available(self) for command in commands.COMMANDS)
-        if state != self._availability:
-            self._availability = state
-            self.refresh_bindings()
-
-    def _label_at_cursor(self) -> str | None:
-        """The group (summary label) of the attempt under the table's cursor."""
-        table = self.table
-        frame = table.frame
-        if frame.height == 0 or not set(self._by) <= set(frame.columns):
-            return None
-        row = frame.slice(table.cursor_row, 1).select(self._by)
-        return group_labels(row, self._by)[0]
-
     # ------------------------------------------------------------------ events
 
     def on_attempts_table_cursor_moved(self, event: AttemptsTable.CursorMoved) -> None:
@@ -654,39 +162,7 @@ class LedgerApp(App[int]):
     def _filter_done(self) -> None:
         self.table.focus()
 
-    def _parse_filter(self) -> bool:
-        """Parse the filter as typed for the loaded attempts; False when it does not parse."""
-        ledger = self.pipeline.ledger
-        if ledger is None:
-            return False
-        return self._filter_bar.parse(ledger.attempts.schema, self.pipeline.text_values)
-
-    def on_resize(self) -> None:
-        """The badge picks big or plain letters by width."""
-        self._header.badge.refresh(layout=True)
-
-    def say(
-        self,
-        message: str,
-        *,
-        title: str = "",
-        severity: SeverityLevel = "information",
-        timeout: float | None = None,
-    ) -> None:
-        """A toast with literal text: file names and error messages are never read as markup."""
-        self.notify(
-            safe_text(message),
-            title=safe_text(title),
-            severity=severity,
-            timeout=timeout,
-            markup=False,
-        )
-
     # ------------------------------------------------------------------ actions
-
-    def run_action_now(self, action: str) -> None:
-        """Run a registry action (the command palette's callback)."""
-        self.call_later(self.run_action, action)
 
     def action_toggle_view(self) -> None:
         """t: KEEP FAILURES <-> DROP FAILURES, in one step (no recompute needed)."""
