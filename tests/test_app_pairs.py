@@ -11,11 +11,11 @@ import polars as pl
 import pytest
 
 from tests.pilot_helpers import screen_text, settle
+from tests.test_app import summary_cells
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
 from tui_ledger.tui.snapshot import Snapshot
-from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = str(REPO / "sample_data" / "runs.csv")
@@ -23,17 +23,8 @@ DEMO = str(REPO / "sample_data" / "demo.csv")
 SIZE = (160, 45)
 
 
-def _cells(app: LedgerApp) -> dict[str, list[str]]:
-    table = app.query_one(SummaryPane).groups_table
-    rows: dict[str, list[str]] = {"": table.column_keys}
-    for index in range(table.row_count):
-        cells = [cell.plain for cell in table.row_cells(index)]
-        rows[cells[0]] = cells
-    return rows
-
-
 def _column(app: LedgerApp, heading: str) -> dict[str, str]:
-    cells = _cells(app)
+    cells = summary_cells(app)
     at = cells[""].index(heading)
     return {label: row[at] for label, row in cells.items() if label}
 
@@ -110,10 +101,10 @@ async def test_the_cost_metric_has_no_noise_column(tmp_path: Path) -> None:
     app = LedgerApp([str(path)])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "~#" in _cells(app)[""]
+        assert "~#" in summary_cells(app)[""]
         app.action_toggle_metric()
         await settle(pilot)
-        assert "~#" not in _cells(app)[""]
+        assert "~#" not in summary_cells(app)[""]
 
 
 async def test_while_the_pairs_are_drawn_the_callout_says_the_flip_is_being_checked(
@@ -136,12 +127,12 @@ async def test_while_the_pairs_are_drawn_the_callout_says_the_flip_is_being_chec
         assert "pairs" in app.pipeline.waiting()
         callout = _text(app, "#callout")
         assert "flips the ranking" in callout and "Is it noise? checking…" in callout
-        assert "~#" not in _cells(app)[""]
+        assert "~#" not in summary_cells(app)[""]
         release.set()
         await settle(pilot)
         callout = _text(app, "#callout")
         assert "within noise" in callout and "checking" not in callout
-        assert "~#" in _cells(app)[""]
+        assert "~#" in summary_cells(app)[""]
 
 
 async def test_pairs_and_intervals_land_together_whichever_comes_first(

@@ -46,24 +46,20 @@ import os
 import threading
 import time
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 import polars as pl
 from textual.worker import get_current_worker
 
 from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
-from tui_ledger.ledger import Comparison, same_groups, with_intervals
 from tui_ledger.textsafe import safe_text
-from tui_ledger.tui.host import Host
+from tui_ledger.tui.follow_ups import FollowUps
+from tui_ledger.tui.host import PipelineHost
 from tui_ledger.tui.messages import (
-    ChecksFailed,
-    ChecksReady,
     Compacted,
-    IntervalsReady,
     Loaded,
     LoadFailed,
-    PairsReady,
     Recomputed,
 )
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
@@ -76,14 +72,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
-    from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
-    from tui_ledger.ledger import View
-    from tui_ledger.load import Ledger, LoadReport
+    from tui_ledger.load import Ledger
     from tui_ledger.prices import PriceTable
-    from tui_ledger.tui.snapshot import Timings
     from tui_ledger.tui.watching import WatchUpdate
-    from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 # Files this small (in all) load and compare in a few ms (20-30 ms at 16k rows, most of it fixed
 # cost): the first load runs on the screen's thread before the first frame, which then shows the
@@ -151,53 +143,17 @@ def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Findi
     return dataclasses.replace(ledger, attempts=cost_beside_tokens(priced)), list(price_warnings)
 
 
-class PipelineHost(Host, Protocol):
-    """What the pipeline needs of the app (`LedgerApp` is one): the user's settings as they
-    stand, and the hooks that draw what the pipeline produced."""
-
-    @property
-    def paths(self) -> Sequence[str]: ...
-    @property
-    def load_options(self) -> dict[str, Any]: ...
-    @property
-    def prices(self) -> PriceTable | None: ...
-    @property
-    def watch_files(self) -> bool: ...
-    @property
-    def leaving(self) -> bool: ...
-    @property
-    def timings(self) -> Timings: ...
-    @property
-    def view(self) -> View: ...
-    @property
-    def filter_text(self) -> str: ...
-    @property
-    def summary(self) -> SummaryPane: ...
-
-    def request(self) -> Request: ...
-    def ledger_changed(self) -> None: ...
-    def refilter(self) -> None: ...
-    def filter_failed(self, message: str) -> None: ...
-    def give_up(self, message: str) -> None: ...
-    def set_loading(self, loading: bool) -> None: ...
-    def show_title(self) -> None: ...
-    def show_snapshot(self, first: bool) -> None: ...
-    def show_summary(self) -> None: ...
-    def show_checks(self) -> None: ...
-
-
-class Pipeline:
+class Pipeline(FollowUps):
     """The data the screen shows, and the work that produces it, for one app
-    (`PipelineHost`)."""
+    (`PipelineHost`): load and recompute here, what follows new figures in `FollowUps`."""
 
     def __init__(self, app: PipelineHost) -> None:
+        super().__init__()
         self.app = app
         self.started = time.perf_counter()
         self.ledger: Ledger | None = None  # its `attempts` carry the costs, once priced
         self.price_warnings: list[Finding] = []
         self.snapshot: Snapshot | None = None  # the figures on screen
-        self.checks: list[Check] | None = None  # for the snapshot on screen, once computed
-        self.checks_generation = -1
         self.workflow_count: int | None = 0  # None: until the first comparison counts them
         # The distinct values of the loaded attempts' repetitive text columns, for fast text
         # filters (`compact.compact_text`); they belong to `ledger.attempts`, and only to it.
@@ -213,12 +169,6 @@ class Pipeline:
         self._recompute_running = False
         self._pending: bool | None = None  # a request waiting (True: sort only)
         self._figures_stale = True  # the figures on screen no longer match the settings
-        self._intervals_for: Comparison | None = None  # its final intervals are being computed
-        self._pairs_for: Comparison | None = None  # its pairwise verdicts are being drawn
-        # The comparison on screen as its recompute made it (before intervals and pairs were
-        # added to it): what a worker's result is matched against.
-        self._figures_origin: Comparison | None = None
-        self._pairs_done_for: Comparison | None = None  # the origin whose pairs came (or failed)
         self._figures_ledger: Ledger | None = None  # the ledger the figures on screen came from
         # The frame being compacted in a worker, once its figures are drawn.
         self._compacting: pl.DataFrame | None = None
@@ -708,106 +658,6 @@ class Pipeline:
         if new_figures:
             self._follow_up(snapshot)
 
-    def _follow_up(self, snapshot: Snapshot) -> None:
-        """Start what follows new figures once they are drawn: their final intervals (when
-        they came with the delta method's), their pairwise verdicts and their checks, each in
-        its own worker, at once. None needs another, so none waits for another to be drawn.
-        (Started when the figures are adopted instead, beside their drawing, they delayed the
-        figures at 200,000 groups about as much as they brought the final screen forward:
-        15 ms.)"""
-        if snapshot.comparison.intervals.method == "delta":
-            self._intervals_for = snapshot.comparison
-            self.app.run_worker(
-                partial(self._intervals_worker, snapshot.comparison, snapshot.matching),
-                name="_intervals_worker",
-                group="intervals",
-                exclusive=True,
-                thread=True,
-                exit_on_error=False,
-            )
-        self._start_pairs(snapshot)
-        self._start_checks(snapshot)
-
-    # ------------------------------------------------------------------ intervals
-
-    def _intervals_worker(self, comparison: Comparison, attempts: pl.DataFrame) -> None:
-        """The comparison with its final intervals (bootstrap for the small groups)."""
-        started = time.perf_counter()
-        final: Comparison | None
-        try:
-            final = with_intervals(comparison, attempts, "auto")
-        except (pl.exceptions.PolarsError, ValueError):
-            final = None  # the delta-method bounds stay
-        seconds = time.perf_counter() - started
-        del attempts
-        if not get_current_worker().is_cancelled:
-            self.app.post_message(IntervalsReady(comparison, final, seconds))
-
-    def intervals_ready(self, ready: IntervalsReady) -> None:
-        """Show the final intervals if their figures are still on screen (their checks were
-        started with them, `_follow_up`)."""
-        comparison, final, seconds = ready.comparison, ready.final, ready.seconds
-        if self._intervals_for is comparison:
-            self._intervals_for = None
-        snapshot = self.snapshot
-        if snapshot is None or self._figures_origin is not comparison:
-            return
-        if final is not None:
-            if snapshot.comparison.pairs is not None:  # drawn first: kept
-                final = same_groups(final, pairs=snapshot.comparison.pairs)
-            self._adopt(snapshot, final)
-            timings = self.app.timings
-            timings.record("intervals", seconds)
-            self.app.show_summary()
-            self.app.call_after_refresh(timings.emit, "intervals", seconds=round(seconds, 6))
-
-    def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
-        """The snapshot on screen with `comparison` (the same figures, more of them final)."""
-        updated = dataclasses.replace(snapshot, comparison=comparison)
-        if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
-            updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
-        self.snapshot = updated
-
-    # ------------------------------------------------------------------ pairs
-
-    def _start_pairs(self, snapshot: Snapshot) -> None:
-        """Draw the pairwise verdicts of new figures, in a worker (`pairs_ready`)."""
-        self._pairs_for = snapshot.comparison
-        self.app.run_worker(
-            partial(self._pairs_worker, snapshot.comparison, snapshot),
-            name="_pairs_worker",
-            group="pairs",
-            exclusive=True,
-            thread=True,
-            exit_on_error=False,
-        )
-
-    def pair_cells(self, snapshot: Snapshot) -> pl.DataFrame:
-        """What the pairs are drawn from (`pairs.task_cells`) of the snapshot's attempts, in
-        the pairs' worker (on Spark, a query)."""
-        from tui_ledger.pairs import task_cells
-
-        return task_cells(snapshot.matching, snapshot.comparison.by)
-
-    def _pairs_worker(self, comparison: Comparison, snapshot: Snapshot) -> None:
-        """The pairwise verdicts of the figures on screen (None if they could not be drawn:
-        the summary then says nothing of noise)."""
-        started = time.perf_counter()
-        from tui_ledger.pairs import pairs_from_cells
-        from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-
-        try:
-            cells = self.pair_cells(snapshot)
-            del snapshot
-            drawn = pairs_from_cells(
-                comparison, cells, seed=BOOTSTRAP_SEED, resamples=BOOTSTRAP_RESAMPLES
-            )
-        except (pl.exceptions.PolarsError, ValueError, MemoryError):
-            drawn = None  # (on Spark, a query's failure or interruption is a ValueError too)
-        seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.app.post_message(PairsReady(comparison, drawn, seconds))
-
     def pairs_coming(self) -> bool:
         """Whether the figures on screen still wait for their pairwise verdicts (drawn or about
         to be: the callout says a flip is being checked)."""
@@ -819,85 +669,6 @@ class Pipeline:
             and self._figures_origin is not None
             and self._pairs_done_for is not self._figures_origin
         )
-
-    def pairs_ready(self, ready: PairsReady) -> None:
-        """Show the pairwise verdicts (the callout, the focus block's line, the noise ranks)
-        if their figures are still on screen."""
-        if self._pairs_for is ready.comparison:
-            self._pairs_for = None
-        snapshot = self.snapshot
-        if snapshot is None or self._figures_origin is not ready.comparison:
-            return
-        self._pairs_done_for = ready.comparison
-        if ready.pairs is not None:
-            self._adopt(snapshot, same_groups(snapshot.comparison, pairs=ready.pairs))
-            timings = self.app.timings
-            timings.record("pairs", ready.seconds)
-            self.app.show_summary()
-            self.app.call_after_refresh(timings.emit, "pairs", seconds=round(ready.seconds, 6))
-        else:
-            self.app.show_summary()  # the callout stops saying the verdicts are coming
-
-    # ------------------------------------------------------------------ checks
-
-    def _start_checks(self, snapshot: Snapshot) -> None:
-        ledger = self.ledger
-        if ledger is None:
-            return
-        if self.checks_generation == snapshot.generation and self.checks is None:
-            self.app.run_worker(
-                partial(
-                    self._checks_worker,
-                    snapshot.generation,
-                    snapshot,
-                    self.app.request().by,
-                    ledger.report,
-                    list(self.price_warnings),
-                ),
-                name="_checks_worker",
-                group="checks",
-                exclusive=True,
-                thread=True,
-                exit_on_error=False,
-            )
-
-    def _checks_worker(
-        self,
-        generation: int,
-        snapshot: Snapshot,
-        by: tuple[str, ...],
-        report: LoadReport,
-        price_warnings: list[Finding],
-    ) -> None:
-        """Every fair-comparison check of the attempts on screen, merged with the warnings."""
-        started = time.perf_counter()
-        from tui_ledger.checks import run_checks
-
-        extra: list[Finding] = list(price_warnings)
-        if snapshot.notice is not None:
-            extra.append(snapshot.notice)
-        try:
-            found = run_checks(snapshot.matching, list(by), report, warnings=extra)
-        except (pl.exceptions.PolarsError, ValueError) as error:
-            self.app.post_message(ChecksFailed(generation, first_line(error)))
-            return
-        seconds = time.perf_counter() - started
-        if not get_current_worker().is_cancelled:
-            self.app.post_message(ChecksReady(generation, found, seconds))
-
-    def checks_failed(self, failed: ChecksFailed) -> None:
-        """The checks could not run: the warnings panel lists the warnings as read."""
-        if failed.generation == self.checks_generation:
-            self.checks_generation = -1  # no checks for these figures; the warnings as read
-        self.app.say(failed.reason, title="checks failed", severity="error")
-
-    def checks_ready(self, ready: ChecksReady) -> None:
-        """The checks of the figures on screen (unless newer figures are on the way)."""
-        if ready.generation != self.checks_generation:
-            return  # figures newer than these checks are on the way
-        self.app.timings.record("checks", ready.seconds)
-        self.checks = ready.checks
-        self.app.show_checks()
 
     # ------------------------------------------------------------------ compaction
 

@@ -59,20 +59,21 @@ from tui_ledger.spark.paging import Queries, page
 from tui_ledger.spark.session import first_line
 from tui_ledger.stats import IntervalSettings
 from tui_ledger.textsafe import safe_text
+from tui_ledger.tui.follow_ups import Stopped
+from tui_ledger.tui.host import PipelineHost
 from tui_ledger.tui.messages import (
-    ChecksFailed,
-    ChecksReady,
     Loaded,
     LoadFailed,
     Recomputed,
     Said,
 )
-from tui_ledger.tui.pipeline import Pipeline, PipelineHost
+from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
+    from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
     from tui_ledger.load import LoadReport
 
@@ -574,29 +575,23 @@ class SparkPipeline(Pipeline):
             self._query_started()
         super()._start_checks(snapshot)
 
-    def _checks_worker(
-        self,
-        generation: int,
-        snapshot: Snapshot,
-        by: tuple[str, ...],
-        report: LoadReport,
-        price_warnings: list[Finding],
-    ) -> None:
-        """Every fair-comparison check of the filtered input, from the engine's cells."""
+    def find_checks(
+        self, snapshot: Snapshot, by: tuple[str, ...], report: LoadReport, extra: list[Finding]
+    ) -> list[Check]:
+        """Every fair-comparison check of the filtered input, from the engine's cells (the
+        engine's checks word the load's warnings themselves: `report` and `extra` unused)."""
         started = time.perf_counter()
         filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
         try:
             found = self.check_queries.run(lambda: spark_checks(filtered or self.opened, list(by)))
         except SparkQueryCancelled:
-            self._on_screen(self._checks_ended)
-            return
-        except (SparkEngineError, PySparkException) as error:
-            self.app.post_message(ChecksFailed(generation, first_line(error)))
-            self._on_screen(self._checks_ended)
-            return
-        seconds = time.perf_counter() - started
-        self.query_seconds.append(("checks", seconds))
-        self.app.post_message(ChecksReady(generation, found, seconds))
+            raise Stopped from None
+        except PySparkException as error:
+            raise SparkEngineError(first_line(error)) from None
+        self.query_seconds.append(("checks", time.perf_counter() - started))
+        return found
+
+    def checks_worker_ended(self) -> None:
         self._on_screen(self._checks_ended)
 
     def _checks_ended(self) -> None:

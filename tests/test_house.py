@@ -1,0 +1,23 @@
+"""The house rules that keep the code readable: no module past 800 lines (ARCHITECTURE.md).
+Import cycles, `TYPE_CHECKING` imports included, are lint-imports' (pyproject.toml)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parent.parent / "tui_ledger"
+MOST_LINES = 800
+
+
+def test_no_module_is_past_800_lines() -> None:
+    long = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+    }
+    assert long == {}, f"past {MOST_LINES} lines: {long} (split by what each part is about)"
+
+
+def test_type_checking_imports_count_for_cycles() -> None:
+    text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert "exclude_type_checking_imports = false" in text
