@@ -72,29 +72,24 @@ class Recomputed(Message):
 @dataclass
 class IntervalsReady(Message):
     """The figures on screen with their final intervals (bootstrap for small groups); `final`
-    is None when they could not be computed (the delta-method ones stay)."""
+    is None when they could not be computed (the delta-method ones stay). Never superseded in
+    the queue (a stale one is ignored by its handler; which of two is newer is not known here,
+    and a newer one lost would leave the app waiting)."""
 
     comparison: Comparison  # the comparison they were computed for
     final: Comparison | None
     seconds: float
 
-    def can_replace(self, message: Message) -> bool:
-        """A newer result makes this one stale: its figures are no longer on screen."""
-        return isinstance(message, IntervalsReady)
-
 
 @dataclass
 class PairsReady(Message):
     """The pairwise verdicts of the figures on screen (`pairs.pairs_from_cells`); `pairs` is
-    None when they could not be drawn (the summary then says nothing of noise)."""
+    None when they could not be drawn (the summary then says nothing of noise). Never
+    superseded in the queue, as `IntervalsReady`."""
 
     comparison: Comparison  # the comparison they were drawn for, as its recompute made it
     pairs: Pairs | None
     seconds: float
-
-    def can_replace(self, message: Message) -> bool:
-        """A newer result makes this one stale: its figures are no longer on screen."""
-        return isinstance(message, PairsReady)
 
 
 @dataclass
@@ -106,8 +101,10 @@ class ChecksReady(Message):
     seconds: float
 
     def can_replace(self, message: Message) -> bool:
-        """A newer result is for newer figures: this one would be ignored anyway."""
-        return isinstance(message, ChecksReady)
+        """A result for newer figures, queued next, supersedes this one. Only newer: results
+        are queued in the order their workers end, and a superseded worker can end last (this
+        one would then be lost, and the app wait for its checks for ever)."""
+        return isinstance(message, ChecksReady) and message.generation >= self.generation
 
 
 @dataclass
