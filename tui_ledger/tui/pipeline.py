@@ -632,8 +632,13 @@ class Pipeline(FollowUps):
         app.call_after_refresh(self._drawn, snapshot, new_figures or first)
 
     def _drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
-        """A recompute's frame has been drawn: record it, then start its intervals or checks."""
-        if self.snapshot is not snapshot:
+        """A recompute's frame has been drawn: record it, then start its intervals or checks.
+
+        Matched by generation, not identity: a late result of an earlier follow-up for the same
+        comparison (a sort reuses it) can replace the snapshot on screen with a copy before
+        this runs (`_adopt`), and the checks would then never start."""
+        shown = self.snapshot
+        if shown is None or shown.generation != snapshot.generation:
             return
         timings = self.app.timings
         rows = snapshot.keep_frame.height
