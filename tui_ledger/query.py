@@ -46,7 +46,7 @@ import datetime as dt
 import difflib
 import math
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
@@ -321,6 +321,84 @@ def _operator_and_value(term: Term, kind: Kind) -> tuple[str, str, tuple[int, in
             op, value = ":", op[1:] + value
             value_at = (term.op_start + 1, term.value_end)
     return op, value, value_at
+
+
+@dataclass(frozen=True)
+class TermValue:
+    """A column term's value, checked against its column's kind by the rules (and in the
+    words) both engines share (`term_value`); each builds its own expression from it."""
+
+    kind: Kind
+    op: str  # as compared: `:`, `=`, `~`, `<`, `<=`, `>`, `>=`
+    text: str = ""  # `~`: the regex with its case flag; text: the value; `:` on a date: the needle
+    number: float = 0.0
+    truth: bool = False
+    moment: dt.date | dt.datetime | dt.time | None = None  # a date, datetime or time compared
+
+
+def term_value(
+    column: str,
+    dtype: SchemaType,
+    kind: Kind,
+    op: str,
+    value: str,
+    term: Term,
+    value_at: tuple[int, int],
+    closed: Sequence[str] | None = None,
+) -> TermValue:
+    """`column op value` checked for the column's kind: a FilterError (with the span to mark)
+    for a column the filter cannot search, a bad regex, a comparison on text or true/false, a
+    value that is not a number, a boolean or a date, or (`closed`: the column's only values,
+    an Enum's or the outcome's) a value outside them."""
+    if kind == "other":
+        raise FilterError(
+            f"column {column!r} holds {dtype}, which the filter cannot search",
+            term.column_start,
+            term.column_end,
+        )
+    if op == "~":
+        pattern = value if value.startswith("(?-i)") else "(?i)" + value
+        problem = _regex_problem(pattern)
+        if problem is not None:
+            raise FilterError(f"bad regular expression: {problem}", *value_at)
+        return TermValue(kind, op, text=pattern)
+    if kind in ("text", "boolean") and op in _COMPARISONS:
+        what = "text (use : = ~)" if kind == "text" else "true/false"
+        raise FilterError(
+            f"{op!r} compares numbers or dates; {column} is {what}",
+            term.op_start,
+            term.op_start + len(op),
+        )
+    if kind == "text":
+        lowered = value.lower()
+        if op != ":" and closed is not None and lowered not in {v.lower() for v in closed}:
+            # A closed set of values: a value outside it is a typo, not an empty result.
+            close = difflib.get_close_matches(lowered, list(closed), n=1)
+            hint = f"did you mean {close[0]!r}?" if close else "one of " + ", ".join(closed)
+            raise FilterError(f"{column} has no value {value!r}; {hint}", *value_at)
+        return TermValue(kind, op, text=value)
+    if kind == "number":
+        number = _parse_number(value)
+        if number is None:
+            raise FilterError(
+                f"{column} holds numbers; {value!r} is not a number (e.g. 1000, 1.5k)", *value_at
+            )
+        return TermValue(kind, "=" if op == ":" else op, number=number)
+    if kind == "boolean":
+        lowered = value.strip().lower()
+        if lowered in TRUE_WORDS or lowered in FALSE_WORDS:
+            return TermValue(kind, op, truth=lowered in TRUE_WORDS)
+        raise FilterError(f"{column} is true/false; {value!r} is neither", *value_at)
+    if op == ":":
+        # `timestamp:2024-05` matches the value's text, with or without the ISO `T`.
+        return TermValue(kind, op, text=value.strip().replace("T", " ").replace("t", " "))
+    parsed = _parse_temporal(value, kind)
+    if parsed is None:
+        example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
+        raise FilterError(
+            f"{column} holds {kind}s; {value!r} is not one (e.g. {example})", *value_at
+        )
+    return TermValue(kind, op, moment=parsed)
 
 
 def _resolve_column(term: Term, names: list[str]) -> str:
@@ -622,93 +700,34 @@ class _Compiler:
         term: Term,
         value_at: tuple[int, int],
     ) -> tuple[pl.Expr, str]:
-        if kind == "other":
-            raise FilterError(
-                f"column {column!r} holds {dtype}, which the filter cannot search",
-                term.column_start,
-                term.column_end,
-            )
-        if op == "~":
-            pattern = value if value.startswith("(?-i)") else "(?i)" + value
-            problem = _regex_problem(pattern)
-            if problem is not None:
-                raise FilterError(f"bad regular expression: {problem}", *value_at)
+        categories = getattr(dtype, "categories", None)
+        closed = (
+            [str(category) for category in categories.to_list()]
+            if isinstance(categories, pl.Series)
+            else None
+        )
+        checked = term_value(column, dtype, kind, op, value, term, value_at, closed)
+        if checked.op == "~":
+            pattern = checked.text
             matches = self._matching(column, lambda text: text.str.contains(pattern))
             return matches, f"{column} matches /{value}/"
-        if kind == "text":
-            return self._text(column, dtype, op, value, term, value_at)
+        if kind == "text" or (checked.op == ":" and kind != "boolean"):
+            if checked.op == ":":
+                return self._contains(column, checked.text), f"{column} contains {quoted(value)}"
+            lowered = value.lower()
+            exact = self._matching(column, lambda text: text.str.to_lowercase() == lowered)
+            return exact, f"{column} is {quoted(value)}"
         if kind == "number":
-            number = _parse_number(value)
-            if number is None:
-                raise FilterError(
-                    f"{column} holds numbers; {value!r} is not a number (e.g. 1000, 1.5k)",
-                    *value_at,
-                )
-            symbol = "=" if op == ":" else op
-            return _comparison(pl.col(column), symbol, number), f"{column} {symbol} {number:,}"
+            symbol = checked.op
+            return (
+                _comparison(pl.col(column), symbol, checked.number),
+                f"{column} {symbol} {checked.number:,}",
+            )
         if kind == "boolean":
-            if op in _COMPARISONS:
-                raise FilterError(
-                    f"{op!r} compares numbers or dates; {column} is true/false",
-                    term.op_start,
-                    term.op_start + len(op),
-                )
-            lowered = value.strip().lower()
-            if lowered in TRUE_WORDS:
+            if checked.truth:
                 return pl.col(column), f"{column} is true"
-            if lowered in FALSE_WORDS:
-                return ~pl.col(column), f"{column} is false"
-            raise FilterError(f"{column} is true/false; {value!r} is neither", *value_at)
-        return self._temporal(column, dtype, kind, op, value, value_at)
-
-    def _text(
-        self,
-        column: str,
-        dtype: SchemaType,
-        op: str,
-        value: str,
-        term: Term,
-        value_at: tuple[int, int],
-    ) -> tuple[pl.Expr, str]:
-        if op in _COMPARISONS:
-            raise FilterError(
-                f"{op!r} compares numbers or dates; {column} is text (use : = ~)",
-                term.op_start,
-                term.op_start + len(op),
-            )
-        if op == ":":
-            return self._contains(column, value), f"{column} contains {quoted(value)}"
-        lowered = value.lower()
-        categories = getattr(dtype, "categories", None)
-        if isinstance(categories, pl.Series):
-            # An Enum's values are a closed set: a value outside it is a typo, not an empty result.
-            known = [str(category) for category in categories.to_list()]
-            if lowered not in {category.lower() for category in known}:
-                close = difflib.get_close_matches(lowered, known, n=1)
-                hint = f"did you mean {close[0]!r}?" if close else "one of " + ", ".join(known)
-                raise FilterError(f"{column} has no value {value!r}; {hint}", *value_at)
-        exact = self._matching(column, lambda text: text.str.to_lowercase() == lowered)
-        return exact, f"{column} is {quoted(value)}"
-
-    def _temporal(
-        self,
-        column: str,
-        dtype: SchemaType,
-        kind: Kind,
-        op: str,
-        value: str,
-        value_at: tuple[int, int],
-    ) -> tuple[pl.Expr, str]:
-        if op == ":":
-            # `timestamp:2024-05` matches the value's text, with or without the ISO `T`.
-            needle = value.strip().replace("T", " ").replace("t", " ")
-            return self._contains(column, needle), f"{column} contains {quoted(value)}"
-        parsed = _parse_temporal(value, kind)
-        if parsed is None:
-            example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
-            raise FilterError(
-                f"{column} holds {kind}s; {value!r} is not one (e.g. {example})", *value_at
-            )
+            return ~pl.col(column), f"{column} is false"
+        parsed = checked.moment
         target: pl.Expr = pl.col(column)
         right: object = parsed
         if kind == "datetime":

@@ -280,3 +280,34 @@ def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
     for end in ("lo", "hi"):
         name = f"tokens_per_accepted_result_{end}"
         assert intervals[name].to_list() == expected[name].to_list()
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "outcome=pased",  # a closed set: the same "did you mean" on both engines
+        "outcome=zzz",
+        "tokens>lots",
+        "model>a",  # a comparison on text
+        "task~(",
+        "duration_s<soon",
+    ],
+)
+def test_a_bad_filter_gives_the_same_error_on_both_engines(spark: Any, where: str) -> None:
+    """The term rules are `query.term_value`, shared: the same message and the same span."""
+    from tui_ledger.query import FilterError
+    from tui_ledger.spark.engine import open_ledger, polars_schema
+    from tui_ledger.spark.filters import spark_filter
+
+    path = SAMPLE / "demo.csv"
+    attempts = load.load(path).attempts
+    typed = open_ledger(spark, str(path)).typed_attempts()
+    with pytest.raises(FilterError) as local:
+        parse_filter(where, attempts.schema)
+    with pytest.raises(FilterError) as remote:
+        spark_filter(where, polars_schema(typed))
+    assert (remote.value.message, remote.value.position, remote.value.end) == (
+        local.value.message,
+        local.value.position,
+        local.value.end,
+    )

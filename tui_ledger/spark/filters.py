@@ -30,20 +30,17 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from tui_ledger.query import (
-    _COMPARISONS,
     NULL_WORDS,
     OUTCOME_COLUMN,
-    FilterError,
+    Kind,
     Term,
     _kind,
     _operator_and_value,
-    _parse_number,
-    _parse_temporal,
-    _regex_problem,
     _resolve_column,
+    term_value,
     tokenize,
 )
-from tui_ledger.schema import FALSE_WORDS, OUTCOMES, SOURCE_COLUMN, TRUE_WORDS
+from tui_ledger.schema import OUTCOMES, SOURCE_COLUMN
 from tui_ledger.spark.inputs import column
 
 __all__ = ["spark_filter"]
@@ -142,72 +139,34 @@ class _Translator:
         self,
         name: str,
         dtype: SchemaType,
-        kind: str,
+        kind: Kind,
         op: str,
         value: str,
         term: Term,
         value_at: tuple[int, int],
     ) -> Column:
+        # The outcome is a closed set, as polars' Enum: a typo, not an empty result.
+        closed = OUTCOMES if name == OUTCOME_COLUMN else None
+        checked = term_value(name, dtype, kind, op, value, term, value_at, closed)
         target = column(name)
-        if kind == "other":
-            raise FilterError(
-                f"column {name!r} holds {dtype}, which the filter cannot search",
-                term.column_start,
-                term.column_end,
-            )
-        if op == "~":
-            pattern = value if value.startswith("(?-i)") else "(?i)" + value
-            problem = _regex_problem(pattern)
-            if problem is not None:
-                raise FilterError(f"bad regular expression: {problem}", *value_at)
+        if checked.op == "~":
+            pattern = checked.text
             # Java: (?U) for Unicode classes and case, as polars' regex has by default.
-            java = "(?U)" + pattern if pattern.startswith("(?-i)") else "(?iU)" + value
+            java = (
+                "(?U)" + pattern
+                if pattern.startswith("(?-i)")
+                else "(?iU)" + pattern.removeprefix("(?i)")
+            )
             return target.cast("string").rlike(java)
-        if kind == "text":
-            if op in _COMPARISONS:
-                raise FilterError(
-                    f"{op!r} compares numbers or dates; {name} is text (use : = ~)",
-                    term.op_start,
-                    term.op_start + len(op),
-                )
-            if op == ":":
-                return _contains(target, value)
-            if name == OUTCOME_COLUMN and value.lower() not in OUTCOMES:
-                # The outcome is a closed set, as polars' Enum: a typo, not an empty result.
-                raise FilterError(
-                    f"{name} has no value {value!r}; one of {', '.join(OUTCOMES)}", *value_at
-                )
+        if kind == "text" or (checked.op == ":" and kind != "boolean"):
+            if checked.op == ":":
+                return _contains(target, checked.text)
             return _lower_equals(target, value)
         if kind == "number":
-            number = _parse_number(value)
-            if number is None:
-                raise FilterError(
-                    f"{name} holds numbers; {value!r} is not a number (e.g. 1000, 1.5k)",
-                    *value_at,
-                )
-            return _compare(target, "=" if op == ":" else op, number)
+            return _compare(target, checked.op, checked.number)
         if kind == "boolean":
-            if op in _COMPARISONS:
-                raise FilterError(
-                    f"{op!r} compares numbers or dates; {name} is true/false",
-                    term.op_start,
-                    term.op_start + len(op),
-                )
-            lowered = value.strip().lower()
-            if lowered in TRUE_WORDS:
-                return target
-            if lowered in FALSE_WORDS:
-                return ~target
-            raise FilterError(f"{name} is true/false; {value!r} is neither", *value_at)
-        if op == ":":
-            needle = value.strip().replace("T", " ").replace("t", " ")
-            return _contains(target, needle)
-        parsed = _parse_temporal(value, kind)  # type: ignore[arg-type]
-        if parsed is None:
-            example = {"date": "2024-05-01", "time": "14:30"}.get(kind, "2024-05-01T14:30")
-            raise FilterError(
-                f"{name} holds {kind}s; {value!r} is not one (e.g. {example})", *value_at
-            )
+            return target if checked.truth else ~target
+        parsed = checked.moment
         if kind == "datetime" and not isinstance(parsed, dt.datetime):
             target = F.to_date(target)  # a date-only value compares the calendar day
         return _compare(target, "=" if op == ":" else op, parsed)
