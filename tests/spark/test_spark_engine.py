@@ -122,7 +122,7 @@ def test_missing_and_doubly_named_columns(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(SparkInputError, match="no workflow column"):
         opened(spark, write(tmp_path, "name,tokens,passed\na,1,true\n"))
     path = write(tmp_path, "workflow,tokens,usage,passed\na,1,2,true\n", "two.csv")
-    with pytest.raises(SparkInputError, match="'tokens' and 'usage' all name tokens"):
+    with pytest.raises(SparkInputError, match="'tokens' and 'usage' both name tokens"):
         opened(spark, path)
     ledger = opened(spark, path, columns={"tokens": "usage"})
     assert ledger.mapping["tokens"] == "usage"

@@ -3,7 +3,7 @@ and the types polars' CSV reader would give the columns nobody validates."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import polars as pl
 
@@ -36,9 +36,24 @@ def free_name(name: str, taken: set[str]) -> str:
 
 def map_columns(opened: Opened, explicit: Mapping[str, str]) -> dict[str, str]:
     """canonical -> file column: the explicit mapping first, then the aliases."""
-    item = opened.item
     names = opened.columns
     header = {name: opened.duplicates.get(name, name) for name in names}
+    return map_names(names, explicit, opened.item.display, header)
+
+
+def map_names(
+    names: Sequence[str],
+    explicit: Mapping[str, str],
+    display: str,
+    header: Mapping[str, str] | None = None,
+    what: str = "file",
+) -> dict[str, str]:
+    """canonical -> input column, from the input's column `names`: the explicit mapping
+    (`--col`) first, then the aliases (SPEC.md section 1); two columns that both map to one
+    canonical name are an error naming both. `header`: each name as the file's header wrote
+    it (a repeated header name is read as `name_2`); `what`: the input's name in messages.
+    The one rule of both engines: Spark's inputs raise its `LoadError`s as their own."""
+    header = header or {name: name for name in names}
     mapping: dict[str, str] = {}
     claimed: dict[str, str] = {}
     for key, wanted in explicit.items():
@@ -57,16 +72,16 @@ def map_columns(opened: Opened, explicit: Mapping[str, str]) -> dict[str, str]:
         name = _find_column(names, header, wanted)
         if name is None:
             raise LoadError(
-                f"{item.display}: --col {key}={wanted} names no column of this file; "
+                f"{display}: --col {key}={wanted} names no column of this {what}; "
                 f"its columns are {listing(header[n] for n in names)}.",
-                source=item.display,
+                source=display,
                 column=wanted,
             )
         if name in claimed:
             raise LoadError(
-                f"{item.display}: column {header[name]!r} is given for both "
+                f"{display}: column {header[name]!r} is given for both "
                 f"{claimed[name]} and {canonical}; map each to a different column.",
-                source=item.display,
+                source=display,
                 column=header[name],
             )
         mapping[canonical] = name
@@ -91,15 +106,15 @@ def map_columns(opened: Opened, explicit: Mapping[str, str]) -> dict[str, str]:
                 )
             )
             raise LoadError(
-                f"{item.display}: {what}; rename one, or pick one with --col {canonical}=COLUMN.",
-                source=item.display,
+                f"{display}: {what}; rename one, or pick one with --col {canonical}=COLUMN.",
+                source=display,
                 column=shown[0],
             )
         mapping[canonical] = candidates[0]
     return mapping
 
 
-def _find_column(names: list[str], header: dict[str, str], wanted: str) -> str | None:
+def _find_column(names: Sequence[str], header: Mapping[str, str], wanted: str) -> str | None:
     exact = [name for name in names if header[name] == wanted or name == wanted]
     if exact:
         return exact[0]
@@ -108,10 +123,14 @@ def _find_column(names: list[str], header: dict[str, str], wanted: str) -> str |
     return loose[0] if len(loose) == 1 else None
 
 
-def require(opened: Opened, mapping: dict[str, str]) -> None:
+def require(opened: Opened, mapping: Mapping[str, str]) -> None:
     """Stop a file that lacks a workflow, an outcome or a tokens column, naming its columns."""
-    display = opened.item.display
-    has = f"its columns are {listing(opened.columns)}" if opened.columns else "it has no columns"
+    require_names(mapping, opened.columns, opened.item.display)
+
+
+def require_names(mapping: Mapping[str, str], names: Sequence[str], display: str) -> None:
+    """`require` from an input's column names (both engines)."""
+    has = f"its columns are {listing(names)}" if names else "it has no columns"
     if "workflow" not in mapping:
         raise LoadError(
             f"{display}: no workflow column ({has}); name it one of "

@@ -15,7 +15,6 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from tui_ledger import schema
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError, SparkUnreachable
 from tui_ledger.spark.session import first_line
 
@@ -118,82 +117,15 @@ def input_error(item: Input, error: BaseException) -> SparkEngineError:
 
 
 def map_columns(names: Sequence[str], explicit: Mapping[str, str], display: str) -> dict[str, str]:
-    """canonical -> input column: the explicit mapping first, then the aliases (SPEC.md 1).
+    """canonical -> input column: the explicit mapping first, then the aliases (SPEC.md 1),
+    and the required columns: the loader's own rule (`load.columns.map_names`,
+    `require_names`), its errors raised as `SparkInputError`."""
+    from tui_ledger.load.columns import map_names, require_names
+    from tui_ledger.load.errors import LoadError
 
-    The same rule as the loader: an explicit `--col` beats the aliases; two columns that both
-    map to one canonical name are an error naming both.
-    """
-    mapping: dict[str, str] = {}
-    claimed: dict[str, str] = {}
-    for key, wanted in explicit.items():
-        canonical = schema.normalise_name(key)
-        if canonical not in schema.ALIASES:
-            raise SparkInputError(
-                f"--col {key}={wanted}: {key!r} is not a column ledger-tui knows; "
-                f"use one of {', '.join(schema.ALIASES)}."
-            )
-        if canonical in mapping:
-            raise SparkInputError(
-                f"--col {key}={wanted}: {canonical} is mapped twice; keep one --col {canonical}."
-            )
-        exact = [name for name in names if name == wanted]
-        loose = [
-            name for name in names if schema.normalise_name(name) == schema.normalise_name(wanted)
-        ]
-        found = exact[0] if exact else (loose[0] if len(loose) == 1 else None)
-        if found is None:
-            raise SparkInputError(
-                f"{display}: --col {key}={wanted} names no column of this input; its columns "
-                f"are {_listing(names)}."
-            )
-        if found in claimed:
-            raise SparkInputError(
-                f"{display}: column {found!r} is given for both {claimed[found]} and "
-                f"{canonical}; map each to a different column."
-            )
-        mapping[canonical] = found
-        claimed[found] = canonical
-    candidates: dict[str, list[str]] = {}
-    for name in names:
-        aliased = schema.canonical_for(name)
-        if name not in claimed and aliased is not None and aliased not in mapping:
-            candidates.setdefault(aliased, []).append(name)
-    for canonical, found_names in candidates.items():
-        if len(found_names) > 1:
-            listed = " and ".join(repr(name) for name in found_names)
-            raise SparkInputError(
-                f"{display}: columns {listed} all name {canonical}; rename one, or pick one "
-                f"with --col {canonical}=COLUMN."
-            )
-        mapping[canonical] = found_names[0]
-    _require(mapping, names, display)
+    try:
+        mapping = map_names(list(names), explicit, display, what="input")
+        require_names(mapping, list(names), display)
+    except LoadError as error:
+        raise SparkInputError(str(error)) from None
     return mapping
-
-
-def _require(mapping: Mapping[str, str], names: Sequence[str], display: str) -> None:
-    has = f"its columns are {_listing(names)}" if names else "it has no columns"
-    if "workflow" not in mapping:
-        raise SparkInputError(
-            f"{display}: no workflow column ({has}); name it one of "
-            f"{', '.join(schema.ALIASES['workflow'])}, or pass --col workflow=COLUMN."
-        )
-    if "passed" not in mapping and "status" not in mapping:
-        raise SparkInputError(
-            f"{display}: no outcome column ({has}); add a passed column "
-            f"({', '.join(schema.ALIASES['passed'])}) or a status column "
-            f"({', '.join(schema.ALIASES['status'])}), or pass --col passed=COLUMN or "
-            "--col status=COLUMN."
-        )
-    if "tokens" not in mapping and not any(bucket in mapping for bucket in schema.BUCKETS):
-        raise SparkInputError(
-            f"{display}: no tokens column ({has}); name it one of "
-            f"{', '.join(schema.ALIASES['tokens'])}, give token buckets "
-            f"({', '.join(schema.BUCKETS)}), or pass --col tokens=COLUMN."
-        )
-
-
-def _listing(names: Sequence[str], limit: int = 12) -> str:
-    shown = list(names[:limit])
-    if len(names) > limit:
-        shown.append(f"and {len(names) - limit} more")
-    return ", ".join(shown)
