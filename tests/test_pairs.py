@@ -151,6 +151,26 @@ def test_past_the_group_limit_only_the_cheapest_groups_are_compared(monkeypatch)
     assert {(pair.a, pair.b): pair.verdict for pair in pairs.keep} == kept
 
 
+@pytest.mark.parametrize("budget", [0, 10**9])
+def test_unpaired_draws_past_the_budget_come_from_the_normal_limit_and_agree(
+    monkeypatch: pytest.MonkeyPatch, budget: int
+) -> None:
+    """Drawn one by one or from the normal limit (past `EXACT_BUDGET` values), unpaired
+    verdicts are right at the same rates: a null pair within noise, a 2x one named."""
+    from tui_ledger import pairs as pairs_module
+
+    monkeypatch.setattr(pairs_module, "EXACT_BUDGET", budget)
+    rng = random.Random(5)
+    null = named = 0
+    for _ in range(20):
+        same = _two_groups(rng, tasks=150, b_factor=1.0, spread=3, noise=0.5, pass_rate=0.7)
+        null += _pairs(same.drop("task")).keep[0].verdict == "within_noise"
+        dear = _two_groups(rng, tasks=150, b_factor=2.0, spread=3, noise=0.5, pass_rate=0.7)
+        (pair,) = _pairs(dear.drop("task")).keep
+        named += pair.a == "a" and pair.verdict == "a_cheaper"
+    assert null >= 17 and named >= 19, (null, named)
+
+
 def test_groups_without_a_figure_are_not_compared():
     rows = [
         ("a", "t1", "passed", 100),

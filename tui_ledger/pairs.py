@@ -10,8 +10,9 @@ the draw are its per-task sums weighted so. Groups that share no task (or a ledg
 task column) are drawn on their own attempts, each group independently, with Poisson weights
 per attempt: the attempts are first counted per distinct (tokens, accepted) value, and a value
 seen n times gets one Poisson(n) weight, which is the same law. A group with more distinct
-values than `EXACT_VALUES` is drawn from the normal limit of those sums (the law the delta
-method rests on), which at that size is the bootstrap's own.
+values than `EXACT_VALUES` (or once `EXACT_BUDGET` values have been drawn one by one) is drawn
+from the normal limit of those sums (the law the delta method rests on), which at that size is
+the bootstrap's own.
 
 Every number is numpy over small matrices (groups x draws); see docs/ACCOUNTING.md ("Pairs").
 """
@@ -41,6 +42,11 @@ second, `benchmarks/pairs_bench.py`)."""
 EXACT_VALUES = 5_000
 """Unpaired draws: distinct (tokens, accepted) values per group drawn one by one; above, the
 normal limit."""
+EXACT_BUDGET = 20_000
+"""Unpaired draws: distinct values drawn one by one over all the groups of one comparison (at
+1,000 resamples, 20 million Poisson draws, about a second here); the groups drawn after it is
+spent use the normal limit (a ledger grouped by workflow and task at 1M rows has 4,000 groups
+of 250 values: 24 s drawn one by one)."""
 _CELLS_AT_ONCE = 4_000_000  # task x group cells per matrix product (32 MB of float64)
 
 
@@ -236,6 +242,7 @@ class _Draws:
         self._unpaired: dict[int, dict[View, tuple[np.ndarray, np.ndarray]]] = {}
         self._rates: dict[tuple[View, int, bool], np.ndarray] = {}
         self._attempts: dict[View, dict[int, int]] = {}
+        self._exact_left = EXACT_BUDGET  # distinct values still to be drawn one by one
         # each group's value cells, split once (not filtered again per group)
         self._by_group = cells.partition_by("__group", as_dict=True, maintain_order=True)
 
@@ -328,7 +335,8 @@ class _Draws:
         tokens = cells["__tokens"].to_numpy()
         accepted = cells["__accepted"].to_numpy().astype(np.float64)
         result: dict[View, tuple[np.ndarray, np.ndarray]] = {}
-        if cells.height <= EXACT_VALUES:
+        if cells.height <= min(EXACT_VALUES, self._exact_left):
+            self._exact_left -= cells.height
             counts = rng.poisson(n, size=(self._resamples, cells.height)).astype(np.float64)
             for view in VIEWS:
                 spend = tokens if view == "keep" else tokens * accepted
