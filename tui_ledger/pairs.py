@@ -147,8 +147,11 @@ def pairs_from_cells(
         if len(order) > ALL_PAIRS_UP_TO:
             capped = True
         order = order[:GROUPS_UP_TO]
+        frame = comparison.view(view)  # read once per view, not once per pair
+        figures = frame["tokens_per_accepted_result"].to_list()
+        bounds = (frame["usage"] == LOWER_BOUND).to_list()
         chosen[view] = tuple(
-            _pair(comparison, view, draws, dense, order[i], order[j])
+            _pair(comparison.labels, figures, bounds, view, draws, dense, order[i], order[j])
             for i, j in _chosen(len(order))
         )
     return Pairs(
@@ -189,13 +192,17 @@ def _chosen(count: int) -> list[tuple[int, int]]:
 
 
 def _pair(
-    comparison: Comparison, view: View, draws: _Draws, dense: dict[int, int], a: int, b: int
+    labels: list[str],
+    figures: list[float],
+    bounds: list[bool],
+    view: View,
+    draws: _Draws,
+    dense: dict[int, int],
+    a: int,
+    b: int,
 ) -> Pair:
-    """Groups `a` and `b` (rows of the comparison; `dense` their rows in the draws)."""
-    frame = comparison.view(view)
-    figure = frame["tokens_per_accepted_result"]
-    usage = frame["usage"]
-    labels = comparison.labels
+    """Groups `a` and `b` (rows of the comparison, whose `labels`, per accepted `figures` and
+    lower `bounds` are the view's; `dense` their rows in the draws)."""
     da, db = dense[a], dense[b]
     paired = draws.share_tasks(view, da, db)
     with np.errstate(divide="ignore", invalid="ignore"):  # inf / inf: nan, left out below
@@ -204,11 +211,11 @@ def _pair(
     return Pair(
         a=labels[a],
         b=labels[b],
-        ratio=float(figure[a]) / float(figure[b]),
+        ratio=figures[a] / figures[b],
         low=low,
         high=high,
         method=PAIRED if paired else UNPAIRED,
-        verdict=verdict(low, high, usage[a] == LOWER_BOUND, usage[b] == LOWER_BOUND),
+        verdict=verdict(low, high, bounds[a], bounds[b]),
         a_size=draws.size(view, da, paired),
         b_size=draws.size(view, db, paired),
     )
