@@ -604,15 +604,22 @@ def run_app(argv: Sequence[str]) -> int:
     check_paths(paths)
     # The price table is not a `load()` argument: the app applies it after loading.
     prices = price_table(args.prices, args.flat_price)
+    options = load_options(args)
+    # A file the app reads whole in about the time its interface takes to start is read
+    # beside that start (load/early.py): the first frame then shows its final figures.
+    from tui_ledger.load.early import EarlyLoad, worth_reading_early
+
+    early = EarlyLoad(paths, options) if not args.watch and worth_reading_early(paths) else None
     from tui_ledger.tui.run import run_app as run_interactive
 
     return run_interactive(
         paths,
         demo=demo,
-        load_options=load_options(args),
+        load_options=options,
         prices=prices,
         watch_files=args.watch,
         present=args.present,
+        early=early,
     )
 
 

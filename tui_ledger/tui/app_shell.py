@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
+    from tui_ledger.load.early import EarlyLoad
     from tui_ledger.prices import PriceTable
 
 SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
@@ -84,10 +85,13 @@ class LedgerShell(App[int]):
         prices: PriceTable | None = None,
         watch_files: bool = False,
         spark: Any = None,
+        early: EarlyLoad | None = None,
     ) -> None:
         """`spark`: a `spark.commands.SparkInput` already opened (connected, mapped,
         validated): the figures, pages and checks are then computed on that server
-        (`spark_pipeline.SparkPipeline`); None: locally, from `paths`."""
+        (`spark_pipeline.SparkPipeline`); None: locally, from `paths`. `early`: the load of
+        `paths` with `load_options`, already under way (`load.early`), which the first load
+        takes its ledger from."""
         super().__init__()
         self.paths = [str(path) for path in paths]
         self.demo = demo
@@ -96,6 +100,8 @@ class LedgerShell(App[int]):
         self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
         self.prices = prices
         """`--prices`, `--flat-price`: the load worker prices the attempts once they are read."""
+        self.early_load = early
+        """The first load, started before the app (`load.early`); taken by the pipeline."""
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()

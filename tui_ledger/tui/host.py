@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from textual.worker_manager import WorkerManager
 
     from tui_ledger.ledger import View
+    from tui_ledger.load.early import EarlyLoad
     from tui_ledger.prices import PriceTable
     from tui_ledger.tui.snapshot import Request, Timings
     from tui_ledger.tui.widgets.summary_pane import SummaryPane
@@ -90,6 +91,10 @@ class PipelineHost(Host, Protocol):
     def prices(self) -> PriceTable | None: ...
     @property
     def watch_files(self) -> bool: ...
+
+    early_load: EarlyLoad | None
+    """The first load, if started before the app (`load.early`); the pipeline takes it."""
+
     @property
     def leaving(self) -> bool: ...
     @property

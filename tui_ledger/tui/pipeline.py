@@ -74,6 +74,7 @@ if TYPE_CHECKING:
 
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
+    from tui_ledger.load.early import EarlyLoad
     from tui_ledger.prices import PriceTable
     from tui_ledger.tui.watching import WatchUpdate
 
@@ -93,6 +94,10 @@ LOAD_BYTES_PER_SECOND = 300e6
 # The load worker lets the screen draw a head before it reads the whole file, waiting at most
 # this long (a head draws in 20-50 ms on an idle machine).
 HEAD_DRAW_WAIT = 1.0
+# A load started before the app (`load.early`, up to 128 MB) is waited for this long when the
+# app is up, before the first frame (which then shows the figures at once); past it, the first
+# frame says the file is being read.
+EARLY_LOAD_WAIT = 0.25
 
 
 @dataclasses.dataclass(frozen=True)
@@ -249,8 +254,18 @@ class Pipeline(FollowUps):
     # ------------------------------------------------------------------ loading
 
     def start_load(self, *, first: bool) -> None:
-        """Load the app's files: the first time, or again (`r`)."""
-        if first and self._small_files():
+        """Load the app's files: the first time, or again (`r`).
+
+        A first load already under way (`app.early_load`, started before the app) is waited
+        for here, at most `EARLY_LOAD_WAIT`, and then shown like a small file's; one that takes
+        longer is waited for in the load worker, without a head (its read holds polars' thread
+        pool, which the head's figures would wait behind)."""
+        early = self.app.early_load if first else None
+        self.app.early_load = None
+        if early is not None and early.wait(EARLY_LOAD_WAIT):
+            self._load_now(early)
+            return
+        if first and early is None and self._small_files():
             self._load_now()
             return
         self.loading_since = time.perf_counter()
@@ -260,10 +275,10 @@ class Pipeline(FollowUps):
         self.app.set_timer(0.2, self._tick_loading)
         app = self.app
         head = None
-        if first and not app.watch_files:
+        if first and not app.watch_files and early is None:
             head = self._head_drawn = threading.Event()
         self.app.run_worker(
-            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head),
+            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head, early),
             name="_load_worker",
             group="load",
             exclusive=True,
@@ -278,16 +293,22 @@ class Pipeline(FollowUps):
             return False
         return files_size(paths) <= SMALL_LOAD_BYTES
 
-    def _load_now(self) -> None:
-        """The first load of small files, on the screen's thread (`SMALL_LOAD_BYTES`): what
-        `_load_worker` does, then the first recompute, so the first frame shows the figures."""
+    def _load_now(self, early: EarlyLoad | None = None) -> None:
+        """The first load of small files, on the screen's thread (`SMALL_LOAD_BYTES`), or the
+        ledger of a load started before the app and done (`early`): what `_load_worker` does,
+        then the first recompute, so the first frame shows the figures."""
         import tui_ledger.report  # noqa: F401  (the summary's callout)
         from tui_ledger.load import LoadError, load
 
         app = self.app
         started = time.perf_counter()
         try:
-            ledger, price_warnings = price(load(app.paths, **app.load_options), app.prices)
+            if early is not None:
+                loaded = early.result()
+                started = time.perf_counter() - early.seconds  # its own time, not the wait
+            else:
+                loaded = load(app.paths, **app.load_options)
+            ledger, price_warnings = price(loaded, app.prices)
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.load_failed(LoadFailed(error, True))
@@ -318,9 +339,11 @@ class Pipeline(FollowUps):
         prices: PriceTable | None,
         first: bool,
         head_drawn: threading.Event | None = None,
+        early: EarlyLoad | None = None,
     ) -> None:
-        """Read the whole file; first (`head_drawn`), its head, which it lets the screen draw
-        before reading on (`HEAD_DRAW_WAIT`)."""
+        """Read the whole file (or wait for `early`, the read started before the app); first
+        (`head_drawn`), its head, which it lets the screen draw before reading on
+        (`HEAD_DRAW_WAIT`)."""
         # What the first screen needs besides the loader, imported here rather than on the
         # screen's thread: the summary's callout (report) and the warnings count (checks).
         import tui_ledger.checks
@@ -334,7 +357,12 @@ class Pipeline(FollowUps):
         from tui_ledger.load import LoadError, load
 
         try:
-            ledger, price_warnings = price(load(paths, **load_options), prices)
+            if early is not None:
+                read = early.result()
+                started = time.perf_counter() - early.seconds  # its own time, not the wait
+            else:
+                read = load(paths, **load_options)
+            ledger, price_warnings = price(read, prices)
             # A first load is grouped by workflow with no filter: its first comparison counts
             # the workflows (0.12 s saved at 10M rows); a reload counts them here.
             workflows = None if first else int(ledger.attempts.get_column("workflow").n_unique())

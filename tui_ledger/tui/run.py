@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from tui_ledger.tui.app import LedgerApp
 
 if TYPE_CHECKING:
+    from tui_ledger.load.early import EarlyLoad
     from tui_ledger.prices import PriceTable
 
 
@@ -23,6 +24,7 @@ def run_app(
     watch_files: bool = False,
     spark: Any = None,
     present: bool = False,
+    early: EarlyLoad | None = None,
 ) -> int:
     """Open the interactive ledger; returns the exit code (2 when the file could not be read).
 
@@ -31,7 +33,8 @@ def run_app(
     (`--watch`); `spark` (`--spark`): the input opened on a Spark Connect server
     (`spark.commands.SparkInput`), which then computes every figure, page and check;
     `present` (`--present`): the presenter's steps over the app (`tui/presenter.py`), which
-    Enter on the last step leaves for the app itself.
+    Enter on the last step leaves for the app itself. `early`: the files' load, already
+    started (`load.early`), which the app's first load takes its ledger from.
     """
     app_class = LedgerApp
     if present:
@@ -45,6 +48,7 @@ def run_app(
         prices=prices,
         watch_files=watch_files,
         spark=spark,
+        early=early,
     )
     app.run()
     if app.error_message:
