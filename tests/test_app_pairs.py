@@ -190,3 +190,42 @@ async def test_the_presenter_says_whether_the_flip_is_noise() -> None:
             await pilot.press("right", "right")
             assert app.screen.step == "flip"
             assert expected in " ".join(screen_text(app).split())
+
+
+async def test_the_warnings_line_says_what_still_follows_the_figures(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Figures before checks: until the checks are in, the line never says "no warnings"; the
+    intervals and the noise check say they are coming, and stop saying it once drawn."""
+    release = threading.Event()
+    find_checks, pair_cells = Pipeline.find_checks, Pipeline.pair_cells
+
+    def held_checks(self: Pipeline, *args: object) -> object:
+        release.wait(60)
+        return find_checks(self, *args)  # type: ignore[arg-type]
+
+    def held_pairs(self: Pipeline, snapshot: Snapshot) -> pl.DataFrame:
+        release.wait(60)
+        return pair_cells(self, snapshot)
+
+    monkeypatch.setattr(Pipeline, "find_checks", held_checks)
+    monkeypatch.setattr(Pipeline, "pair_cells", held_pairs)
+    app = LedgerApp([DEMO])
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(500):  # (settle would wait for the held workers)
+            await pilot.pause()
+            if {"checks", "pairs"} <= set(app.pipeline.waiting()):
+                break
+        assert app.pipeline.coming()[:1] == ["checks"]
+        line = _text(app, "#warnings-line")
+        # The demo's load found 3 warnings; the checks may find more (or none: "no warnings"
+        # would be a claim nobody has checked yet).
+        assert line.startswith("⚠ 3 warnings so far (w)") and "no warnings" not in line
+        assert "noise check coming" in line
+        assert "Summary by workflow" in screen_text(app)  # the figures are already there
+        release.set()
+        await settle(pilot)
+        assert app.pipeline.coming() == []
+        line = _text(app, "#warnings-line")
+        assert line.startswith("⚠ 4 warnings (w)")  # one more from the checks
+        assert "so far" not in line and "coming" not in line

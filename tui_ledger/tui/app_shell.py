@@ -405,6 +405,11 @@ class LedgerShell(App[int]):
             self.set_loading(False)
         self._show()
 
+    def show_coming(self) -> None:
+        """A follow-up of the figures ended without changing them: the warnings line stops
+        saying it is coming."""
+        self._show_warning_count()
+
     def show_checks(self) -> None:
         """The checks arrived: the warnings count, and the warnings panel if it is open."""
         self._show_warning_count()
@@ -459,6 +464,7 @@ class LedgerShell(App[int]):
             self.note_count(),
             hint=self._keys_hint(),
             pairs_coming=self.pipeline.pairs_coming(),
+            coming=self.pipeline.coming(),
         )
         self._asked_to_draw()
 
@@ -466,7 +472,9 @@ class LedgerShell(App[int]):
         """Redraw the summary's `⚠ N warnings (w)` line (the checks arrived)."""
         if self.pipeline.snapshot is None:
             return
-        self.summary.show_warnings(self.warning_count(), self.note_count(), self._keys_hint())
+        self.summary.show_warnings(
+            self.warning_count(), self.note_count(), self._keys_hint(), self.pipeline.coming()
+        )
         self._asked_to_draw()
 
     def show_title(self) -> None:

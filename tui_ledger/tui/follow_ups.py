@@ -104,6 +104,8 @@ class FollowUps:
             timings.record("intervals", seconds)
             self.app.show_summary()
             self.app.call_after_refresh(timings.emit, "intervals", seconds=round(seconds, 6))
+        else:
+            self.app.show_coming()  # the line stops saying they are coming
 
     def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
         """The snapshot on screen with `comparison` (the same figures, more of them final)."""

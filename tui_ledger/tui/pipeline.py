@@ -35,8 +35,8 @@ Posting does not wait for the handler (as `call_from_thread` did), so what is un
 tracked here until its message is handled, not by the workers' lives: `waiting()` names it
 (`LedgerApp.unsettled`). The pipeline calls back into the app only through its public hooks:
 `request` (the settings a recompute reads when it starts), `ledger_changed`, `show_title`,
-`set_loading`, `show_snapshot`, `show_summary`, `show_checks`, `filter_failed`, `refilter`,
-`give_up` and `say`.
+`set_loading`, `show_snapshot`, `show_summary`, `show_coming`, `show_checks`, `filter_failed`,
+`refilter`, `give_up` and `say`.
 """
 
 from __future__ import annotations
@@ -237,6 +237,14 @@ class Pipeline(FollowUps):
         ):
             waiting.append("checks")
         return waiting
+
+    def coming(self) -> list[str]:
+        """What still follows the figures on screen (`checks`, `intervals`, `pairs`), which
+        the summary's warnings line says is coming."""
+        if self.partial is not None:
+            return []
+        waiting = self.waiting()
+        return [name for name in ("checks", "intervals", "pairs") if name in waiting]
 
     def warnings(self) -> list[Finding]:
         """Every warning about the figures on screen: once computed, the fair-comparison

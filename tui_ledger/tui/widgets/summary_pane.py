@@ -9,7 +9,7 @@ this widget lays it out and keeps the groups table's cursor on the group under f
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 
 from rich.cells import cell_len
 from rich.text import Text
@@ -45,6 +45,9 @@ from tui_ledger.wording import plural
 __all__ = ["SummaryPane"]
 
 MIN_LABEL = 12
+# What the warnings line says still follows the figures on screen (the checks say it in their
+# own words: "checking for warnings…", "⚠ 2 warnings so far").
+COMING_WORDS = {"intervals": "intervals", "pairs": "noise check"}
 """A group's label is never cut below this many cells (`…` and eleven of the name)."""
 MAX_LABEL = 30
 """Nor kept wider than this: past it the figures need the room more."""
@@ -149,10 +152,12 @@ class SummaryPane(VerticalScroll, can_focus=False):
         *,
         hint: str = "",
         pairs_coming: bool = False,
+        coming: Sequence[str] = (),
     ) -> None:
         """Draw a comparison in the current view and metric; `focus_label` is the group under
         focus; `hint` is a short line of keys shown after the warnings count; `pairs_coming`:
-        its pairwise verdicts are still being drawn."""
+        its pairwise verdicts are still being drawn; `coming`: what else still follows the
+        figures (`show_warnings`)."""
         self._comparison = comparison
         self._pairs_coming = pairs_coming
         # `Comparison.labels` is computed on each access: read it once per comparison.
@@ -162,7 +167,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._shown, self._block = [], []  # fitted with the table, once it has a width
         self.focus_label = focus_label
         self._draw()
-        self.show_warnings(warning_count, note_count, hint)
+        self.show_warnings(warning_count, note_count, hint, coming)
 
     _FIGURES = ("#groups", "#missing-note", "#focus", "#bars", "#warnings-line")
 
@@ -208,19 +213,33 @@ class SummaryPane(VerticalScroll, can_focus=False):
         )
         self.focus_group(self.focus_label)
 
-    def show_warnings(self, count: int, notes: int = 0, hint: str = "") -> None:
-        """The `⚠ N warnings (w)` line (and informational notes, and a hint of keys, if any)."""
+    def show_warnings(
+        self, count: int, notes: int = 0, hint: str = "", coming: Sequence[str] = ()
+    ) -> None:
+        """The `⚠ N warnings (w)` line (and informational notes, and a hint of keys, if any).
+
+        `coming`: what still follows the figures on screen (`checks`, `intervals`, `pairs`).
+        Until the checks are in, the line never says there are no warnings: it says they are
+        being checked, and a count is of what the load found so far."""
         line = self.query_one("#warnings-line", Static)
         text = Text()
+        checking = "checks" in coming
         if count:
             noun = "warning" if count == 1 else "warnings"
             text.append(f"⚠ {format_count(count)} {noun}", style=KEY_STYLE)
+            if checking:
+                text.append(" so far", style=LABEL_STYLE)
+        elif checking:
+            text.append("checking for warnings…", style=LABEL_STYLE)
         else:
             text.append("✓ no warnings", style=LABEL_STYLE)
         if notes:
             text.append(f" · {plural(notes, 'note')}", LABEL_STYLE)
         if count or notes:
             text.append(" (w)", style=LABEL_STYLE)
+        later = [COMING_WORDS[name] for name in coming if name in COMING_WORDS]
+        if later:
+            text.append(f" · {' and '.join(later)} coming", style=LABEL_STYLE)
         if hint:
             text.append(f"   {hint}", style=LABEL_STYLE)
         line.update(text)
