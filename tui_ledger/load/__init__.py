@@ -90,7 +90,8 @@ The package, one module per job (each imports only those above it in this list, 
 - `counts`, `prepare`: one file's counts parsed, its columns selected;
 - `outcomes`: the outcome vocabularies;
 - `validate`: across files, the checks that stop a load, the warnings, the column order;
-- here: `load` and `scan`, which run those steps in order.
+- here: `load` and `scan`, which run those steps in order;
+- `early`: `load` in a thread, started by `ledger-tui FILE` before the app is imported.
 """
 
 from __future__ import annotations
