@@ -45,20 +45,22 @@ class EarlyLoad:
     """`load(paths, **options)` running in a daemon thread from construction on."""
 
     def __init__(self, paths: Sequence[str], options: Mapping[str, Any]) -> None:
-        self.paths = [str(path) for path in paths]
-        self.options = {key: value for key, value in options.items() if value is not None}
         self.seconds = 0.0
         """How long the load took (set when it is done)."""
         self._done = threading.Event()
         self._ledger: Ledger | None = None
         self._error: Exception | None = None
-        self._thread = threading.Thread(target=self._run, name="ledger-tui-load", daemon=True)
-        self._thread.start()
+        # The options as the app passes them to `load` (`LedgerShell.load_options`).
+        options = {key: value for key, value in options.items() if value is not None}
+        thread = threading.Thread(
+            target=self._run, args=(list(paths), options), name="ledger-tui-load", daemon=True
+        )
+        thread.start()
 
-    def _run(self) -> None:
+    def _run(self, paths: list[str], options: dict[str, Any]) -> None:
         started = time.perf_counter()
         try:
-            self._ledger = load(self.paths, **self.options)
+            self._ledger = load(paths, **options)
         except Exception as error:  # raised again, unchanged, by `result`
             self._error = error
         finally:

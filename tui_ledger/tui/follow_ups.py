@@ -71,6 +71,7 @@ class FollowUps:
             )
         self._start_pairs(snapshot)
         self._start_checks(snapshot)
+        self.app.show_coming()  # the warnings line names what has just started
 
     # ------------------------------------------------------------------ intervals
 
@@ -238,6 +239,7 @@ class FollowUps:
         """The checks could not run: the warnings panel lists the warnings as read."""
         if failed.generation == self.checks_generation:
             self.checks_generation = -1  # no checks for these figures; the warnings as read
+            self.app.show_coming()
         self.app.say(failed.reason, title="checks failed", severity="error")
 
     def checks_ready(self, ready: ChecksReady) -> None:

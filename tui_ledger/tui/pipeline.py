@@ -148,6 +148,27 @@ def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Findi
     return dataclasses.replace(ledger, attempts=cost_beside_tokens(priced)), list(price_warnings)
 
 
+def read(
+    paths: Sequence[str],
+    load_options: Mapping[str, Any],
+    prices: PriceTable | None,
+    early: EarlyLoad | None,
+) -> tuple[Ledger, list[Finding], float]:
+    """The files loaded (or `early`'s ledger, the load started before the app) and priced,
+    the price warnings, and the seconds it took (the early load's own, not the wait for it).
+    Raises `LoadError` (or OSError) as `load` does."""
+    started = time.perf_counter()
+    if early is not None:
+        loaded = early.result()
+        started = time.perf_counter() - early.seconds
+    else:
+        from tui_ledger.load import load
+
+        loaded = load(paths, **load_options)
+    ledger, price_warnings = price(loaded, prices)
+    return ledger, price_warnings, time.perf_counter() - started
+
+
 class Pipeline(FollowUps):
     """The data the screen shows, and the work that produces it, for one app
     (`PipelineHost`): load and recompute here, what follows new figures in `FollowUps`."""
@@ -306,22 +327,15 @@ class Pipeline(FollowUps):
         ledger of a load started before the app and done (`early`): what `_load_worker` does,
         then the first recompute, so the first frame shows the figures."""
         import tui_ledger.report  # noqa: F401  (the summary's callout)
-        from tui_ledger.load import LoadError, load
+        from tui_ledger.load import LoadError
 
         app = self.app
-        started = time.perf_counter()
         try:
-            if early is not None:
-                loaded = early.result()
-                started = time.perf_counter() - early.seconds  # its own time, not the wait
-            else:
-                loaded = load(app.paths, **app.load_options)
-            ledger, price_warnings = price(loaded, app.prices)
+            ledger, price_warnings, seconds = read(app.paths, app.load_options, app.prices, early)
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.load_failed(LoadFailed(error, True))
             return
-        seconds = time.perf_counter() - started
         self.loaded(Loaded(ledger, price_warnings, workflows, seconds, True), inline=True)
 
     def _tick_loading(self) -> None:
@@ -361,23 +375,16 @@ class Pipeline(FollowUps):
             # Polars runs every query on one thread pool: the whole read would take it from
             # the head's drawing (at 10M rows, on a loaded machine, seconds of it).
             head_drawn.wait(HEAD_DRAW_WAIT)
-        started = time.perf_counter()
-        from tui_ledger.load import LoadError, load
+        from tui_ledger.load import LoadError
 
         try:
-            if early is not None:
-                read = early.result()
-                started = time.perf_counter() - early.seconds  # its own time, not the wait
-            else:
-                read = load(paths, **load_options)
-            ledger, price_warnings = price(read, prices)
+            ledger, price_warnings, seconds = read(paths, load_options, prices, early)
             # A first load is grouped by workflow with no filter: its first comparison counts
             # the workflows (0.12 s saved at 10M rows); a reload counts them here.
             workflows = None if first else int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.app.post_message(LoadFailed(error, first))
             return
-        seconds = time.perf_counter() - started
         if not get_current_worker().is_cancelled:
             self.app.post_message(Loaded(ledger, price_warnings, workflows, seconds, first))
 

@@ -40,17 +40,17 @@ from tui_ledger.tui.widgets.summary_text import (
     metric_columns,
     missing_notes,
 )
-from tui_ledger.wording import plural
+from tui_ledger.wording import listing, plural
 
 __all__ = ["SummaryPane"]
 
 MIN_LABEL = 12
-# What the warnings line says still follows the figures on screen (the checks say it in their
-# own words: "checking for warnings…", "⚠ 2 warnings so far").
-COMING_WORDS = {"intervals": "intervals", "pairs": "noise check"}
 """A group's label is never cut below this many cells (`…` and eleven of the name)."""
 MAX_LABEL = 30
 """Nor kept wider than this: past it the figures need the room more."""
+COMING_WORDS = {"intervals": "intervals", "pairs": "noise check"}
+"""What the warnings line says still follows the figures on screen (the checks say it in
+their own words: "checking for warnings…", "⚠ 2 warnings so far")."""
 
 
 class LabelIndex(Mapping[str, int]):
@@ -239,7 +239,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
             text.append(" (w)", style=LABEL_STYLE)
         later = [COMING_WORDS[name] for name in coming if name in COMING_WORDS]
         if later:
-            text.append(f" · {' and '.join(later)} coming", style=LABEL_STYLE)
+            text.append(f" · {listing(later, joiner='and')} coming", style=LABEL_STYLE)
         if hint:
             text.append(f"   {hint}", style=LABEL_STYLE)
         line.update(text)
