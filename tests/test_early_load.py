@@ -125,9 +125,9 @@ class SlowEarlyLoad(EarlyLoad):
         self.gate = threading.Event()
         super().__init__(paths, {})
 
-    def _run(self) -> None:
+    def _run(self, paths: list[str], options: dict[str, Any]) -> None:
         self.gate.wait()
-        super()._run()
+        super()._run(paths, options)
 
 
 async def test_an_early_load_not_done_in_time_is_waited_for_without_a_head(
