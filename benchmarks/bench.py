@@ -551,8 +551,12 @@ def _recorded(app: Any, since: int, name: str) -> Callable[[], bool]:
 
 
 async def _quiet(app: Any, pilot: Any) -> None:
-    """Let the app finish everything (workers, messages, repaints) before the next key."""
-    await app.workers.wait_for_complete()
+    """Let the app finish everything (workers, messages, repaints) before the next key.
+
+    A recompute overtaken by the next keystroke is cancelled by the app, which is not a
+    failure: wait until no worker is running, however each one ended."""
+    while any(worker.is_running or worker.state.name == "PENDING" for worker in app.workers):
+        await asyncio.sleep(0.005)
     await pilot.pause()
 
 
