@@ -555,7 +555,10 @@ async def _quiet(app: Any, pilot: Any) -> None:
 
     A recompute overtaken by the next keystroke is cancelled by the app, which is not a
     failure: wait until no worker is running, however each one ended."""
-    while any(worker.is_running or worker.state.name == "PENDING" for worker in app.workers):
+    from textual.worker import WorkerState
+
+    busy = (WorkerState.PENDING, WorkerState.RUNNING)
+    while any(worker.state in busy for worker in app.workers):
         await asyncio.sleep(0.005)
     await pilot.pause()
 
