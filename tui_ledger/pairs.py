@@ -19,8 +19,10 @@ Every number is numpy over small matrices (groups x draws); see docs/ACCOUNTING.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from itertools import combinations
+from typing import Literal
 
 import numpy as np
 import polars as pl
@@ -50,11 +52,32 @@ of 250 values: 24 s drawn one by one)."""
 _CELLS_AT_ONCE = 4_000_000  # task x group cells per matrix product (32 MB of float64)
 
 
+@dataclass(frozen=True)
+class PairCells:
+    """What the draws read, counted from the attempts (by `task_cells`, or on another engine):
+
+    - `tasks`: one row per (group, task): `__n` attempts, `__spend` their tokens, `__accepted`
+      the accepted ones and `__accepted_spend` their tokens. Where the task is missing (or the
+      attempts have no task column), one row per (group, tokens, accepted) value instead, each
+      a cluster of its own (`__tokens`, `__passed` keep those values apart; null elsewhere).
+      A few rows per group and task: what the paired draws, the sizes and the shared tasks read.
+    - `values()`: one row per (group, tokens, accepted) value, `__n` attempts, for the groups
+      drawn on their own attempts. About one row per attempt where token counts are distinct,
+      so it is counted only when some pair is drawn unpaired (most ledgers with a task column
+      never need it).
+
+    Tokens missing count as 0 (the figures' own rule: a lower bound); every sum is of whole
+    token counts, exact in float64 in any order, so every engine gives the same cells."""
+
+    tasks: pl.DataFrame
+    values: Callable[[], pl.DataFrame]
+
+
 def with_pairs(
     comparison: Comparison,
     attempts: pl.DataFrame | pl.LazyFrame | None = None,
     *,
-    cells: pl.DataFrame | None = None,
+    cells: PairCells | None = None,
     seed: int = BOOTSTRAP_SEED,
     resamples: int = BOOTSTRAP_RESAMPLES,
 ) -> Comparison:
@@ -83,39 +106,58 @@ def compare_pairs(
     )
 
 
-def task_cells(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> pl.DataFrame:
-    """What the draws read, one row per (group, task, tokens, accepted) value: `n` attempts.
-
-    `task` is null where the attempts have no task column (or the task is missing); tokens
-    missing count as 0 (the figures' own rule: a lower bound). Counting per value keeps the
-    frame small (every engine can make it: the Spark one aggregates the same columns)."""
+def task_cells(attempts: pl.DataFrame | pl.LazyFrame, by: Sequence[str]) -> PairCells:
+    """The attempts' `PairCells`: the per-task sums now, the per-value counts when asked."""
     frame = attempts.lazy()
-    schema = frame.collect_schema()
-    task = pl.col("task").cast(pl.String) if "task" in schema else pl.lit(None, pl.String)
-    return (
+    has_task = "task" in frame.collect_schema()
+    # a LazyFrame is a scan, maybe larger than memory: its cells are counted streaming
+    engine: Literal["streaming", "auto"] = (
+        "streaming" if isinstance(attempts, pl.LazyFrame) else "auto"
+    )
+    tokens = pl.col("tokens").fill_null(0).cast(pl.Float64)
+    accepted = (pl.col("outcome") == ACCEPTED).fill_null(False)
+    unnamed = pl.col("task").is_null() if has_task else pl.lit(True)
+    tasks = (
         frame.select(
             *by,
-            task.alias("__task"),
-            pl.col("tokens").fill_null(0).cast(pl.Float64).alias("__tokens"),
-            (pl.col("outcome") == ACCEPTED).alias("__accepted"),
+            # cast after the sums (a few rows), not before them (one text per attempt)
+            (pl.col("task") if has_task else pl.lit(None, pl.String)).alias("__task"),
+            pl.when(unnamed).then(tokens).alias("__tokens"),
+            pl.when(unnamed).then(accepted).alias("__passed"),
+            tokens.alias("__value"),
+            accepted.alias("__accepted"),
         )
-        .group_by([*by, "__task", "__tokens", "__accepted"])
-        .agg(pl.len().cast(pl.Int64).alias("__n"))
-        # a LazyFrame is a scan, maybe larger than memory: its cells are counted streaming
-        .collect(engine="streaming" if isinstance(attempts, pl.LazyFrame) else "auto")
+        .group_by([*by, "__task", "__tokens", "__passed"])
+        .agg(
+            pl.len().cast(pl.Int64).alias("__n"),
+            pl.col("__value").sum().alias("__spend"),
+            pl.col("__accepted").sum().cast(pl.Int64).alias("__accepted"),
+            pl.col("__value").filter(pl.col("__accepted")).sum().alias("__accepted_spend"),
+        )
+        .with_columns(pl.col("__task").cast(pl.String))
+        .collect(engine=engine)
     )
+
+    def values() -> pl.DataFrame:
+        return (
+            frame.select(*by, tokens.alias("__tokens"), accepted.alias("__accepted"))
+            .group_by([*by, "__tokens", "__accepted"])
+            .agg(pl.len().cast(pl.Int64).alias("__n"))
+            .collect(engine=engine)
+        )
+
+    return PairCells(tasks, values)
 
 
 def pairs_from_cells(
-    comparison: Comparison, cells: pl.DataFrame, *, seed: int, resamples: int
+    comparison: Comparison, cells: PairCells, *, seed: int, resamples: int
 ) -> Pairs:
-    """`compare_pairs` from `task_cells`' frame (whichever engine counted it)."""
+    """`compare_pairs` from `task_cells`' cells (whichever engine counted them)."""
     keys = list(comparison.by)
     orders = {view: _ranked(comparison, view) for view in VIEWS}
     # Only the groups some pair needs are drawn, renumbered densely in label order (so a
     # ledger of 200,000 groups does not make 200,000 x draws sums for 2,000 compared ones).
     compared = sorted({group for order in orders.values() for group in order[:GROUPS_UP_TO]})
-    dense = {group: position for position, group in enumerate(compared)}
     index = (
         comparison.keep.select(keys)
         .with_row_index("__group")
@@ -123,19 +165,31 @@ def pairs_from_cells(
         .with_row_index("__dense")
         .drop("__group")
     )
-    # In one order whichever engine counted the cells (a draw's weights go to cells in order).
-    cells = (
-        cells.join(index, on=keys, how="inner", nulls_equal=True)
-        .select(
-            pl.col("__dense").cast(pl.Int64).alias("__group"),
-            "__task",
-            "__tokens",
-            "__accepted",
-            "__n",
+
+    def numbered(frame: pl.DataFrame, order: list[str]) -> pl.DataFrame:
+        """The cells of the compared groups, numbered densely, in one order whichever engine
+        counted them (a draw's weights go to cells in order)."""
+        return (
+            frame.join(index, on=keys, how="inner", nulls_equal=True)
+            .select(
+                pl.col("__dense").cast(pl.Int64).alias("__group"),
+                pl.exclude(*keys, "__dense"),
+            )
+            .sort("__group", *order, nulls_last=True)
         )
-        .sort("__group", "__task", "__tokens", "__accepted", nulls_last=True)
+
+    task_order = ["__task", "__tokens", "__passed"]
+    tasks = numbered(cells.tasks, task_order).select(
+        "__group", "__task", "__n", "__spend", "__accepted", "__accepted_spend"
     )
-    draws = _Draws(cells, compared, seed, resamples)
+    draws = _Draws(
+        tasks,
+        lambda: numbered(cells.values(), ["__tokens", "__accepted", "__n"]),
+        compared,
+        seed,
+        resamples,
+    )
+    dense = {group: position for position, group in enumerate(compared)}
     chosen: dict[View, tuple[Pair, ...]] = {}
     ranked: dict[View, int] = {}
     possible: dict[View, int] = {}
@@ -237,9 +291,18 @@ class _Draws:
     pair: by task (one weight matrix for every group) and by attempt (drawn per group, only
     for the groups some pair needs so)."""
 
-    def __init__(self, cells: pl.DataFrame, rows: list[int], seed: int, resamples: int) -> None:
-        """`cells` numbered by dense group (the position in `rows`, the comparison's rows)."""
-        self._cells = cells
+    def __init__(
+        self,
+        tasks: pl.DataFrame,
+        values: Callable[[], pl.DataFrame],
+        rows: list[int],
+        seed: int,
+        resamples: int,
+    ) -> None:
+        """`tasks`: `PairCells.tasks` numbered by dense group (the position in `rows`, the
+        comparison's rows); `values`: `PairCells.values`, numbered so, counted on first use."""
+        self._tasks_cells = tasks
+        self._values = values
         self._rows = rows
         self._groups = len(rows)
         self._seed = seed
@@ -250,23 +313,16 @@ class _Draws:
         self._rates: dict[tuple[View, int, bool], np.ndarray] = {}
         self._attempts: dict[View, dict[int, int]] = {}
         self._exact_left = EXACT_BUDGET  # distinct values still to be drawn one by one
-        # each group's value cells, split once (not filtered again per group)
-        self._by_group = cells.partition_by("__group", as_dict=True, maintain_order=True)
-
-    def _view_cells(self, view: View) -> pl.DataFrame:
-        return self._cells if view == "keep" else self._cells.filter(pl.col("__accepted"))
+        self._by_group: dict[tuple[object, ...], pl.DataFrame] | None = None
 
     def share_tasks(self, view: View, a: int, b: int) -> bool:
         if self._tasks is None:
             self._tasks = {}
+            named = self._tasks_cells.filter(pl.col("__task").is_not_null())
             for name in VIEWS:
                 sets: list[frozenset[str]] = [frozenset()] * self._groups
-                per_group = (
-                    self._view_cells(name)
-                    .filter(pl.col("__task").is_not_null())
-                    .group_by("__group")
-                    .agg(pl.col("__task").unique())
-                )
+                seen = named if name == "keep" else named.filter(pl.col("__accepted") > 0)
+                per_group = seen.group_by("__group").agg(pl.col("__task").unique())
                 for group, tasks in per_group.iter_rows():
                     sets[group] = frozenset(tasks)
                 self._tasks[name] = sets
@@ -277,7 +333,8 @@ class _Draws:
             assert self._tasks is not None
             return len(self._tasks[view][group])
         if view not in self._attempts:
-            counts = self._view_cells(view).group_by("__group").agg(pl.col("__n").sum())
+            count = pl.col("__n") if view == "keep" else pl.col("__accepted")
+            counts = self._tasks_cells.group_by("__group").agg(count.sum())
             self._attempts[view] = dict(counts.iter_rows())
         return self._attempts[view].get(group, 0)
 
@@ -306,7 +363,7 @@ class _Draws:
 
         Tasks with no name (a missing task) are each their own cluster, one per attempt value
         cell; the weights come from one generator per seed, in task name order."""
-        cells = self._cells.with_columns(
+        cells = self._tasks_cells.with_columns(
             pl.when(pl.col("__task").is_null())
             .then(pl.format("\x00{}", pl.int_range(pl.len())))
             .otherwise(pl.col("__task"))
@@ -320,22 +377,26 @@ class _Draws:
             1.0, size=(self._resamples, len(tasks))
         )
         weights = weights.astype(np.float64)
-        result: dict[View, tuple[np.ndarray, np.ndarray]] = {}
         group = cells["__group"].to_numpy()
         task = task_index.to_numpy()
-        n = cells["__n"].to_numpy().astype(np.float64)
-        tokens = cells["__tokens"].to_numpy() * n
-        accepted = np.where(cells["__accepted"].to_numpy(), n, 0.0)
+        accepted = cells["__accepted"].to_numpy().astype(np.float64)
+        accepted_sums = _weighted_sums(weights, task, group, accepted, self._groups)
+        result: dict[View, tuple[np.ndarray, np.ndarray]] = {}
         for view in VIEWS:
-            spend = tokens if view == "keep" else np.where(accepted > 0, tokens, 0.0)
+            spend = cells["__spend" if view == "keep" else "__accepted_spend"].to_numpy()
             result[view] = (
                 _weighted_sums(weights, task, group, spend, self._groups),
-                _weighted_sums(weights, task, group, accepted, self._groups),
+                accepted_sums,
             )
         return result
 
     def _draw_unpaired(self, group: int) -> dict[View, tuple[np.ndarray, np.ndarray]]:
         """One group's (tokens, accepted) sums per draw, drawn on its own attempts."""
+        if self._by_group is None:
+            # each group's value cells, split once (not filtered again per group)
+            self._by_group = self._values().partition_by(
+                "__group", as_dict=True, maintain_order=True
+            )
         cells = self._by_group[(group,)]
         rng = np.random.default_rng([self._seed, 2, self._rows[group]])
         n = cells["__n"].to_numpy().astype(np.float64)

@@ -24,6 +24,7 @@ from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, compare_aggregates
 from tui_ledger.load.load_report import LoadReport, LoadWarning
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
+from tui_ledger.pairs import PairCells
 from tui_ledger.schema import CANONICAL_ORDER
 from tui_ledger.spark.aggregate import (
     COST_COLUMN,
@@ -184,33 +185,73 @@ def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
     return per_task_from_summary(summary, with_cost)
 
 
-def spark_pair_cells(opened: SparkInput, by: Sequence[str]) -> pl.DataFrame:
-    """`pairs.task_cells` counted on the engine: attempts per (group, task, tokens, accepted),
-    which the pairwise draws then read here (`pairs.with_pairs(cells=...)`), so the same
-    seed gives the same verdicts on either engine."""
+def spark_pair_cells(
+    opened: SparkInput,
+    by: Sequence[str],
+    run: Callable[[Callable[[], pl.DataFrame]], pl.DataFrame] | None = None,
+) -> PairCells:
+    """`pairs.task_cells` counted on the engine: the per-task sums now, the per-value counts
+    when the draws ask for them, each one query whose result the draws then read here
+    (`pairs.with_pairs(cells=...)`), so the same seed gives the same verdicts on either
+    engine (every sum is of whole token counts: exact in any order). `run`: how a query is
+    run (the app's, to cancel it with newer figures); by default, at once."""
     from pyspark.sql import functions as F
 
     from tui_ledger.schema import ACCEPTED
     from tui_ledger.spark.inputs import column
 
     attempts = opened.attempts
-    task = column("task") if "task" in attempts.columns else F.lit(None)
-    cells = (
-        attempts.select(
-            *[column(name).alias(name) for name in by],
-            task.cast("string").alias("__task"),
-            F.coalesce(column("tokens"), F.lit(0)).cast("double").alias("__tokens"),
-            F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False)).alias("__accepted"),
+    has_task = "task" in attempts.columns
+    task = column("task").cast("string") if has_task else F.lit(None).cast("string")
+    tokens = F.coalesce(column("tokens"), F.lit(0)).cast("double")
+    accepted = F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False))
+    unnamed = task.isNull()
+    keys = [column(name).alias(name) for name in by]
+    counted = run or (lambda work: work())
+
+    def tasks() -> pl.DataFrame:
+        cells = (
+            attempts.select(
+                *keys,
+                task.alias("__task"),
+                F.when(unnamed, tokens).alias("__tokens"),
+                F.when(unnamed, accepted).alias("__passed"),
+                tokens.alias("__value"),
+                accepted.alias("__accepted"),
+            )
+            .groupBy(*by, "__task", "__tokens", "__passed")
+            .agg(
+                F.count(F.lit(1)).cast("long").alias("__n"),
+                F.sum("__value").alias("__spend"),
+                F.sum(F.col("__accepted").cast("long")).alias("__accepted"),
+                F.sum(F.when(F.col("__accepted"), F.col("__value")).otherwise(0.0)).alias(
+                    "__accepted_spend"
+                ),
+            )
         )
-        .groupBy(*by, "__task", "__tokens", "__accepted")
-        .agg(F.count(F.lit(1)).cast("long").alias("__n"))
-    )
-    return to_polars(cells).with_columns(
-        pl.col("__task").cast(pl.String),
-        pl.col("__tokens").cast(pl.Float64),
-        pl.col("__accepted").cast(pl.Boolean),
-        pl.col("__n").cast(pl.Int64),
-    )
+        return to_polars(cells).with_columns(
+            pl.col("__task").cast(pl.String),
+            pl.col("__tokens").cast(pl.Float64),
+            pl.col("__passed").cast(pl.Boolean),
+            pl.col("__n").cast(pl.Int64),
+            pl.col("__spend").cast(pl.Float64),
+            pl.col("__accepted").cast(pl.Int64),
+            pl.col("__accepted_spend").cast(pl.Float64),
+        )
+
+    def values() -> pl.DataFrame:
+        cells = (
+            attempts.select(*keys, tokens.alias("__tokens"), accepted.alias("__accepted"))
+            .groupBy(*by, "__tokens", "__accepted")
+            .agg(F.count(F.lit(1)).cast("long").alias("__n"))
+        )
+        return to_polars(cells).with_columns(
+            pl.col("__tokens").cast(pl.Float64),
+            pl.col("__accepted").cast(pl.Boolean),
+            pl.col("__n").cast(pl.Int64),
+        )
+
+    return PairCells(counted(tasks), lambda: counted(values))
 
 
 def spark_checks(

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger, LoadReport
+    from tui_ledger.pairs import PairCells
     from tui_ledger.tui.host import PipelineHost
 
 
@@ -129,9 +130,10 @@ class FollowUps:
             exit_on_error=False,
         )
 
-    def pair_cells(self, snapshot: Snapshot) -> pl.DataFrame:
+    def pair_cells(self, snapshot: Snapshot) -> PairCells:
         """What the pairs are drawn from (`pairs.task_cells`) of the snapshot's attempts, in
-        the pairs' worker (on Spark, a query)."""
+        the pairs' worker (on Spark, queries). Its per-value counts, read only for a pair
+        drawn unpaired, are counted in the same worker from the same attempts."""
         from tui_ledger.pairs import task_cells
 
         return task_cells(snapshot.matching, snapshot.comparison.by)

@@ -71,11 +71,12 @@ from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
     from tui_ledger.load import LoadReport
+    from tui_ledger.pairs import PairCells
 
 PAGE_ROWS = 200  # rows a page query brings back
 PREFETCH_ROWS = 50  # the next page is fetched when the cursor comes this close to the end
@@ -542,17 +543,19 @@ class SparkPipeline(Pipeline):
             self.pair_queries.cancel_all_but(None)  # the pairs of older figures
         super()._start_pairs(snapshot)
 
-    def pair_cells(self, snapshot: Snapshot) -> pl.DataFrame:
-        """The pairs' cells counted on the engine (`commands.spark_pair_cells`); the draws are
-        then made here, as `summary --spark` makes them (docs/SPARK.md, "Pairs")."""
+    def pair_cells(self, snapshot: Snapshot) -> PairCells:
+        """The pairs' cells counted on the engine (`commands.spark_pair_cells`), each query
+        cancelled with newer figures; the draws are then made here, as `summary --spark`
+        makes them (docs/SPARK.md, "Pairs")."""
         filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
         by = list(snapshot.comparison.by)
+        return spark_pair_cells(filtered or self.opened, by, run=self._pair_query)
+
+    def _pair_query(self, work: Callable[[], pl.DataFrame]) -> pl.DataFrame:
         self._on_screen(self._other_query, 1)
         started = time.perf_counter()
         try:
-            return self.pair_queries.run(
-                lambda: on_engine(lambda: spark_pair_cells(filtered or self.opened, by))
-            )
+            return self.pair_queries.run(lambda: on_engine(work))
         except PySparkException as error:
             raise SparkEngineError(first_line(error)) from error
         finally:
