@@ -18,10 +18,13 @@ _BOOLEAN_WORDS = ("true", "false", "True", "False", "TRUE", "FALSE")  # as polar
 
 def already_typed(canonical: str, dtype: pl.DataType) -> bool:
     """Whether a column arrives in a type its validation reads directly: Int64 counts (a
-    parser already refused anything but plain integers) or Categorical text (validated
-    through its distinct values)."""
+    parser already refused anything but plain integers), a Boolean `passed` (Parquet, JSON:
+    true, false or empty, nothing to refuse) or Categorical text (validated through its
+    distinct values)."""
     if canonical in schema.INTEGER_COLUMNS:
         return dtype == pl.Int64
+    if canonical == "passed" and dtype == pl.Boolean:
+        return True
     return canonical in TYPED_TEXT and dtype == pl.Categorical
 
 

@@ -169,11 +169,14 @@ def derive_outcome(
         # replace_strict on Categorical goes through a text copy of every row (160 MB at 10M).
         return in_memory and types[column] != pl.Categorical
 
-    wanted = [c for c in ("passed", "status") if c in types]
+    # A Boolean `passed` (Parquet, JSON) is read as it is: true, false or empty (ungraded), no
+    # word to look up. (As text it was a string per row, 160 MB at 10M rows, made twice.)
+    boolean = has_passed and types["passed"] == pl.Boolean
+    wanted = [c for c in ("passed", "status") if c in types and not (c == "passed" and boolean)]
     pairs = staged.select(wanted).unique().collect(engine=engine) if wanted else pl.DataFrame()
     distinct = {c: pairs[c].unique().to_list() for c in wanted}
     words: list[pl.Expr] = []
-    if has_passed:
+    if has_passed and not boolean:
         table = {raw: _read_passed(raw) for raw in distinct["passed"] if raw is not None}
         _reject_unknown(staged, by_frame, "passed", table, engine)
         known = {raw: value for raw, value in table.items() if value != "unknown"}

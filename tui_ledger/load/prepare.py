@@ -108,10 +108,8 @@ def prepare(
             ).alias(LOSSY)
         )
     frame = frame.select(*selected, *helpers)
-    # A Boolean `passed` (Parquet, JSON) is cheap to read as text again: it counts as typed.
     typed = all(
         already_typed(canonical, types[name])
-        or (canonical == "passed" and types[name] == pl.Boolean)
         for canonical, name in mapping.items()
         if canonical in schema.INTEGER_COLUMNS or canonical in TEXT_KEYS
     )
