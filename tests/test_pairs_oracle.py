@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui_ledger.ledger import compare
-from tui_ledger.pairs import task_cells, with_pairs
+from tui_ledger.pairs import PairCells, task_cells, with_pairs
 from tui_ledger.verdicts import PAIRED, UNPAIRED
 
 RESAMPLES = 200
@@ -126,16 +126,15 @@ def test_the_per_value_cells_are_counted_only_when_a_pair_is_drawn_unpaired():
             "tokens": [100, 200, 150, 250, 400],
         }
     )
-    comparison = compare(frame, ["workflow"], intervals="delta")
     for rows, expected in ((frame.filter(pl.col("workflow") != "c"), 0), (frame, 1)):
         cells = task_cells(rows, ["workflow"])
-        asked = []
+        asked: list[int] = []
 
-        def values(cells=cells, asked=asked) -> pl.DataFrame:
+        def values(cells: PairCells = cells, asked: list[int] = asked) -> pl.DataFrame:
             asked.append(1)
             return cells.values()
 
-        counted = type(cells)(cells.tasks, values)
-        with_pairs(compare(rows, ["workflow"], intervals="delta"), cells=counted)
+        comparison = compare(rows, ["workflow"], intervals="delta")
+        with_pairs(comparison, cells=PairCells(cells.tasks, values))
         assert len(asked) == expected  # c shares no task with a or b: drawn on its attempts
     assert comparison.labels == ["a", "b", "c"]
