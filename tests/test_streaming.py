@@ -149,20 +149,27 @@ def test_a_bootstrap_of_every_group_is_refused_when_streaming() -> None:
 # --------------------------------------------------------------------------- the command
 
 # RLIMIT_DATA for the child. polars' threads and allocator alone map 250-400 MB of data
-# segment (the loader counts 384 MB of it as taken), so this leaves ~160 MB for the data: too
-# little for the eager load of the file below (67 MB of CSV needs at least 200 MB), and the
-# streamed summary runs in it. (Measured on 2 cores: streaming needs ~550 MB in all.)
-LIMIT = 600 * 2**20
+# segment (the loader counts 384 MB of it as taken), and how much varies from run to run. The
+# file below is 196 MB of CSV, so the eager load needs at least 3x that, 616 MB, of the ~480 MB
+# the limit leaves: it is refused with ~140 MB to spare. The streamed summary of it ran in 750
+# MB in 8 runs of 8 and failed in 7 of 8 at 650 (2 cores), so it has ~150 MB to spare. (With a
+# 600 MB limit and no `note` column, both margins were ~50 MB, and the stream was once aborted
+# on CI.) The `note` column widens the gap: it grows the file, which the eager lower bound
+# counts 3x, more than it grows what the stream holds.
+LIMIT = 900 * 2**20
 ROWS = 3_000_000
 
 
 def big_ledger(path: Path) -> Path:
-    """About 67 MB of CSV: five workflows, some missing usage, some ungraded attempts."""
+    """About 196 MB of CSV: five workflows, some missing usage, some ungraded attempts, and
+    a free-text `note` of 45 characters on every row."""
     hashed = pl.col("h")
+    padded = hashed.cast(pl.String).str.pad_start(20, "0")
     pl.select(pl.int_range(ROWS).hash(7).alias("h")).select(
         (pl.lit("workflow-") + (hashed % 5).cast(pl.String)).alias("workflow"),
         pl.when(hashed % 23 == 0).then(None).otherwise((hashed // 7) % 300_000).alias("tokens"),
         pl.when(hashed % 11 == 0).then(None).otherwise((hashed // 3) % 2 == 0).alias("passed"),
+        (pl.lit("run-") + padded + pl.lit("-") + padded).alias("note"),
     ).write_csv(path)
     return path
 
