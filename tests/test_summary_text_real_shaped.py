@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len
+
 from tests.real_shaped import (
     GROUPS,
     NOTHING_ACCEPTED,
@@ -94,3 +96,25 @@ def test_the_focus_block_fits_the_summarys_narrowest_width() -> None:
             assert len(re.sub(r"  (\([a-z /]+\)|Wilson|…)$", "", line)) <= 51, line
         heading = block.plain.splitlines()[0]
         assert heading.endswith("KEEP FAILURES  DROP FAILURES ")
+
+
+def test_the_words_naming_an_intervals_method_show_whole_or_not_at_all() -> None:
+    comparison = compare(attempts_frame())  # with intervals: `Wilson`, `(bootstrap)` trail
+    index = comparison.labels.index(OPUS)
+
+    def lines(room: int) -> list[str]:
+        block = focus_block(comparison, index, OPUS[:FOCUS_NAME_WIDTH], TOKENS, "keep", room)
+        return block.plain.splitlines()
+
+    unbounded = lines(0)
+    rate = next(line for line in unbounded if line.lstrip().startswith("pass rate"))
+    assert rate.endswith(" Wilson")
+    trailed = [line for line in unbounded if line.endswith((" Wilson", ")"))]
+    assert len(trailed) >= 2  # the pass rate's and the 95% interval's
+    # Where the whole line fits, it is there; one cell short, the words go, not cut to "Wi…".
+    for line in trailed:
+        figures = re.sub(r" (\([a-z /]+\)|Wilson)$", "", line)
+        assert line in lines(cell_len(line))
+        assert figures.rstrip() in [shown.rstrip() for shown in lines(cell_len(line) - 1)]
+    for shown in lines(cell_len(rate) - 1):
+        assert "Wilson" not in shown and not shown.endswith("…")

@@ -569,7 +569,8 @@ def focus_block(
 ) -> Text:
     """The focused group (row `index`, named `label`) in both views side by side, `view`
     highlighted: its figures with their intervals, trap factor and what dropping hides.
-    Its notes wrap to `room` cells (0: to the block's own width)."""
+    Its notes wrap to `room` cells (0: to the block's own width), and the words naming an
+    interval's method are left out where they would not fit in it."""
     keep = comparison.keep.row(index, named=True)
     drop = comparison.drop.row(index, named=True)
     trap = comparison.trap.row(index, named=True)
@@ -602,7 +603,9 @@ def focus_block(
         value_style = LABEL_STYLE if is_interval else emphasis
         text.append(keep_value.rjust(width - 1) + " ", style=value_style)
         text.append(drop_value.rjust(width - 1) + " ", style=value_style)
-        if trailing:
+        # The words naming the method (`Wilson`, `(bootstrap)`) only where they fit whole: cut
+        # to "Wi…" they say nothing (a wider pane shows them; exports carry `ci_method`).
+        if trailing and (not room or 2 + label_width + 2 * width + 1 + cell_len(trailing) <= room):
             text.append(f" {trailing}", style=LABEL_STYLE)
     if keep[metric.value] is None:
         reason = metric.missing_reason(keep)
