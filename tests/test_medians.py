@@ -9,6 +9,7 @@ view and values up to 2**50 (past 2**52 both paths take the exact median).
 from __future__ import annotations
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -116,3 +117,33 @@ def test_the_packed_sort_is_taken_for_one_categorical_key() -> None:
     assert _Packing.of(frame.with_columns(pl.col("name").cast(pl.String)), ["name"]) is None
     wide = frame.with_columns(pl.Series("tokens", [0, 2**62, 1]))
     assert _Packing.of(wide, ["name"]) is None
+
+
+@pytest.mark.parametrize("high", [1_000, 2**20, 2**31, 2**40])
+def test_the_packing_is_32_bits_where_it_fits_and_64_past_it(high: int) -> None:
+    """Usage 0..high packs into bits(null code) + bits(high) + 1: a UInt32 where that is 32
+    or fewer, an Int64 past it (Categorical codes are the process's, so the null code is read,
+    not assumed). Either way the medians are the plain sort's, values at both ends included."""
+    from tui_ledger.medians import _Packing
+
+    frame = pl.DataFrame(
+        {
+            "name": ["a", "a", "a", "b", "b", None],
+            "outcome": ["passed", "failed", "passed", "passed", "failed", "passed"],
+            "tokens": [0, high, high, high - 1, 0, high],
+        },
+        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+    ).lazy()
+    packing = _Packing.of(frame, ["name"])
+    assert packing is not None
+    width = packing.null_code.bit_length() + high.bit_length() + 1
+    assert packing.dtype == (pl.UInt32 if width <= 32 else pl.Int64)
+    if high == 1_000:
+        assert packing.dtype == pl.UInt32  # fewer than 2M categories in the process
+    if high >= 2**31:
+        assert packing.dtype == pl.Int64
+    cells = frame.group_by(["name", "outcome"]).agg(pl.len())
+    _, fast = medians_in_memory(frame, ["name"], cells)
+    _, plain = medians_in_memory(frame, ["name"], cells, packed=False)
+    by_name = pl.col("name").cast(pl.String)
+    assert_frame_equal(fast.sort(by_name, nulls_last=True), plain.sort(by_name, nulls_last=True))
