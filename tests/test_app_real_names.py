@@ -122,7 +122,7 @@ async def test_attempts_cells_of_different_groups_read_differently(
                 break
             text = table.render_line(y).text
             cell = text[column.offset : column.offset + column.span].strip()
-            value = table._frame.get_column("workflow")[row]
+            value = table.rows.value("workflow", row)
             assert shown.setdefault(value, cell) == cell  # one group, one reading
         assert len(shown) >= 3
         assert len(set(shown.values())) == len(shown), shown

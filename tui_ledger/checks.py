@@ -131,7 +131,7 @@ def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
 
 
 def run_checks(
-    attempts: pl.DataFrame,
+    attempts: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str] = DEFAULT_BY,
     report: Any = None,
     *,
@@ -143,16 +143,20 @@ def run_checks(
     breakdown where one helps); without it, the checks the loader would have made are made
     here from the frame. `warnings` are more loader-shaped warnings to merge (e.g. from
     `prices.apply_prices`).
+
+    A LazyFrame (the app's filter of its one frame) is read by queries, one per check, and
+    only the rows a check names are collected.
     """
     keys = _keys(by)
+    columns = attempts.collect_schema().names()
     for name in keys:
-        if name not in attempts.columns:
+        if name not in columns:
             raise ValueError(f"no column {name!r} to group by")
     loader = list(report.warnings) if report is not None else _frame_warnings(attempts)
     return checks_from_cells(
         _cells(attempts, keys),
         keys,
-        attempts.columns,
+        columns,
         loader=loader,
         warnings=warnings,
         duplicates=_duplicates(attempts, keys),
@@ -187,23 +191,24 @@ def checks_from_cells(
     return sorted(found, key=lambda check: order[check.severity])
 
 
-def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+def _cells(attempts: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> pl.DataFrame:
     """The one pass over the attempts: counts per group, task and model/version value.
 
     Every group-, task- and version-level figure the checks need is a sum over these cells,
     so a ledger of millions of rows is read once however many checks run.
     """
+    schema = attempts.collect_schema()
     flags = [
         flag.fill_null(False).sum().cast(pl.Int64).alias(kind)
         for kind, flag in _LOADER_FLAGS.items()
-        if all(name in attempts.columns for name in flag.meta.root_names())
+        if all(name in schema for name in flag.meta.root_names())
     ]
-    task = ["task"] if "task" in attempts.columns and "task" not in keys else []
-    columns = [*keys, *task, *_version_columns(attempts, keys)]
+    task = ["task"] if "task" in schema and "task" not in keys else []
+    columns = [*keys, *task, *_version_columns(schema.names(), keys)]
     # Text keys are grouped as Categorical (hashing each distinct text once, not every row's:
     # 3x faster on 10M rows); the few cells come back as String, so a Categorical input reads,
     # sorts and labels exactly as text does.
-    text = [name for name in columns if attempts.schema[name] in (pl.String, pl.Categorical)]
+    text = [name for name in columns if schema[name] in (pl.String, pl.Categorical)]
     cells = (
         attempts.lazy()
         .with_columns(pl.col(text).cast(pl.Categorical))
@@ -214,7 +219,7 @@ def _cells(attempts: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
             *flags,
             *(
                 [(pl.col("tokens") > 0).sum().cast(pl.Int64).alias("recorded_usage")]
-                if "tokens" in attempts.columns
+                if "tokens" in schema
                 else []
             ),
         )
@@ -296,15 +301,15 @@ def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> DetailLines:
     return DetailLines(frame, write)
 
 
-def _frame_warnings(attempts: pl.DataFrame) -> list[LoadWarning]:
+def _frame_warnings(attempts: pl.DataFrame | pl.LazyFrame) -> list[LoadWarning]:
     """What the loader would have warned about, for a frame that did not come from it: the
     loader's rules and sentences (`load.warning_rules`), read on the frame."""
     found: list[LoadWarning] = []
     for kind in (*_LOADER_FLAGS, "contradicting_status"):
         flag = FRAME_FLAGS[kind]
-        if not all(name in attempts.columns for name in flag.meta.root_names()):
+        if not all(name in attempts.collect_schema() for name in flag.meta.root_names()):
             continue
-        rows = attempts.filter(flag.fill_null(False))
+        rows = attempts.lazy().filter(flag.fill_null(False)).collect()
         if rows.height:
             message = warning_message(kind, rows.height)
             found.append(LoadWarning(kind, message, rows.height, *_examples(rows)))
@@ -467,11 +472,11 @@ def _unequal(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     ]
 
 
-def _version_columns(attempts: pl.DataFrame, keys: list[str]) -> list[str]:
+def _version_columns(columns: Sequence[str], keys: list[str]) -> list[str]:
     wanted = set(VERSION_COLUMNS)
     return [
         name
-        for name in attempts.columns
+        for name in columns
         if name not in keys
         and (normalise_name(name) in wanted or normalise_name(name).endswith("_version"))
     ]
@@ -482,7 +487,7 @@ def _mixed_versions(
 ) -> list[Check]:
     found: list[Check] = []
     labels = groups.get_column("group")
-    for column in _version_columns(attempts, keys):
+    for column in _version_columns(attempts.columns, keys):
         values = (
             cells.filter(pl.col(column).is_not_null())
             .group_by("gid", column)
@@ -520,13 +525,15 @@ def _mixed_versions(
     return found
 
 
-def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
+def _duplicates(attempts: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> list[Check]:
     found: list[Check] = []
-    id_column = next((name for name in ID_COLUMNS if name in attempts.columns), None)
+    columns = attempts.collect_schema().names()
+    frame = attempts.lazy()
+    id_column = next((name for name in ID_COLUMNS if name in columns), None)
     if id_column is not None:
-        repeated = attempts.filter(
+        repeated = frame.filter(
             pl.col(id_column).is_not_null() & pl.col(id_column).is_duplicated()
-        )
+        ).collect()
         if repeated.height:
             ids = repeated[id_column].cast(pl.String).unique(maintain_order=True).to_list()
             found.append(
@@ -537,12 +544,12 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
     # Several attempts of one task inside one run are normal (harnesses repeat trials), so only
     # an explicit attempt number repeated within a workflow and task is a likely copy.
     for column in ("attempt",):
-        if column not in attempts.columns or "task" not in attempts.columns:
+        if column not in columns or "task" not in columns:
             continue
         identity = [*dict.fromkeys([*keys, "task", column])]
-        repeated = attempts.filter(
+        repeated = frame.filter(
             pl.col(column).is_not_null() & pl.struct(identity).is_duplicated()
-        )
+        ).collect()
         if repeated.height:
             # Labels of the first few identities only (a label can be megabytes).
             sample = (
@@ -561,10 +568,10 @@ def _duplicates(attempts: pl.DataFrame, keys: list[str]) -> list[Check]:
                     *_examples(repeated),
                 )
             )
-    if not any(name in attempts.columns for name in (*IDENTIFYING_COLUMNS, *ID_COLUMNS)):
+    if not any(name in columns for name in (*IDENTIFYING_COLUMNS, *ID_COLUMNS)):
         return found
-    content = [name for name in attempts.columns if name not in _WHERE]
-    copies = attempts.filter(pl.struct(content).is_duplicated())
+    content = [name for name in columns if name not in _WHERE]
+    copies = frame.filter(pl.struct(content).is_duplicated()).collect()
     if copies.height:
         extra = copies.height - copies.select(content).n_unique()
         found.append(duplicate_rows_check(extra, *_examples(copies)))

@@ -10,7 +10,12 @@ import polars as pl
 from tui_ledger.findings import Notice
 from tui_ledger.ledger import DEFAULT_BY
 
-__all__ = ["matched_tasks", "matched_tasks_only", "restrict_to_matched_tasks"]
+__all__ = [
+    "matched_tasks",
+    "matched_tasks_only",
+    "matched_tasks_where",
+    "restrict_to_matched_tasks",
+]
 
 
 def _group_keys(by: Sequence[str]) -> list[str]:
@@ -58,12 +63,37 @@ def matched_tasks_only(
     """The attempts at tasks every group attempted, and a note of what was left out (the
     `--matched-tasks` of `summary` and `check`, the app's `m`)."""
     matched = restrict_to_matched_tasks(attempts, by)
-    dropped = attempts.height - matched.height
     tasks = matched["task"].n_unique() if matched.height else 0
-    notice = Notice(
+    return matched, _notice(matched.height, attempts.height - matched.height, tasks)
+
+
+def matched_tasks_where(
+    attempts: pl.LazyFrame, by: Sequence[str] = DEFAULT_BY
+) -> tuple[pl.Expr, Notice, int]:
+    """What `matched_tasks_only` keeps, as a condition on the same frame (the app holds
+    positions of the rows it keeps, not a copy), with its note and the count of tasks."""
+    keys = _group_keys(by)
+    names = attempts.collect_schema().names()
+    if "task" not in names:
+        raise ValueError("matching tasks needs a task column")
+    if "task" in keys:
+        raise ValueError("cannot match tasks when grouping by task")
+    matched, total = pl.collect_all(
+        [
+            _matched(attempts, keys).select(pl.col("task").unique(), pl.len().alias("kept")),
+            attempts.select(pl.len()),
+        ]
+    )
+    tasks = matched.get_column("task")
+    kept = int(matched.get_column("kept")[0]) if matched.height else 0
+    condition = pl.col("task").is_in(tasks.implode())
+    return condition, _notice(kept, int(total.item()) - kept, tasks.len()), tasks.len()
+
+
+def _notice(kept: int, dropped: int, tasks: int) -> Notice:
+    return Notice(
         "matched_tasks",
-        f"Matched tasks only: {matched.height:,} attempts at the {tasks:,} tasks every group "
+        f"Matched tasks only: {kept:,} attempts at the {tasks:,} tasks every group "
         f"attempted; {dropped:,} attempts at other tasks are left out.",
         dropped,
     )
-    return matched, notice

@@ -528,10 +528,10 @@ class LedgerShell(App[int]):
     def _label_at_cursor(self) -> str | None:
         """The group (summary label) of the attempt under the table's cursor."""
         table = self.table
-        frame = table.frame
-        if frame.height == 0 or not set(self._by) <= set(frame.columns):
+        rows = table.rows
+        if rows.height == 0 or not set(self._by) <= set(rows.columns):
             return None
-        row = frame.slice(table.cursor_row, 1).select(self._by)
+        row = rows.slice(table.cursor_row, 1).select(self._by)
         return group_labels(row, self._by)[0]
 
     def _parse_filter(self) -> bool:

@@ -63,7 +63,7 @@ class FollowUps:
         if snapshot.comparison.intervals.method == "delta":
             self._intervals_for = snapshot.comparison
             self.app.run_worker(
-                partial(self._intervals_worker, snapshot.comparison, snapshot.matching),
+                partial(self._intervals_worker, snapshot.comparison, snapshot.lazy()),
                 name="_intervals_worker",
                 group="intervals",
                 exclusive=True,
@@ -76,7 +76,7 @@ class FollowUps:
 
     # ------------------------------------------------------------------ intervals
 
-    def _intervals_worker(self, comparison: Comparison, attempts: pl.DataFrame) -> None:
+    def _intervals_worker(self, comparison: Comparison, attempts: pl.LazyFrame) -> None:
         """The comparison with its final intervals (bootstrap for the small groups)."""
         started = time.perf_counter()
         final: Comparison | None
@@ -112,8 +112,8 @@ class FollowUps:
     def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
         """The snapshot on screen with `comparison` (the same figures, more of them final)."""
         updated = dataclasses.replace(snapshot, comparison=comparison)
-        if "drop_frame" in snapshot.__dict__:  # already filtered: keep it
-            updated.__dict__["drop_frame"] = snapshot.__dict__["drop_frame"]
+        if "drop_rows" in snapshot.__dict__:  # already picked: keep them
+            updated.__dict__["drop_rows"] = snapshot.__dict__["drop_rows"]
         self.snapshot = updated
 
     # ------------------------------------------------------------------ pairs
@@ -136,7 +136,7 @@ class FollowUps:
         drawn unpaired, are counted in the same worker from the same attempts."""
         from tui_ledger.pairs import task_cells
 
-        return task_cells(snapshot.matching, snapshot.comparison.by)
+        return task_cells(snapshot.lazy(), snapshot.comparison.by)
 
     def _pairs_worker(self, comparison: Comparison, snapshot: Snapshot) -> None:
         """The pairwise verdicts of the figures on screen (None if they could not be drawn:
@@ -205,7 +205,7 @@ class FollowUps:
         `extra` (in the checks' worker; on Spark, a query). Raises `Stopped` when interrupted."""
         from tui_ledger.checks import run_checks
 
-        return run_checks(snapshot.matching, list(by), report, warnings=extra)
+        return run_checks(snapshot.lazy(), list(by), report, warnings=extra)
 
     def checks_worker_ended(self) -> None:
         """The checks' worker has ended, whatever its outcome (on Spark: the state line)."""

@@ -223,12 +223,12 @@ class Pipeline(FollowUps):
         (in a worker; on Spark, a query)."""
         from tui_ledger.per_task import per_task
 
-        return per_task(snapshot.matching, dict(keys), snapshot.comparison.by)
+        return per_task(snapshot.lazy(), dict(keys), snapshot.comparison.by)
 
     def export_rows(self, snapshot: Snapshot) -> pl.DataFrame:
         """`e`: the attempts an export writes (the filtered rows, sorted as shown); in the
         export's worker."""
-        return snapshot.keep_frame
+        return snapshot.ordered.frame()
 
     def close(self) -> None:
         """The app is leaving (on Spark: interrupt what still runs)."""
@@ -543,8 +543,9 @@ class Pipeline(FollowUps):
             self.recomputed(Recomputed(generation, done))
             return
         if reuse and snapshot is not None:
-            unfiltered = dataclasses.replace(request, expression=None, matched_only=False)
-            self._run_recompute(snapshot.matching, unfiltered, snapshot)
+            # The same rows (the filter and matched tasks as they were picked), sorted anew.
+            same = dataclasses.replace(request, expression=snapshot.condition, matched_only=False)
+            self._run_recompute(snapshot.matching.source, same, snapshot)
             return
         self._run_recompute(ledger.attempts, request, None, self._final_figures(request))
 
@@ -684,7 +685,7 @@ class Pipeline(FollowUps):
         if shown is None or shown.generation != snapshot.generation:
             return
         timings = self.app.timings
-        rows = snapshot.keep_frame.height
+        rows = snapshot.ordered.height
         if self.partial is not None:
             self._head_drawn.set()  # the load worker reads on
             if not self._first_rows_done:

@@ -43,6 +43,7 @@ from textual.worker import get_current_worker
 from tui_ledger.ledger import Comparison, View
 from tui_ledger.load.load_report import Ledger
 from tui_ledger.query import FilterError
+from tui_ledger.rows import Rows
 from tui_ledger.spark.commands import (
     SparkInput,
     on_engine,
@@ -101,11 +102,11 @@ class SparkSnapshot(Snapshot):
     workflows: int | None = None
 
     @property
-    def drop_frame(self) -> pl.DataFrame:
-        return self.pages["drop"]
+    def drop_rows(self) -> Rows:
+        return Rows(self.pages["drop"])
 
-    def frame(self, view: View) -> pl.DataFrame:
-        return self.pages[view]
+    def frame(self, view: View) -> Rows:
+        return Rows(self.pages[view])
 
     def rows(self, view: View) -> int:
         return self.counts[view]
@@ -385,8 +386,8 @@ class SparkPipeline(Pipeline):
                 workflows = int(opened.attempts.select("workflow").distinct().count())
         return SparkSnapshot(
             generation,
-            pages["keep"],
-            pages["keep"],
+            Rows(pages["keep"]),
+            Rows(pages["keep"]),
             comparison,
             time.perf_counter() - started,
             None,

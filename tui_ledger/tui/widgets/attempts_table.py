@@ -1,9 +1,10 @@
 """The attempts table: a keyboard-driven view over a polars frame that renders only what is visible.
 
 Built on Textual's Line API (`ScrollView` + `render_line`), like Toolong's log view: the widget
-asks the frame for the rows on screen (`frame.slice`), formats those, and nothing else. A table of
-ten million attempts costs what a table of fifty costs, and `set_frame` (a filter, a sort, the
-keep/drop toggle) swaps the data in one step without losing the attempt under the cursor.
+asks for the rows on screen (`Rows.slice`: a gather of their positions in the ledger's one frame,
+which a filter or a sort never copies), formats those, and nothing else. A table of ten million
+attempts costs what a table of fifty costs, and `set_frame` (a filter, a sort, the keep/drop
+toggle) swaps the rows in one step without losing the attempt under the cursor.
 
 Every string that came from a file is drawn as literal text: cells become `Segment`s, never
 markup, and `textsafe.safe_cell` makes control bytes visible before they reach the terminal.
@@ -26,6 +27,7 @@ from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tui_ledger.rows import Rows
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.textsafe import safe_cell
 from tui_ledger.tui.widgets.attempts_columns import (
@@ -204,7 +206,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def __init__(
         self,
-        frame: pl.DataFrame | None = None,
+        frame: pl.DataFrame | Rows | None = None,
         *,
         name: str | None = None,
         id: str | None = None,
@@ -213,7 +215,8 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     ) -> None:
         """Create the table, optionally with a first frame."""
         super().__init__(name=name, id=id, classes=classes, disabled=disabled)
-        self._frame: pl.DataFrame = pl.DataFrame()
+        self._rows = Rows(pl.DataFrame())
+        self._bounds: tuple[pl.DataFrame, dict[str, list[object]]] | None = None
         self._struck: pl.Series | None = None
         self._columns: list[Column] = []  # as laid out in the pane (`fit_columns`)
         self._measured: list[Column] = []  # in the frame's order, at their natural widths
@@ -230,14 +233,20 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     # ------------------------------------------------------------------ data
 
     @property
+    def rows(self) -> Rows:
+        """The rows on screen, as positions over the ledger's frame (replace with `set_frame`)."""
+        return self._rows
+
+    @property
     def frame(self) -> pl.DataFrame:
-        """The frame on screen (read-only: replace it with `set_frame`)."""
-        return self._frame
+        """The rows on screen as a frame of their own: a copy of them, gathered (for a test or an
+        export; the table itself gathers only what it draws)."""
+        return self._rows.frame()
 
     @property
     def row_count(self) -> int:
         """Number of rows in the frame."""
-        return self._frame.height
+        return self._rows.height
 
     @property
     def column_names(self) -> list[str]:
@@ -246,7 +255,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
 
     def set_frame(
         self,
-        frame: pl.DataFrame,
+        frame: pl.DataFrame | Rows,
         *,
         struck: pl.Series | None = None,
         keep_cursor: bool = True,
@@ -260,10 +269,13 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         rows are formatted only when drawn. Posts one `CursorMoved`.
 
         Args:
-            frame: The attempts to show, already filtered and sorted.
+            frame: The attempts to show, already filtered and sorted: a frame, or positions
+                over one (`Rows`), of which only the rows drawn are gathered.
             struck: Optional Boolean series, one per row: rows to draw struck through and dimmed.
             keep_cursor: False puts the cursor on the first row and column.
         """
+        if isinstance(frame, pl.DataFrame):
+            frame = Rows(frame)
         if struck is not None:
             if struck.len() != frame.height:
                 raise ValueError(
@@ -271,15 +283,15 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
                 )
             struck = struck.cast(pl.Boolean).fill_null(False)
 
-        old_frame = self._frame
+        old_frame = self._rows
         old_row = self.cursor_row
         old_column = self._columns[self.cursor_column].name if self._columns else None
         screen_line = old_row - self.scroll_offset.y
         old_key = self._attempt_key(old_frame, old_row) if keep_cursor else None
 
-        self._frame = frame
+        self._rows = frame
         self._struck = struck
-        self._measured = self._measure_columns(frame, self._measured)
+        self._measured = self._measure_columns(frame, self._measured, self._extremes(frame))
         self._fitted_to = self._fit_width()
         self._columns = fit_columns(self._measured, self._fitted_to)
         self._column_offsets = [column.offset for column in self._columns]
@@ -313,41 +325,63 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         if not self._columns or self.row_count == 0:
             return None
         name = self._columns[self.cursor_column].name
-        return name, self._frame.get_column(name)[self.cursor_row]
+        return name, self._rows.value(name, self.cursor_row)
 
     def current_row(self) -> dict[str, object] | None:
         """Every field of the attempt under the cursor, raw, or None for an empty table."""
         if self.row_count == 0:
             return None
-        return self._frame.row(self.cursor_row, named=True)
+        return self._rows.row(self.cursor_row)
 
     @staticmethod
-    def _attempt_key(frame: pl.DataFrame, row: int) -> tuple[object, object] | None:
+    def _attempt_key(frame: Rows, row: int) -> tuple[object, object] | None:
         """The stable identity of an attempt: where it came from (file, line)."""
         if row >= frame.height or not {SOURCE_COLUMN, LINE_COLUMN} <= set(frame.columns):
             return None
-        return frame.get_column(SOURCE_COLUMN)[row], frame.get_column(LINE_COLUMN)[row]
+        return frame.value(SOURCE_COLUMN, row), frame.value(LINE_COLUMN, row)
 
     @staticmethod
-    def _find_attempt(frame: pl.DataFrame, key: tuple[object, object]) -> int | None:
+    def _find_attempt(frame: Rows, key: tuple[object, object]) -> int | None:
         """The row of the attempt with this (source, line), if the frame still has it."""
         if not {SOURCE_COLUMN, LINE_COLUMN} <= set(frame.columns):
             return None
         source, line = key
         match = pl.col(SOURCE_COLUMN).eq_missing(source) & pl.col(LINE_COLUMN).eq_missing(line)
         try:
-            found = frame.select(pl.arg_where(match).first()).item()
+            return frame.find(match)
         except pl.exceptions.PolarsError:
             return None  # the id columns changed type: fall back to clamping the index
-        return None if found is None else int(found)
+
+    def _extremes(self, frame: Rows) -> dict[str, list[object]]:
+        """The minimum and maximum of each numeric column of the frame the rows are over (one
+        vectorised pass per frame, kept while the rows shown are over the same one): a filter
+        or a sort never gathers a column to measure it, and no value it keeps is wider."""
+        source = frame.source
+        if self._bounds is not None and self._bounds[0] is source:
+            return self._bounds[1]
+        kinds = {name: column_kind(name, dtype) for name, dtype in source.schema.items()}
+        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float", "money")]
+        extremes: dict[str, list[object]] = {name: [] for name in numeric}
+        if numeric and source.height:
+            bounds = source.select(
+                *(pl.col(name).min().alias(f"min{i}") for i, name in enumerate(numeric)),
+                *(pl.col(name).max().alias(f"max{i}") for i, name in enumerate(numeric)),
+            ).row(0)
+            for i, name in enumerate(numeric):
+                extremes[name] = [bounds[i], bounds[len(numeric) + i]]
+        self._bounds = (source, extremes)
+        return extremes
 
     @staticmethod
-    def _measure_columns(frame: pl.DataFrame, previous: list[Column]) -> list[Column]:
+    def _measure_columns(
+        frame: Rows, previous: list[Column], extremes: dict[str, list[object]]
+    ) -> list[Column]:
         """Column kinds and widths from the header and a sample of values, never every row.
 
         Text columns are sized from the first and last `SAMPLE_ROWS` rows; numeric columns also
-        from their minimum and maximum (one vectorised pass). When the frame has the same columns
-        as before, no column narrows, so a filter or the view toggle does not shift the table.
+        from the minimum and maximum of the frame the rows are over (`_extremes`). When the frame
+        has the same columns as before, no column narrows, so a filter or the view toggle does
+        not shift the table.
         """
         kinds = {name: column_kind(name, dtype) for name, dtype in frame.schema.items()}
         previous_widths = {column.name: column.natural or column.width for column in previous}
@@ -359,16 +393,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         if frame.height > 2 * rows:
             sample = pl.concat([frame.head(rows), frame.tail(rows)])
         else:
-            sample = frame
-        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float", "money")]
-        extremes: dict[str, list[object]] = {name: [] for name in numeric}
-        if numeric and frame.height:
-            bounds = frame.select(
-                *(pl.col(name).min().alias(f"min{i}") for i, name in enumerate(numeric)),
-                *(pl.col(name).max().alias(f"max{i}") for i, name in enumerate(numeric)),
-            ).row(0)
-            for i, name in enumerate(numeric):
-                extremes[name] = [bounds[i], bounds[len(numeric) + i]]
+            sample = frame.head(frame.height)
 
         columns: list[Column] = []
         offset = 0
@@ -442,7 +467,7 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
             return window
         page = max(self._body_height(), 20)
         start = max(0, row - page)
-        chunk = self._frame.slice(start, 3 * page)
+        chunk = self._rows.slice(start, 3 * page)
         cells = [
             format_cells(column.kind, chunk.get_column(column.name).to_list(), column.natural)
             for column in self._columns

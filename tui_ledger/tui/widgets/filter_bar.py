@@ -206,7 +206,7 @@ def filter_status_text(
         text.append(f"{format_count(matching - shown)} hidden by DROP FAILURES", style=DROP_STYLE)
     notice = snapshot.notice
     if notice is not None:
-        tasks = snapshot.matching["task"].n_unique() if snapshot.matching.height else 0
+        tasks = snapshot.tasks
         text = Text.assemble(
             ("matched tasks only ", KEY_STYLE),
             (
