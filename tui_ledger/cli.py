@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from tui_ledger import __version__
+from tui_ledger.allocator import use_fewer_arenas
 from tui_ledger.cli_options import (
     UsageError,
     add_load_options,
@@ -656,6 +657,7 @@ def _fail(message: str) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ledger-tui` console script."""
+    use_fewer_arenas()  # before polars loads: nothing above this line imports it
     arguments = list(sys.argv[1:] if argv is None else argv)
     handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
     from tui_ledger.export_files import ExportError
