@@ -72,7 +72,7 @@ from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from tui_ledger.checks import Check
     from tui_ledger.findings import Finding
@@ -149,6 +149,12 @@ class SparkPipeline(Pipeline):
         self.query_seconds: list[tuple[str, float]] = []
 
     # ------------------------------------------------------------------ seams
+
+    @contextlib.contextmanager
+    def _turn(self) -> Iterator[bool]:
+        """On Spark the follow-ups are queries on the server, each cancelled by its own
+        group when newer figures come (`Stopped`): they run at once, not in turns."""
+        yield True
 
     def total_attempts(self) -> int | None:
         return self.opened.report.rows if self.ledger is not None else None
