@@ -430,6 +430,39 @@ def screen_state(lines: list[str], groups: Sequence[str]) -> tuple[bool, bool, b
     return painted, rows, rows and not missing, sorted(missing)
 
 
+def _open_pane(prefix: str, script: Callable[[str, str], str]) -> tuple[str, Path, TmuxControl]:
+    """A new session on the benchmark's tmux server whose pane runs `script(session,
+    ledger_tui)` (a shell script written beside the ledgers) and stays when it ends, with a
+    control client attached: (session, the script's path, the client)."""
+    ledger_tui = tool("ledger-tui")
+    if ledger_tui is None:
+        raise RuntimeError("ledger-tui is not installed in this environment")
+    session = f"{prefix}-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+    launcher = OUT / f"{session}.sh"
+    launcher.write_text(script(session, ledger_tui))
+    width, height = SCREEN
+    _tmux_server()
+    subprocess.run(
+        tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height)),
+        check=True,
+        cwd=ROOT,
+    )
+    control = TmuxControl(session)
+    control.command(f"set-option -t {session} remain-on-exit on")
+    control.command(f"respawn-pane -k -t {session} 'sh {launcher}'")
+    return session, launcher, control
+
+
+def _close_pane(session: str, control: TmuxControl, *files: Path) -> None:
+    """Quit the app in the pane, end the session and remove the files it used."""
+    with contextlib.suppress(Exception):
+        control.command(f"send-keys -t {session} q")
+    control.close()
+    subprocess.run(tmux("kill-session", "-t", session), check=False, cwd=ROOT)
+    for file in files:
+        file.unlink(missing_ok=True)
+
+
 @dataclass
 class FirstScreen:
     painted: float  # process start -> the frame (title) drawn
@@ -443,28 +476,17 @@ class FirstScreen:
 
 def first_screen(path: Path, groups: Sequence[str], timeout: float) -> FirstScreen:
     """Start the real `ledger-tui FILE` in a tmux pane and watch for its first full screen."""
-    ledger_tui = tool("ledger-tui")
-    if ledger_tui is None:
-        raise RuntimeError("ledger-tui is not installed in this environment")
-    session = f"bench-{os.getpid()}-{time.monotonic_ns() % 10**9}"
-    stamp = OUT / f"{session}.start"
-    launcher = OUT / f"{session}.sh"
+
     # The pane's shell notes the time, then becomes ledger-tui (same pid): "process start".
-    launcher.write_text(
-        f"date +%s.%N > {shlex.quote(str(stamp))}\n"
-        f"exec {shlex.quote(ledger_tui)} {shlex.quote(str(path))}\n"
-    )
-    width, height = SCREEN
-    _tmux_server()
-    subprocess.run(
-        tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height)),
-        check=True,
-        cwd=ROOT,
-    )
-    control = TmuxControl(session)
+    def script(session: str, ledger_tui: str) -> str:
+        return (
+            f"date +%s.%N > {shlex.quote(str(OUT / f'{session}.start'))}\n"
+            f"exec {shlex.quote(ledger_tui)} {shlex.quote(str(path))}\n"
+        )
+
+    session, launcher, control = _open_pane("bench", script)
+    stamp = OUT / f"{session}.start"
     try:
-        control.command(f"set-option -t {session} remain-on-exit on")
-        control.command(f"respawn-pane -k -t {session} 'sh {launcher}'")
         deadline = time.time() + timeout
         painted_at = rows_at = math.nan
         lines: list[str] = []
@@ -495,12 +517,7 @@ def first_screen(path: Path, groups: Sequence[str], timeout: float) -> FirstScre
             f"no full screen within {timeout:.0f} s; missing {missing}; last lines:\n{dump}",
         )
     finally:
-        with contextlib.suppress(Exception):
-            control.command(f"send-keys -t {session} q")
-        control.close()
-        subprocess.run(tmux("kill-session", "-t", session), check=False, cwd=ROOT)
-        stamp.unlink(missing_ok=True)
-        launcher.unlink(missing_ok=True)
+        _close_pane(session, control, stamp, launcher)
 
 
 @dataclass
@@ -530,24 +547,14 @@ def terminal_interactions(
     Each key waits for what it causes: a view change on screen, or a new recompute in the
     app's timing events followed by half a second with no event (its intervals, pairs and
     checks landed). Only memory is read here; the times are the Pilot figures'."""
-    ledger_tui = tool("ledger-tui")
-    if ledger_tui is None:
-        raise RuntimeError("ledger-tui is not installed in this environment")
-    session = f"bench-keys-{os.getpid()}-{time.monotonic_ns() % 10**9}"
+
+    def script(session: str, ledger_tui: str) -> str:
+        events = shlex.quote(str(OUT / f"{session}.events"))
+        app = f"{shlex.quote(ledger_tui)} {shlex.quote(str(path))}"
+        return f"exec env {TIMINGS_VARIABLE}={events} {app}\n"
+
+    session, launcher, control = _open_pane("bench-keys", script)
     timings = OUT / f"{session}.events"
-    launcher = OUT / f"{session}.sh"
-    launcher.write_text(
-        f"exec env {TIMINGS_VARIABLE}={shlex.quote(str(timings))} "
-        f"{shlex.quote(ledger_tui)} {shlex.quote(str(path))}\n"
-    )
-    width, height = SCREEN
-    _tmux_server()
-    subprocess.run(
-        tmux("new-session", "-d", "-s", session, "-x", str(width), "-y", str(height)),
-        check=True,
-        cwd=ROOT,
-    )
-    control = TmuxControl(session)
     deadline = time.time() + timeout
     phases: dict[str, tuple[int, int]] = {}
 
@@ -586,8 +593,6 @@ def terminal_interactions(
         return lambda: any(word in line for line in control.capture()[:3])
 
     try:
-        control.command(f"set-option -t {session} remain-on-exit on")
-        control.command(f"respawn-pane -k -t {session} 'sh {launcher}'")
         wait(lambda: screen_state(control.capture(), groups)[2], "the full first screen")
         wait(lambda: any(e["event"] == "pairs" for e in _events(timings)), "the pairs")
         quiet()
@@ -628,12 +633,7 @@ def terminal_interactions(
         dump = "\n".join(control.capture()[-12:]) if control.process.poll() is None else ""
         return TerminalPhases(phases, False, f"{error}; last lines:\n{dump}")
     finally:
-        with contextlib.suppress(Exception):
-            control.command(f"send-keys -t {session} q")
-        control.close()
-        subprocess.run(tmux("kill-session", "-t", session), check=False, cwd=ROOT)
-        timings.unlink(missing_ok=True)
-        launcher.unlink(missing_ok=True)
+        _close_pane(session, control, timings, launcher)
 
 
 # --------------------------------------------------------------------------- 2./3. Pilot child
