@@ -424,10 +424,8 @@ def _aggregate(
     # (the groups come back as String below, so labels and order are the same).
     text = [name for name in keys if schema[name] == pl.String]
     frame = frame.select(
-        *[pl.col(name).cast(pl.Categorical) if name in text else pl.col(name) for name in keys],
-        "outcome",
-        "tokens",
-        *([COST_COLUMN] if with_cost else []),
+        pl.col(name).cast(pl.Categorical) if name in text else pl.col(name)
+        for name in read_columns(keys, with_cost)
     )
     cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost))
     if streaming:
@@ -452,6 +450,12 @@ def _aggregate(
         .collect()
     )
     return sorted_by_text(raw, keys).with_columns(pl.col(name).cast(pl.String) for name in text)
+
+
+def read_columns(by: Sequence[str], with_cost: bool) -> list[str]:
+    """The only columns `compare` reads of the attempts (grouped by `by`; the cost column when
+    they have one, `has_cost`): whoever hands it a part of a frame need gather no others."""
+    return list(dict.fromkeys([*by, "outcome", "tokens", *([COST_COLUMN] if with_cost else [])]))
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:
