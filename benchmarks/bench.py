@@ -746,7 +746,13 @@ async def _interact(path: str, reps: int, pages: int) -> dict[str, Any]:
     from tui_ledger.tui.app import LedgerApp
 
     result: dict[str, Any] = {}
-    app = LedgerApp([path])
+    # As `ledger-tui FILE` starts it (cli.py): a file small enough is read beside the app's
+    # start (load/early.py), not head first.
+    from tui_ledger.load.early import EarlyLoad, worth_reading_early
+
+    early = EarlyLoad([path], {}) if worth_reading_early([path]) else None
+    result["early_load"] = early is not None
+    app = LedgerApp([path], early=early)
     # The loaded frame's size, as the app first gets it: the memory target's yardstick (the app
     # later swaps in a compact copy of large frames, whose size is reported beside it).
     loaded_sizes: list[int] = []
