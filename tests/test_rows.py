@@ -204,3 +204,16 @@ async def test_the_app_holds_positions_over_its_one_frame(tmp_path: Any) -> None
         await settle(pilot)
         assert app.table.rows.source is attempts
         assert set(app.table.frame["passed"].to_list()) == {True}
+
+
+def test_a_new_sort_of_the_rows_on_screen_picks_no_rows_again(tmp_path: Any) -> None:
+    """A sort of the figures on screen (the pipeline's sort-only recompute: the snapshot's own
+    condition, its comparison) reuses its positions; only the order is new."""
+    rows = [(WORKFLOWS[i % 3], f"t{i % 4}", 100 * i, "true", None) for i in range(12)]
+    attempts = load(_ledger_file(tmp_path, rows)).attempts
+    shown = _fast(attempts, pl.col("tokens") > 300, ("workflow",), None, False)
+    request = Request(shown.condition, ("workflow",), ("tokens", True), False, "keep")
+    again = compute_snapshot(2, attempts, request, shown, threading.Event())
+    assert again is not None and again.matching is shown.matching
+    assert again.comparison is shown.comparison
+    assert again.frame("keep").frame()["tokens"].to_list() == list(range(1100, 300, -100))

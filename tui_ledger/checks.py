@@ -305,9 +305,10 @@ def _frame_warnings(attempts: pl.DataFrame | pl.LazyFrame) -> list[LoadWarning]:
     """What the loader would have warned about, for a frame that did not come from it: the
     loader's rules and sentences (`load.warning_rules`), read on the frame."""
     found: list[LoadWarning] = []
+    columns = attempts.collect_schema().names()
     for kind in (*_LOADER_FLAGS, "contradicting_status"):
         flag = FRAME_FLAGS[kind]
-        if not all(name in attempts.collect_schema() for name in flag.meta.root_names()):
+        if not all(name in columns for name in flag.meta.root_names()):
             continue
         rows = attempts.lazy().filter(flag.fill_null(False)).collect()
         if rows.height:

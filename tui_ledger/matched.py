@@ -42,6 +42,16 @@ def _matched(attempts: pl.LazyFrame, keys: list[str]) -> pl.LazyFrame:
     )
 
 
+def _matchable_keys(columns: Sequence[str], by: Sequence[str]) -> list[str]:
+    """The group keys, if these attempts can be matched by task (ValueError if not)."""
+    keys = _group_keys(by)
+    if "task" not in columns:
+        raise ValueError("matching tasks needs a task column")
+    if "task" in keys:
+        raise ValueError("cannot match tasks when grouping by task")
+    return keys
+
+
 def restrict_to_matched_tasks(
     attempts: pl.DataFrame, by: Sequence[str] = DEFAULT_BY
 ) -> pl.DataFrame:
@@ -49,12 +59,7 @@ def restrict_to_matched_tasks(
 
     Without a `task` column there is nothing to match on: raises ValueError.
     """
-    keys = _group_keys(by)
-    if "task" not in attempts.columns:
-        raise ValueError("matching tasks needs a task column")
-    if "task" in keys:
-        raise ValueError("cannot match tasks when grouping by task")
-    return _matched(attempts.lazy(), keys).collect()
+    return _matched(attempts.lazy(), _matchable_keys(attempts.columns, by)).collect()
 
 
 def matched_tasks_only(
@@ -72,12 +77,7 @@ def matched_tasks_where(
 ) -> tuple[pl.Expr, Notice, int]:
     """What `matched_tasks_only` keeps, as a condition on the same frame (the app holds
     positions of the rows it keeps, not a copy), with its note and the count of tasks."""
-    keys = _group_keys(by)
-    names = attempts.collect_schema().names()
-    if "task" not in names:
-        raise ValueError("matching tasks needs a task column")
-    if "task" in keys:
-        raise ValueError("cannot match tasks when grouping by task")
+    keys = _matchable_keys(attempts.collect_schema().names(), by)
     matched, total = pl.collect_all(
         [
             _matched(attempts, keys).select(pl.col("task").unique(), pl.len().alias("kept")),

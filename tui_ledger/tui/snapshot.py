@@ -69,8 +69,7 @@ class Snapshot:
     def lazy(self) -> pl.LazyFrame:
         """The matching attempts as a filter of the one frame, for a query that counts them
         (only the columns it reads are filtered, a morsel at a time)."""
-        frame = self.matching.source.lazy()
-        return frame if self.condition is None else frame.filter(self.condition)
+        return through(self.matching.source, self.condition)
 
 
 @dataclass(frozen=True)
@@ -105,13 +104,20 @@ def compute_snapshot(
     tasks = previous.tasks if previous is not None else 0
     comparison = previous.comparison if previous is not None else None
     where, by, sort = request.expression, request.by, request.sort
-    if request.matched_only:
-        from tui_ledger.matched import matched_tasks_where
+    if (
+        previous is not None
+        and not request.matched_only
+        and where is previous.condition
+        and previous.matching.source is attempts
+    ):
+        matching = previous.matching  # a new sort of the rows on screen: they are picked
+    else:
+        if request.matched_only:
+            from tui_ledger.matched import matched_tasks_where
 
-        filtered = attempts.lazy() if where is None else attempts.lazy().filter(where)
-        matched, notice, tasks = matched_tasks_where(filtered, by)
-        where = matched if where is None else where & matched
-    matching = matching_rows(attempts, where)
+            matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
+            where = matched if where is None else where & matched
+        matching = matching_rows(attempts, where)
     if superseded.is_set():
         return None
     if (
@@ -162,7 +168,14 @@ def _figures_input(
         return attempts.lazy()
     if matching.height * 4 < attempts.height:
         return attempts.select(read_columns(by, has_cost(attempts)))[matching.index]
-    return attempts.lazy().filter(where)
+    return through(attempts, where)
+
+
+def through(attempts: pl.DataFrame, condition: pl.Expr | None) -> pl.LazyFrame:
+    """The attempts `condition` keeps (every one when None), as a lazy filter of the frame:
+    a query on it filters only the columns it reads, a morsel at a time."""
+    frame = attempts.lazy()
+    return frame if condition is None else frame.filter(condition)
 
 
 TIMINGS_ENV = "LEDGER_TUI_TIMINGS"
