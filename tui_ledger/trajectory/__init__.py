@@ -1,0 +1,114 @@
+"""Inside an attempt: its steps, its tokens step by step, and how the grader judged it.
+
+```python
+from tui_ledger.trajectory import open_attempt, read_attempt
+
+opened = open_attempt(row)        # row: the attempt's fields (ledger.attempts.row(i, named=True))
+for step in opened.steps: ...     # read lazily, a step at a time
+trajectory = read_attempt(row)    # read to the end
+```
+
+One reader per harness format, each in its own module with `open(row) -> Opened`, reading only
+the attempt asked for. The reader is chosen from the row: a `trace` column names a trajectory
+file (ATIF) relative to the ledger; otherwise the importer that reads the row's `source` file
+names it. A row no reader opens gets no steps and says what was looked for. Every failure to
+read is a `TrajectoryError` with a one-line message; the ledger itself never depends on it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tui_ledger.trajectory.model import (
+    BUCKETS,
+    DIFFERS,
+    EQUAL,
+    NOT_RECORDED,
+    Opened,
+    Step,
+    Test,
+    TokensMatch,
+    ToolCall,
+    Trajectory,
+    TrajectoryError,
+    Verdict,
+    Who,
+    bucket_total,
+    read_all,
+    steps_tokens,
+    tokens_match,
+)
+
+TRACE_COLUMN = "trace"
+"""A plain ledger's column naming each attempt's trajectory file (ATIF), relative to the ledger."""
+
+# importer name -> the module that opens its attempts (imported only when one is opened).
+READERS: dict[str, str] = {}
+
+
+def open_attempt(row: Mapping[str, Any]) -> Opened:
+    """The attempt's logs, opened (steps still to read). Raises TrajectoryError."""
+    module = _reader_for(row)
+    if module is None:
+        return _nothing_found(row)
+    reader = importlib.import_module(module)
+    opened: Opened = reader.open(row)
+    return opened
+
+
+def read_attempt(row: Mapping[str, Any]) -> Trajectory:
+    """The attempt's logs read to the end. Raises TrajectoryError."""
+    return read_all(open_attempt(row))
+
+
+def _reader_for(row: Mapping[str, Any]) -> str | None:
+    if row.get(TRACE_COLUMN) not in (None, ""):
+        return READERS.get("atif")
+    source = row.get("source")
+    if not source:
+        return None
+    # Deferred: the importers pull in polars, which a trace of one attempt needs anyway, but
+    # the model above stays importable on its own.
+    from tui_ledger.importers import find_importer
+
+    try:
+        importer = find_importer(Path(str(source)))
+    except OSError:
+        return None
+    return None if importer is None else READERS.get(importer.name)
+
+
+def _nothing_found(row: Mapping[str, Any]) -> Opened:
+    source = row.get("source")
+    looked = [f"a `{TRACE_COLUMN}` column naming a trajectory file"]
+    if source:
+        looked.append(f"a harness log beside {source}")
+    return Opened(files=[], instruction=None, verdict=Verdict(), steps=iter(()), looked_for=looked)
+
+
+__all__ = [
+    "BUCKETS",
+    "DIFFERS",
+    "EQUAL",
+    "NOT_RECORDED",
+    "READERS",
+    "TRACE_COLUMN",
+    "Opened",
+    "Step",
+    "Test",
+    "TokensMatch",
+    "ToolCall",
+    "Trajectory",
+    "TrajectoryError",
+    "Verdict",
+    "Who",
+    "bucket_total",
+    "open_attempt",
+    "read_all",
+    "read_attempt",
+    "steps_tokens",
+    "tokens_match",
+]
