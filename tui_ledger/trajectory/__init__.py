@@ -46,7 +46,19 @@ TRACE_COLUMN = "trace"
 """A plain ledger's column naming each attempt's trajectory file (ATIF), relative to the ledger."""
 
 # importer name -> the module that opens its attempts (imported only when one is opened).
-READERS: dict[str, str] = {}
+READERS: dict[str, str] = {
+    "atif": "tui_ledger.trajectory.atif",
+    "terminal-bench": "tui_ledger.trajectory.terminal_bench",
+    "harbor": "tui_ledger.trajectory.harbor",
+    "claude-code": "tui_ledger.trajectory.claude_code",
+    "codex": "tui_ledger.trajectory.codex",
+    "swe-bench": "tui_ledger.trajectory.swebench",
+    "openhands": "tui_ledger.trajectory.openhands",
+    "aider": "tui_ledger.trajectory.aider",
+    "inspect": "tui_ledger.trajectory.inspect_ai",
+    "promptfoo": "tui_ledger.trajectory.promptfoo",
+    "otel": "tui_ledger.trajectory.otel",
+}
 
 
 def open_attempt(row: Mapping[str, Any]) -> Opened:
