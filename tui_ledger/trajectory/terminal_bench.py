@@ -222,8 +222,9 @@ def read_pane(path: Path) -> str:
         raise TrajectoryError(f"{path}: cannot be read ({error.strerror or error})") from None
     cut = ""
     if size > MAX_PANE_BYTES:
+        # From its first whole line (a single line that long is shown from where the cut falls).
         newline = data.find(b"\n")
-        data = data[newline + 1 :] if newline >= 0 else b""
+        data = data[newline + 1 :] if newline >= 0 else data.lstrip(bytes(range(0x80, 0xC0)))
         cut = f"[… the first {(size - len(data)) / 1_000_000:.1f} MB cut; the end follows …]\n"
     if b"\x00" in data:
         raise TrajectoryError(f"{path}: holds NUL bytes, not text (a binary file?)")

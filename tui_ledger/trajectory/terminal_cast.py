@@ -196,17 +196,18 @@ class Player:
         if len(text) >= room:
             self._head_full()
             if len(text) > room:
-                self.skip(json.dumps(text[room:]).encode())
+                self.skip(json.dumps(text[room:][-2 * TAIL_BYTES :]).encode(), len(text) - room)
 
     def _head_full(self) -> None:
         """The step's head is played: its lines kept, the screen wiped for its tail."""
         self.pending.head = self.screen.take(self.screen.last_row() + 1)
         self.pending.played = HEAD_CHARS
 
-    def skip(self, raw: bytes) -> None:
-        """Output past the head: counted, and its end kept raw for the tail."""
+    def skip(self, raw: bytes, size: int | None = None) -> None:
+        """Output past the head (`size` long, else the raw piece's length): counted, and its
+        end kept raw for the tail."""
         pending = self.pending
-        pending.skipped += len(raw)
+        pending.skipped += len(raw) if size is None else size
         pending.tail.append(raw)
         pending.tail_bytes += len(raw)
         while pending.tail_bytes - len(pending.tail[0]) >= TAIL_BYTES:
@@ -235,9 +236,9 @@ class Player:
         pending = self.pending
         lines = [] if pending.head is None else pending.head
         if pending.skipped:
-            cut = pending.skipped - pending.tail_bytes
+            trimmed = self._fresh_screen(pending.tail, pending.mid_line)
+            cut = pending.skipped - pending.tail_bytes + trimmed
             lines = lines + ([_cut_note(cut)] if cut > 0 else [])
-            self._fresh_screen(pending.tail, pending.mid_line)
         end = self.screen.last_row() + 1 if last else self.screen.cursor.y
         lines = lines + self.screen.take(end)
         if broken is not None:
@@ -257,16 +258,19 @@ class Player:
             error=observation is not None and failed(observation),
         )
 
-    def _fresh_screen(self, tail: deque[bytes], mid_line: bool) -> None:
-        """The kept end of a long output played on a fresh screen (the old one is stale)."""
+    def _fresh_screen(self, tail: deque[bytes], mid_line: bool) -> int:
+        """The kept end of a long output played on a fresh screen (the old one is stale);
+        returns how much of the kept end was left out to start at a whole line."""
         self.screen = _Screen(self.columns, self.lines)
         self.stream = pyte.Stream(self.screen)
-        text = "".join(_event_text(raw) for raw in tail)
+        kept = "".join(_event_text(raw) for raw in tail)
+        text = kept
         if mid_line or len(text) > TAIL_BYTES:
             # The kept end starts inside a line: from its first whole line.
             text = text[-TAIL_BYTES:]
             text = text[text.find("\n") + 1 :]
         self.stream.feed(text)
+        return len(kept) - len(text)
 
 
 def _cut_note(skipped: int) -> str:
