@@ -208,10 +208,12 @@ def test_a_failed_command_is_marked_only_when_the_output_says_so(tmp_path: Path)
             ("python run.py --retry", recovered),
             ("grep -r 'command not found' docs", "docs/faq.md: bash: x: command not found\n"),
             ("ls", "run.py\n"),
+            # A command echoed over four rows of the 80-column screen, then not found.
+            (f"mini -t '{'a' * 250}'", "bash: mini: command not found\n"),
         ]
     )
     results = write_trial(tmp_path / "run", events=events)
-    assert [s.error for s in _steps(results)] == [True, True, False, False, False]
+    assert [s.error for s in _steps(results)] == [True, True, False, False, False, True]
 
 
 def test_a_long_output_keeps_its_start_and_end_and_says_what_was_cut(tmp_path: Path) -> None:
@@ -423,6 +425,7 @@ def test_without_a_recording_the_raw_log_is_split_at_prompts(tmp_path: Path) -> 
         f"\x1b[?2004l\r\x1b[0;32masciinema: recording\x1b[0m\r\n"
         f"\x1b[?2004h{PROMPT}ls -la\r\n\x1b[?2004l\rtotal 0\r\n"
         f"\x1b[?2004h{PROMPT}cat x\r\ncat: x: No such file or directory\r\n"
+        f"\x1b[?2004h(venv) {PROMPT}python -m agent\r\nthinking\r\n"
         f"\x1b[?2004h{PROMPT}"
     )
     results = write_trial(tmp_path / "run", events=None, agent_log=log)
@@ -431,12 +434,11 @@ def test_without_a_recording_the_raw_log_is_split_at_prompts(tmp_path: Path) -> 
         ("asciinema rec --stdin /logs/agent.cast", "system"),
         ("ls -la", "agent"),
         ("cat x", "agent"),
+        ("python -m agent", "agent"),
     ]
     assert steps[1].observation == f"{PROMPT}ls -la\ntotal 0"
-    assert (
-        steps[2].observation
-        == f"{PROMPT}cat x\ncat: x: No such file or directory\n{PROMPT.rstrip()}"
-    )
+    assert steps[2].observation == f"{PROMPT}cat x\ncat: x: No such file or directory"
+    assert steps[3].observation == f"(venv) {PROMPT}python -m agent\nthinking\n{PROMPT.rstrip()}"
     assert all(s.timestamp is None for s in steps)
 
 

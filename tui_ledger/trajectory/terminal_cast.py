@@ -50,8 +50,9 @@ _WAIT_SUFFIX = re.compile(r";\s*tmux wait -S done\s*$")
 # An event's time and kind at the start of its line, read without parsing the line: inside a
 # JSON string every quote is escaped, so `[1.5, "o",` here can only be the event itself.
 _EVENT_HEAD = re.compile(rb'^\s*\[\s*(-?[0-9][0-9.eE+-]*)\s*,\s*"([a-z])"\s*,')
-# A shell prompt with a command after it: `root@3f2a:/app# ls -la`, `user@host:~/x$ make`.
-_PROMPT_COMMAND = re.compile(r"^[\w.-]+@[\w.-]+:[^\s#$]*[#$] (\S.*)$")
+# A shell prompt with a command after it: `root@3f2a:/app# ls -la`, `user@host:~/x$ make`,
+# `(venv) root@3f2a:/app# python -m agent` (an activated virtual environment).
+_PROMPT_COMMAND = re.compile(r"^(?:\([\w.-]+\) )?[\w.-]+@[\w.-]+:[^\s#$]*[#$] (\S.*)$")
 # What a raw log line looks like to the prompt test: escape sequences and CRs taken out.
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
 _TRACEBACK = "Traceback (most recent call last):"
@@ -75,15 +76,17 @@ def typed_text(keys: str) -> str:
     return clean_lines(_WAIT_SUFFIX.sub("", text))
 
 
-def failed(observation: str) -> bool:
+def failed(observation: str, typed: str = "") -> bool:
     """Whether the output shows, beyond doubt, that the command failed.
 
     Only two shapes count: the shell saying the command was not found (in the first lines of
-    its output), and a Python traceback that is the last thing printed (the command died of
-    it). A traceback the command printed and went on from, or an error word in a log, does not.
+    its output, after the command as echoed, however many rows it wrapped over), and a Python
+    traceback that is the last thing printed (the command died of it). A traceback the command
+    printed and went on from, or an error word in a log, does not.
     """
     lines = [line.rstrip() for line in observation.split("\n")]
-    for line in lines[1:4]:
+    start = _after_echo(lines, typed)
+    for line in lines[start : start + 3]:
         if _NOT_FOUND.match(line.strip()):
             return True
     tail = [line for line in lines[-30:] if line.strip()]
@@ -93,6 +96,18 @@ def failed(observation: str) -> bool:
     # The traceback's own frames, then its exception, then at most the next prompt.
     ends = [i for i, line in enumerate(after) if _EXCEPTION_LINE.match(line)]
     return bool(ends) and len(after) - ends[-1] <= 2
+
+
+def _after_echo(lines: list[str], typed: str) -> int:
+    """The first line after the typed command's echo (which may wrap over several rows)."""
+    last = typed.strip().split("\n")[-1].replace(" ", "")[-40:]
+    if last:
+        echoed = ""
+        for number, line in enumerate(lines[:50]):
+            echoed += line.replace(" ", "")
+            if last in echoed:
+                return number + 1
+    return 1
 
 
 class _Screen(pyte.Screen):
@@ -255,7 +270,7 @@ class Player:
             text=pending.text,
             observation=observation,
             timestamp=pending.timestamp,
-            error=observation is not None and failed(observation),
+            error=observation is not None and failed(observation, pending.text),
         )
 
     def _fresh_screen(self, tail: deque[bytes], mid_line: bool) -> int:
