@@ -1,4 +1,5 @@
-"""The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`.
+"""The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`,
+`trace` (its own module, `cli_trace`).
 
 The headless commands never import textual (the app is imported only when it is opened), so
 `ledger-tui summary` starts fast and runs where no terminal UI could. The options the commands
@@ -32,9 +33,10 @@ from tui_ledger.cli_options import (
     price_table,
     spark_url,
 )
+from tui_ledger.cli_trace import run_trace
 from tui_ledger.findings import Finding, Notice
 
-COMMANDS = ("summary", "check", "convert", "serve")
+COMMANDS = ("summary", "check", "convert", "trace", "serve")
 EXIT_BAD_INPUT = 2
 
 
@@ -663,7 +665,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     """
     use_fewer_arenas()  # before polars loads: nothing above this line imports it
     arguments = list(sys.argv[1:] if argv is None else argv)
-    handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
+    handlers = {
+        "summary": run_summary,
+        "check": run_check,
+        "convert": run_convert,
+        "trace": run_trace,
+    }
     try:
         if arguments and arguments[0] == "serve":
             from tui_ledger.tui.serve.serve import run_serve
@@ -698,10 +705,11 @@ def _bad_input_message(error: Exception) -> str | None:
     from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
     from tui_ledger.spark.errors import SparkEngineError
+    from tui_ledger.trajectory import TrajectoryError
 
     if isinstance(error, FilterError):
         return f"--where: {error.message} (at character {error.position + 1})"
-    if isinstance(error, (LoadError, ExportError, PriceError, SparkEngineError)):
+    if isinstance(error, (LoadError, ExportError, PriceError, SparkEngineError, TrajectoryError)):
         return str(error)
     return None
 
