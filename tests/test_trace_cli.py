@@ -347,3 +347,74 @@ def test_help_names_trace(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 0
     for option in ("--attempt", "--row", "--format", "--col", "--input-format", "--prices"):
         assert option in out
+
+
+def test_typed_fields_read_as_everywhere_else(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    import datetime as dt
+
+    import polars as pl
+
+    write_trajectory(
+        tmp_path, "t.json", tests=[{"name": "flaky", "result": "skipped"}], output=None
+    )
+    pl.DataFrame(
+        {
+            "workflow": ["lean"],
+            "tokens": [1300],
+            "input_tokens": [1000],
+            "output_tokens": [300],
+            "passed": [True],
+            "cost": [0.0123],
+            "duration_s": [3.5],
+            "timestamp": [dt.datetime(2024, 5, 1, 12, 30)],
+            "trace": ["t.json"],
+        }
+    ).write_parquet(tmp_path / "runs.parquet")
+    ledger = str(tmp_path / "runs.parquet")
+    _, out, _ = run(capsys, "trace", ledger, "--row", "1", "--format", "json")
+    attempt = json.loads(out)["attempt"]
+    assert attempt["timestamp"] == "2024-05-01T12:30:00"
+    assert (attempt["cost"], attempt["duration_s"]) == (0.0123, 3.5)
+    assert (attempt["input_tokens"], attempt["output_tokens"]) == (1000, 300)
+    assert "task" not in attempt and "cached_input_tokens" not in attempt
+    _, out, _ = run(capsys, "trace", ledger, "--row", "1")
+    lines = out.splitlines()
+    assert "  tokens     1,300 (input 1,000 · output 300)" in lines
+    assert "  cost       $0.012" in lines and "  duration   3.5 s" in lines
+    assert "  timestamp  2024-05-01T12:30:00" in lines
+    assert "Verdict: 0 of 1 test passed" in lines and "  ○ flaky (skipped)" in lines
+    assert "Tokens: steps: 1,734, the ledger: 1,300 (differs by +434)" in lines
+
+
+def test_trace_imports_no_textual(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    ledger = write_ledger(tmp_path, ["lean,t,1,true,1,"])
+    code = (
+        "import sys; from tui_ledger.cli import main;"
+        "main(['trace', sys.argv[1], '--row', '1']);"
+        "loaded = any(m.startswith('textual') for m in sys.modules);"
+        "print('TEXTUAL' if loaded else 'CLEAN', file=sys.stderr)"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(ledger)], capture_output=True, text=True, check=True
+    )
+    assert result.stderr.strip().endswith("CLEAN")
+    assert "No steps: no log found" in result.stdout
+
+
+def test_steps_with_tokens_against_a_ledger_without(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    write_trajectory(tmp_path, "t.json")
+    ledger = write_ledger(tmp_path, ["lean,t,,false,1,t.json"])
+    _, out, _ = run(capsys, "trace", str(ledger), "--row", "1")
+    assert "  tokens    not recorded" in out.splitlines()
+    assert out.splitlines()[-1] == "Tokens: steps: 1,734, the ledger: not recorded"
+    _, out, _ = run(capsys, "trace", str(ledger), "--row", "1", "--format", "json")
+    document = json.loads(out)
+    assert document["attempt"]["tokens"] is None
+    assert (document["tokens_match"], document["tokens_difference"]) == ("differs", None)
