@@ -197,7 +197,7 @@ def test_text_shows_header_verdict_instruction_steps_and_tokens(
     assert lines[0] == "Attempt 1 in the ledger"
     assert "  workflow  lean" in lines and "  outcome   failed" in lines
     assert "  tokens    1,734" in lines
-    assert f"  ledger    {ledger}, line 2" in lines
+    assert f"  source    {ledger}, line 2" in lines
     assert "  log       equal.json" in lines
     assert "Verdict: 1 of 2 tests passed" in lines
     assert "  ✔ test_login" in lines and "  ✘ test_logout" in lines
@@ -418,3 +418,15 @@ def test_steps_with_tokens_against_a_ledger_without(
     document = json.loads(out)
     assert document["attempt"]["tokens"] is None
     assert (document["tokens_match"], document["tokens_difference"]) == ("differs", None)
+
+
+def test_a_rows_other_fields_are_cut_and_safe(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    ledger = tmp_path / "wide.csv"
+    ledger.write_text(f"workflow,tokens,passed,notes\nlean,5,true,{ESC}[2J{'x' * 5000}\n")
+    code, out, _ = run(capsys, "trace", str(ledger), "--row", "1")
+    assert code == 0 and ESC not in out
+    (line,) = [line for line in out.splitlines() if line.startswith("  notes")]
+    assert line.startswith("  notes   \\x1b[2Jxxx") and line.endswith("…")
+    assert len(line) < 320

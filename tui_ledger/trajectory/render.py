@@ -30,7 +30,7 @@ from typing import Any
 
 from tui_ledger.numbers import MISSING, NOT_RECORDED, format_count, format_money
 from tui_ledger.report import json_text
-from tui_ledger.textsafe import safe_label, safe_text
+from tui_ledger.textsafe import safe_cell, safe_label, safe_text
 from tui_ledger.trajectory.model import (
     BUCKETS,
     DIFFERS,
@@ -66,6 +66,9 @@ BUCKET_LABELS = {
     "cache_write_tokens": "cache write",
     "output_tokens": "output",
 }
+
+OTHER_FIELD_WIDTH = 300
+"""Terminal cells a row's other field takes at most where a trace shows it."""
 
 _FAILED_WORDS = frozenset(("failed", "fail", "failure", "error", "errored", "false"))
 _LABELLED = frozenset(("workflow", "task", "model", "run"))
@@ -210,15 +213,16 @@ def _header_fields(row: Mapping[str, Any], trajectory: Trajectory) -> list[tuple
         where = field_text("source", row["source"])
         if row.get("line") is not None:
             where += f", line {format_count(row['line'])}"
-        fields.append(("ledger", where))
+        fields.append(("source", where))
     fields.append(("log", ", ".join(trajectory.files) if trajectory.files else "none found"))
     return fields
 
 
 def _other_fields(row: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """The row's fields the header does not show, where the row has a value."""
+    """The row's fields the header does not show, where the row has a value (safe, and cut
+    to `OTHER_FIELD_WIDTH` cells: a cell can hold a whole log)."""
     return [
-        (name, field_text(name, value))
+        (safe_label(name), safe_cell(field_text(name, value), OTHER_FIELD_WIDTH))
         for name, value in row.items()
         if name not in ATTEMPT_FIELDS and value is not None
     ]
