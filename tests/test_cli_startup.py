@@ -31,6 +31,8 @@ print("HEAVY", ",".join(heavy))
         ["summary", "x.csv", "--view", "sideways"],
         ["check", "--help"],
         ["convert", "--help"],
+        ["trace", "--help"],
+        ["trace", "x.csv"],
     ],
 )
 def test_answers_without_the_heavy_imports(argv: list[str]) -> None:
