@@ -430,3 +430,35 @@ def test_a_rows_other_fields_are_cut_and_safe(
     (line,) = [line for line in out.splitlines() if line.startswith("  notes")]
     assert line.startswith("  notes   \\x1b[2Jxxx") and line.endswith("…")
     assert len(line) < 320
+
+
+def test_a_harness_folder_opened_by_name(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The loader names a harness's files below the folder opened (`run/task/trial/...`), no
+    path from the working directory: the reader is still handed one it can open."""
+    monkeypatch.setitem(trajectory.READERS, "terminal-bench", "tests.trace_reader")
+    submission = tmp_path / "submission"
+    trial = submission / "run-1" / "fix-git" / "fix-git.1-of-1.run-1"
+    trial.mkdir(parents=True)
+    record = {
+        "id": "a1",
+        "trial_name": trial.name,
+        "task_id": "fix-git",
+        "is_resolved": False,
+        "failure_mode": "unset",
+        "total_input_tokens": 1234,
+        "total_output_tokens": 500,
+    }
+    (trial / "results.json").write_text(json.dumps(record))
+    run_file = {"id": "run-1", "results": [record], "n_resolved": 0}
+    (submission / "run-1" / "results.json").write_text(json.dumps(run_file))
+    write_trajectory(trial, "trace.json")
+    monkeypatch.chdir(tmp_path / "submission" / "run-1" / "fix-git")  # anywhere but above it
+    code, out, err = run(capsys, "trace", str(submission), "--row", "1", "--format", "json")
+    assert (code, err) == (0, ""), err
+    document = json.loads(out)
+    assert document["attempt"]["source"] == str(trial / "results.json")
+    assert document["attempt"]["task"] == "fix-git"
+    assert len(document["steps"]) == 4
+    assert document["tokens_match"] == "equal"

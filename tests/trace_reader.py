@@ -1,9 +1,9 @@
 """A tiny trajectory reader for the `trace` tests only (registered by monkeypatching
 `tui_ledger.trajectory.READERS`): the ledger's `trace` column names a small JSON file beside
-it, `{"instruction", "tests": [{name, result}], "output", "notes", "steps": [...]}`, each step
-`{source, text, tool_calls: [{name, arguments}], observation, buckets or tokens, timestamp,
-error, agent, kind}`. A file that is not that JSON is a `TrajectoryError`, as a real reader's
-broken log is."""
+it (a harness's row: `trace.json` beside its source), `{"instruction", "tests": [{name,
+result}], "output", "notes", "steps": [...]}`, each step `{source, text, tool_calls: [{name,
+arguments}], observation, buckets or tokens, timestamp, error, agent, kind}`. A file that is
+not that JSON is a `TrajectoryError`, as a real reader's broken log is."""
 
 from __future__ import annotations
 
@@ -25,7 +25,9 @@ from tui_ledger.trajectory import (
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    name = str(row["trace"])
+    # A plain ledger's `trace` column names the file; a harness's row (registered under its
+    # importer's name) has `trace.json` beside the file it came from.
+    name = str(row["trace"]) if row.get("trace") else "trace.json"
     path = Path(str(row["source"])).parent / name
     try:
         document = json.loads(path.read_text(encoding="utf-8"))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from tui_ledger.cli_options import (
@@ -81,10 +82,26 @@ def run_trace(argv: Sequence[str]) -> int:
         position = _matching_position(attempts, args.attempt)
     else:
         position = _row_position(attempts, args.row)
-    row = attempts.row(position, named=True)
+    row = _with_openable_source(attempts.row(position, named=True), args.files)
     trajectory = read_attempt(row)  # TrajectoryError: one line, exit 2 (cli.main)
     sys.stdout.write(render_trace(row, position + 1, trajectory, args.out_format))
     return 0
+
+
+def _with_openable_source(row: dict[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
+    """The row with a `source` its reader can open from here.
+
+    The loader names a harness's files by their path below the one folder the user opened
+    (`t1__abc/result.json`: `load.readers.trial_names`), which is no path from the working
+    directory; the reader needs one. Several inputs are named below the path as given, and a
+    file by its own name: those open as they are (and so does a source already absolute).
+    """
+    source = row.get("source")
+    if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
+        candidate = Path(inputs[0]) / str(source)
+        if candidate.exists():
+            return {**row, "source": str(candidate)}
+    return row
 
 
 def _row_position(attempts: Any, row: int) -> int:
