@@ -20,7 +20,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from tui_ledger.cli_options import (
@@ -72,7 +71,7 @@ def run_trace(argv: Sequence[str]) -> int:
     args = trace_parser().parse_args(argv)
     from tui_ledger.load import load
     from tui_ledger.prices import apply_prices
-    from tui_ledger.trajectory import read_attempt
+    from tui_ledger.trajectory import openable, read_attempt
     from tui_ledger.trajectory.render import render_trace
 
     table = price_table(args.prices, args.flat_price)
@@ -82,26 +81,10 @@ def run_trace(argv: Sequence[str]) -> int:
         position = _matching_position(attempts, args.attempt)
     else:
         position = _row_position(attempts, args.row)
-    row = _with_openable_source(attempts.row(position, named=True), args.files)
+    row = openable(attempts.row(position, named=True), args.files)
     trajectory = read_attempt(row)  # TrajectoryError: one line, exit 2 (cli.main)
     sys.stdout.write(render_trace(row, position + 1, trajectory, args.out_format))
     return 0
-
-
-def _with_openable_source(row: dict[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
-    """The row with a `source` its reader can open from here.
-
-    The loader names a harness's files by their path below the one folder the user opened
-    (`t1__abc/result.json`: `load.readers.trial_names`), which is no path from the working
-    directory; the reader needs one. Several inputs are named below the path as given, and a
-    file by its own name: those open as they are (and so does a source already absolute).
-    """
-    source = row.get("source")
-    if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
-        candidate = Path(inputs[0]) / str(source)
-        if candidate.exists():
-            return {**row, "source": str(candidate)}
-    return row
 
 
 def _row_position(attempts: Any, row: int) -> int:
