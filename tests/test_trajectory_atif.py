@@ -168,6 +168,7 @@ GOOD = json.dumps({"schema_version": "ATIF-v1.4", "steps": sample_steps()})
     ("content", "message"),
     [
         (GOOD[: len(GOOD) // 2], "is cut off mid-file"),
+        (GOOD[:40], "is cut off mid-file"),
         ("", "is empty"),
         ("{not json", "is not valid JSON"),
         ("[1, 2]", "is JSON list, not an ATIF trajectory"),

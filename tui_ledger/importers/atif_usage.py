@@ -213,7 +213,8 @@ def read_document(path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as error:
         if not text.strip():
             raise AtifError(f"{path}: is empty, not an ATIF trajectory") from None
-        if error.pos >= len(text.rstrip()):
+        # A string still open at the end, or a value or bracket missing there: cut off.
+        if error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string"):
             raise AtifError(
                 f"{path}: is cut off mid-file (the JSON ends at line {error.lineno} before it "
                 "closes); the run may still be writing it, or it was truncated"
