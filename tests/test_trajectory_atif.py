@@ -57,22 +57,31 @@ def test_steps_text_tools_observation_and_buckets(tmp_path: Path) -> None:
 
 
 def test_cache_writes_inside_and_outside_the_prompt(tmp_path: Path) -> None:
-    steps = [
-        # As the RFC says (Harbor's Claude Code since late 2025): writes inside prompt_tokens.
+    # As the RFC says (Harbor's Claude Code since late 2025): writes inside prompt_tokens.
+    inside = [
         atif_step(1, "agent", "a", prompt=1000, cached=600, completion=10, cache_write=300),
-        # Older Harbor Claude Code: prompt = input + cache reads, the writes left out.
-        atif_step(2, "agent", "b", prompt=605, cached=600, completion=10, cache_write=300),
+        atif_step(2, "agent", "b", prompt=700, cached=600, completion=10, cache_write=20),
     ]
-    inside, outside = read(write_atif(tmp_path / "t.json", steps)).steps
-    assert (inside.input_tokens, inside.cached_input_tokens, inside.cache_write_tokens) == (
+    first, second = read(write_atif(tmp_path / "in.json", inside)).steps
+    assert (first.input_tokens, first.cached_input_tokens, first.cache_write_tokens) == (
         100,
         600,
         300,
     )
-    assert inside.tokens == 1010
-    assert (outside.input_tokens, outside.cache_write_tokens, outside.tokens) == (5, 300, 915)
-    notes = read(write_atif(tmp_path / "t.json", steps)).notes
-    assert any("1 step recorded more cache writes" in note for note in notes)
+    assert (first.tokens, second.input_tokens, second.tokens) == (1010, 80, 710)
+    # Older Harbor Claude Code: prompt = input + cache reads, the writes left out. One step
+    # that shows it (5 uncached, 300 written) tells how the whole file counts.
+    outside = [
+        atif_step(1, "agent", "a", prompt=1000, cached=600, completion=10, cache_write=300),
+        atif_step(2, "agent", "b", prompt=605, cached=600, completion=10, cache_write=300),
+    ]
+    trajectory = read(write_atif(tmp_path / "out.json", outside))
+    first, second = trajectory.steps
+    assert (first.input_tokens, first.cache_write_tokens, first.tokens) == (400, 300, 1310)
+    assert (second.input_tokens, second.cache_write_tokens, second.tokens) == (5, 300, 915)
+    assert any("read as left out of prompt_tokens" in note for note in trajectory.notes)
+    # final_metrics (the steps added up) is read the same way: no note of a difference.
+    assert not any("final_metrics records" in note for note in trajectory.notes)
 
 
 def test_final_metrics_that_differ_from_the_steps_are_noted(tmp_path: Path) -> None:

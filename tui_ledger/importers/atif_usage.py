@@ -10,9 +10,10 @@ hits (`cached_tokens`) included, so input_tokens = prompt_tokens - cached_tokens
 cached_input_tokens = cached_tokens, output_tokens = completion_tokens (reasoning inside).
 Cache writes are recorded only in `metrics.extra.cache_creation_input_tokens` (Anthropic, via
 Harbor's Claude Code agent). They are part of `prompt_tokens` as the RFC defines it (Harbor's
-Claude Code agent adds them in since late 2025) and are then taken out of input_tokens; older
-Harbor Claude Code files left them out of `prompt_tokens`, which shows as more writes than
-uncached prompt tokens: those writes are read as outside the prompt and added on their own.
+Claude Code agent adds them in since late 2025) and are then taken out of input_tokens. Older
+Harbor Claude Code files left them out of `prompt_tokens`, which shows as a step with more
+writes than uncached prompt tokens; one such step is enough (one producer wrote the whole
+file): every write in that file is read as outside the prompt and added on its own.
 A count the file does not record stays None, never 0 and never estimated.
 """
 
@@ -70,9 +71,15 @@ class Buckets:
 
 
 def buckets(
-    prompt: int | None, cached: int | None, completion: int | None, writes: int | None
+    prompt: int | None,
+    cached: int | None,
+    completion: int | None,
+    writes: int | None,
+    *,
+    writes_in_prompt: bool = True,
 ) -> Buckets:
-    """ATIF's counts (prompt including the cache hits) as the ledger's buckets."""
+    """ATIF's counts (prompt including the cache hits) as the ledger's buckets; the writes
+    taken out of the uncached prompt when `writes_in_prompt` and they fit in it."""
     uncached = prompt
     writes_outside = cache_outside = False
     if prompt is not None:
@@ -81,7 +88,7 @@ def buckets(
         elif cached is not None:
             cache_outside = True
         if writes is not None and uncached is not None:
-            if writes <= uncached:
+            if writes_in_prompt and writes <= uncached:
                 uncached -= writes
             else:
                 writes_outside = True
@@ -101,7 +108,7 @@ def count(value: Any, where: str) -> int | None:
     return value
 
 
-def step_buckets(metrics: Any, where: str) -> Buckets:
+def step_buckets(metrics: Any, where: str, *, writes_in_prompt: bool = True) -> Buckets:
     """One step's `metrics` object as buckets (an empty Buckets when it has none)."""
     if metrics is None:
         return Buckets()
@@ -116,10 +123,11 @@ def step_buckets(metrics: Any, where: str) -> Buckets:
         count(metrics.get("cached_tokens"), f"{where}.metrics.cached_tokens"),
         count(metrics.get("completion_tokens"), f"{where}.metrics.completion_tokens"),
         writes,
+        writes_in_prompt=writes_in_prompt,
     )
 
 
-def final_buckets(document: Mapping[str, Any]) -> Buckets:
+def final_buckets(document: Mapping[str, Any], *, writes_in_prompt: bool = True) -> Buckets:
     """The file's `final_metrics` totals as buckets (empty when it records no token total)."""
     final = document.get("final_metrics")
     if final is None:
@@ -139,7 +147,7 @@ def final_buckets(document: Mapping[str, Any]) -> Buckets:
     if prompt is None and completion is None:
         return Buckets()
     cached = count(final.get("total_cached_tokens"), "final_metrics.total_cached_tokens")
-    return buckets(prompt, cached, completion, writes)
+    return buckets(prompt, cached, completion, writes, writes_in_prompt=writes_in_prompt)
 
 
 def final_cost(document: Mapping[str, Any]) -> float | None:
@@ -175,15 +183,45 @@ def steps_of(document: Mapping[str, Any]) -> list[Any]:
     return steps
 
 
+def writes_in_prompt(document: Mapping[str, Any]) -> bool:
+    """Whether the file counts its cache writes inside `prompt_tokens` (the RFC's reading):
+    False once one step (or final_metrics) records more writes than its uncached prompt."""
+    places: list[tuple[Any, str, str, str]] = [
+        (step.get("metrics"), "prompt_tokens", "cached_tokens", CACHE_WRITE_KEY)
+        for step in steps_of(document)
+        if isinstance(step, dict)
+    ]
+    places.append(
+        (
+            document.get("final_metrics"),
+            "total_prompt_tokens",
+            "total_cached_tokens",
+            TOTAL_CACHE_WRITE_KEY,
+        )
+    )
+    for metrics, prompt_key, cached_key, writes_key in places:
+        if not isinstance(metrics, dict) or not isinstance(metrics.get("extra"), dict):
+            continue
+        prompt, cached = _whole(metrics.get(prompt_key)), _whole(metrics.get(cached_key) or 0)
+        writes = _whole(metrics["extra"].get(writes_key))
+        if prompt is None or cached is None or writes is None:
+            continue
+        if cached <= prompt and writes > prompt - cached:
+            return False
+    return True
+
+
 def steps_buckets(document: Mapping[str, Any], *, skip_copied: bool) -> Buckets:
     """The steps' metrics added up (copied-context steps left out when `skip_copied`)."""
+    inside = writes_in_prompt(document)
     total = Buckets()
     for number, step in enumerate(steps_of(document), start=1):
         if not isinstance(step, dict):
             raise AtifError(f"step {number} is {_shown(step)}, not an object")
         if skip_copied and step.get("is_copied_context") is True:
             continue
-        total = added(total, step_buckets(step.get("metrics"), f"step {number}"))
+        counts = step_buckets(step.get("metrics"), f"step {number}", writes_in_prompt=inside)
+        total = added(total, counts)
     return total
 
 
@@ -282,7 +320,7 @@ def usage(first: Path) -> tuple[Buckets, float | None]:
     for path, document in chain(first):
         try:
             from_steps = added(from_steps, steps_buckets(document, skip_copied=True))
-            totals = final_buckets(document)
+            totals = final_buckets(document, writes_in_prompt=writes_in_prompt(document))
             if totals.recorded:
                 final = totals
             spent = final_cost(document)
@@ -292,6 +330,10 @@ def usage(first: Path) -> tuple[Buckets, float | None]:
             raise AtifError(f"{path}: {error}") from None
     chosen = final if final.recorded else from_steps
     return chosen, cost
+
+
+def _whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _shown(value: Any) -> str:

@@ -31,6 +31,7 @@ from tui_ledger.importers.atif_usage import (
     read_document,
     step_buckets,
     steps_of,
+    writes_in_prompt,
 )
 from tui_ledger.trajectory import TRACE_COLUMN
 from tui_ledger.trajectory.model import (
@@ -87,6 +88,7 @@ class _Tally:
     final: Buckets = field(default_factory=Buckets)
     with_tokens: int = 0
     writes_outside: int = 0
+    """Files whose cache writes sit outside prompt_tokens."""
     cache_outside: int = 0
     copied_skipped: int = 0
 
@@ -110,8 +112,11 @@ def _steps(
             if document is None:
                 document = _read(path)
                 files.append(str(path))
+            inside = writes_in_prompt(document)
+            if not inside:
+                tally.writes_outside += 1
             try:
-                totals = final_buckets(document)
+                totals = final_buckets(document, writes_in_prompt=inside)
             except AtifError as error:
                 raise TrajectoryError(f"{path}: {error}") from None
             if totals.recorded:
@@ -122,7 +127,7 @@ def _steps(
             for position, raw in enumerate(raw_steps):
                 raw_steps[position] = None  # each step's dicts freed once it is made
                 try:
-                    made = _step(raw, position + 1, index + 1)
+                    made = _step(raw, position + 1, index + 1, inside)
                 except AtifError as error:
                     raise TrajectoryError(f"{path}: {error}") from None
                 step, counts = made
@@ -145,7 +150,6 @@ def _count(tally: _Tally, counts: Buckets) -> None:
     if counts.recorded:
         tally.with_tokens += 1
         tally.steps = added(tally.steps, counts)
-    tally.writes_outside += counts.writes_outside_prompt
     tally.cache_outside += counts.cache_outside_prompt
 
 
@@ -164,9 +168,9 @@ def _notes(tally: _Tally) -> list[str]:
         )
     if tally.writes_outside:
         notes.append(
-            f"{_steps_word(tally.writes_outside)} recorded more cache writes than uncached "
-            "prompt tokens: the writes were read as left out of prompt_tokens (older Harbor "
-            "Claude Code files) and counted on their own"
+            "a step records more cache writes than uncached prompt tokens: the file's cache "
+            "writes were read as left out of prompt_tokens (older Harbor Claude Code files) "
+            "and counted on their own"
         )
     if tally.cache_outside:
         notes.append(
@@ -185,7 +189,7 @@ def _steps_word(count: int) -> str:
     return f"{count:,} step" if count == 1 else f"{count:,} steps"
 
 
-def _step(raw: Any, number: int, index: int) -> tuple[Step, Buckets]:
+def _step(raw: Any, number: int, index: int, inside: bool) -> tuple[Step, Buckets]:
     where = f"step {number}"
     if not isinstance(raw, dict):
         raise AtifError(f"{where} is {_kind(raw)}, not an object")
@@ -204,7 +208,7 @@ def _step(raw: Any, number: int, index: int) -> tuple[Step, Buckets]:
         )
     calls = _tool_calls(raw.get("tool_calls"), where)
     observation, failed = _observation(raw.get("observation"), where)
-    counts = step_buckets(raw.get("metrics"), where)
+    counts = step_buckets(raw.get("metrics"), where, writes_in_prompt=inside)
     extra: Mapping[str, Any] = raw["extra"] if isinstance(raw.get("extra"), dict) else {}
     copied = raw.get("is_copied_context") is True
     step = Step(
