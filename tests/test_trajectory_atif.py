@@ -151,6 +151,7 @@ def test_a_plain_ledger_names_each_file_in_its_trace_column(tmp_path: Path) -> N
     row = attempts.row(0, named=True)
     trajectory = read_attempt(row)
     assert len(trajectory.steps) == 3
+    assert trajectory.files == (str(Path("traces") / "a1.json"),)
     assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
     with pytest.raises(TrajectoryError, match=r"missing\.json: no such file"):
         open_attempt(attempts.row(1, named=True))

@@ -55,21 +55,22 @@ def open(row: Mapping[str, Any]) -> Opened:
         raise TrajectoryError(f"the attempt has no `{TRACE_COLUMN}` naming its trajectory file")
     source = row.get("source")
     base = Path(str(source)).parent if source else Path()
-    return open_files([base / str(trace).strip()])
+    return open_files([base / str(trace).strip()], relative_to=base)
 
 
-def open_files(paths: Sequence[Path]) -> Opened:
+def open_files(paths: Sequence[Path], *, relative_to: Path | None = None) -> Opened:
     """The steps of these ATIF files, one after another (each with its continuations).
 
     The first file is read now, so a file that cannot be read fails here; the rest as the
-    steps reach them. Raises TrajectoryError naming the file.
+    steps reach them. Raises TrajectoryError naming the file. `Opened.files` names them
+    relative to `relative_to` (the ledger's folder) where they sit under it.
     """
     if not paths:
         raise TrajectoryError("no trajectory file to open")
     first = _read(paths[0])
-    files = [str(paths[0])]
+    files = [_name(paths[0], relative_to)]
     notes: list[str] = []
-    steps = _steps(paths, first, files, notes)
+    steps = _steps(paths, first, files, notes, relative_to)
     return Opened(files=files, instruction=None, verdict=Verdict(), steps=steps, notes=notes)
 
 
@@ -93,8 +94,18 @@ class _Tally:
     copied_skipped: int = 0
 
 
+def _name(path: Path, base: Path | None) -> str:
+    if base is not None and path.is_relative_to(base) and path != base:
+        return str(path.relative_to(base))
+    return str(path)
+
+
 def _steps(
-    paths: Sequence[Path], first: dict[str, Any], files: list[str], notes: list[str]
+    paths: Sequence[Path],
+    first: dict[str, Any],
+    files: list[str],
+    notes: list[str],
+    base: Path | None,
 ) -> Iterator[Step]:
     tally = _Tally()
     index = 0
@@ -111,7 +122,7 @@ def _steps(
             seen.add(path)
             if document is None:
                 document = _read(path)
-                files.append(str(path))
+                files.append(_name(path, base))
             inside = writes_in_prompt(document)
             if not inside:
                 tally.writes_outside += 1
