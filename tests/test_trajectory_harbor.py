@@ -13,6 +13,7 @@ from tests.trajectory_fixtures_atif import (
     SAMPLE_TOKENS,
     atif_step,
     sample_steps,
+    write_atif,
     write_harbor_trial,
 )
 from tui_ledger.cli import main
@@ -127,3 +128,27 @@ def test_an_unreadable_trajectory_keeps_the_usage_unrecorded_and_says_so(tmp_pat
     assert ledger.attempts["tokens"].to_list() == [None]
     warnings = [warning.message for warning in ledger.report.warnings]
     assert any("could not be read" in message and "cut off" in message for message in warnings)
+
+
+def test_multi_step_trials_and_where_the_instruction_is_looked_for(tmp_path: Path) -> None:
+    job = tmp_path / "jobs" / "job"
+    result = write_harbor_trial(job, "m__1", "multi", agent_result=USAGE, steps=None)
+    for step_name, message in (("1-setup", "first part"), ("2-fix", "second part")):
+        write_atif(
+            result.parent / "steps" / step_name / "agent" / "trajectory.json",
+            [atif_step(1, "user", message), atif_step(2, "agent", "ok", prompt=10, completion=1)],
+        )
+    task = tmp_path / "elsewhere" / "multi"
+    task.mkdir(parents=True)
+    (task / "instruction.md").write_text("Do both parts.", encoding="utf-8")
+    config = result.parent / "config.json"
+    config.write_text(json.dumps({"task": {"path": str(task)}}), encoding="utf-8")
+    trajectory = read_all(harbor_reader.open({"source": str(result)}))
+    assert [step.text for step in trajectory.steps] == ["first part", "ok", "second part", "ok"]
+    assert [step.index for step in trajectory.steps] == [1, 2, 3, 4]
+    assert trajectory.steps_tokens == 22
+    assert trajectory.instruction == "Do both parts."
+    # A task Harbor fetched from git sits in its cache under a hashed name: no instruction.
+    git = {"task": {"path": str(task), "git_url": "https://example.com/tasks.git"}}
+    config.write_text(json.dumps(git), encoding="utf-8")
+    assert harbor_reader.open({"source": str(result)}).instruction is None

@@ -12,7 +12,8 @@ holds (Harbor's `TrialPaths`):
 
 The instruction is the task's `instruction.md`: `config.json` names the task folder
 (`task.path`), relative to the folder Harbor ran in (the trial folder's ancestor above
-`trials_dir`); null when that folder is not on this machine.
+`trials_dir`); null when that folder is not on this machine, and for a task Harbor fetched
+from git (kept in its cache under a hashed name).
 """
 
 from __future__ import annotations
@@ -139,10 +140,14 @@ def _task_folders(trial: Path) -> list[Path]:
     except (TrajectoryError, json.JSONDecodeError):
         return []
     task = config.get("task") if isinstance(config, dict) else None
-    where = task.get("path") if isinstance(task, dict) else None
+    if not isinstance(task, dict):
+        return []
+    where = task.get("path")
     if not isinstance(where, str) or not where:
         return []
-    task_path = Path(where)
+    if task.get("git_url"):
+        return []  # a registry task lives in Harbor's cache under a hashed name
+    task_path = Path(where).expanduser()
     if task_path.is_absolute():
         return [task_path]
     candidates = []
