@@ -10,9 +10,14 @@ Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run
   after it: a folder is one when some trial's run sits two or more folders below it (its run:
   the outermost folder on its path that holds a run-level `results.json` or
   `run_metadata.json`, else the folder above its task folder).
-- A single `results.json` is read too: a trial record, or a run-level file of many trials.
+- Files are told by their content, not their name: a JSON file of any name holding a trial
+  record or a run's `results` list of them is read (goose's submissions keep only run files
+  saved as `<run id>_results.json`). A single such file is read too.
 - `run` is the folder that holds the task folders (the submission itself when runs are not
-  nested), so repeated runs of one submission stay apart.
+  nested), or the run id a run file is saved under, so repeated runs of one submission stay
+  apart.
+- The same trial (`id` and `trial_name`) found twice in one workflow, as in a copy of a run
+  folder kept inside another, is counted once, and a warning says how many were left out.
 - `total_input_tokens` is Terminal-Bench's own sum over the agent's calls and may include cached
   input (the harness does not split it), so it is kept as `input_tokens` and no cache bucket is
   invented. `tokens` = input + output, null when either is null; a recorded 0 stays 0.
