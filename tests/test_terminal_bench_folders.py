@@ -164,3 +164,22 @@ def test_a_run_file_beside_its_own_trial_files_is_not_read_twice(tmp_path: Path)
     tb_layouts.write_json(folder / "2025-01-02__00-00-00_results.json", other)
     attempts = load(folder).attempts
     assert sorted(attempts["run"]) == ["2025-01-01__00-00-00", "2025-01-02__00-00-00"]
+
+
+def test_other_json_files_are_told_by_their_content(tmp_path: Path) -> None:
+    """Only a `results` list of trial records makes a JSON file of another name a run file:
+    another tool's `results`, trial records one per line, Harbor's `result.json` are not."""
+    folder = tmp_path / "submission"
+    tb_layouts.goose(folder)
+    tb_layouts.write_json(folder / "notes.json", {"results": [{"score": 1}]})
+    assert find_importer(folder / "notes.json") is None
+    assert load(folder).attempts.height == plain_count(folder)[0] == 9
+
+    lines = [tb_layouts.trial("r", task, True, 1) for task in tb_layouts.TASKS]
+    ndjson = tmp_path / "export.json"
+    ndjson.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert find_importer(ndjson) is None
+    harbor = {"task_name": "a", "trial_name": "a__x", "results": [{"task_id": "a"}]}
+    tb_layouts.write_json(tmp_path / "job" / "a__x" / "result.json", harbor)
+    found = find_importer(tmp_path / "job" / "a__x" / "result.json")
+    assert getattr(found, "name", None) != "terminal-bench"

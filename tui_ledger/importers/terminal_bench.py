@@ -10,9 +10,9 @@ Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run
   after it: a folder is one when some trial's run sits two or more folders below it (its run:
   the outermost folder on its path that holds a run-level `results.json` or
   `run_metadata.json`, else the folder above its task folder).
-- Files are told by their content, not their name: a JSON file of any name holding a trial
-  record or a run's `results` list of them is read (goose's submissions keep only run files
-  saved as `<run id>_results.json`). A single such file is read too.
+- Files are told by their content, not their name: a JSON file of any name holding a run's
+  `results` list of trial records is read (goose's submissions keep only run files saved as
+  `<run id>_results.json`). A single such file is read too.
 - `run` is the folder that holds the task folders (the submission itself when runs are not
   nested), or the run id a run file is saved under, so repeated runs of one submission stay
   apart.
@@ -73,8 +73,9 @@ _TRIAL_KEYS = ("task_id", "trial_name")
 _TRIAL_HINT = re.compile(r'"trial_name"\s*:')
 # promptfoo also names its output results.json, and test vars may use any word.
 _OTHER_HARNESS_HINT = re.compile(r'"(evalId|testIdx|promptIdx)"\s*:')
-# A JSON file of another name is read by its content: a trial record, or a run file whose first
-# record is one, has `task_id` beside `trial_name` early on. Harbor's trials have `task_name`.
+# A JSON file of another name is read by its content: a run file, whose `results` list opens
+# with a trial record (`task_id` beside `trial_name`). Harbor's trials have `task_name`.
+_RUN_FILE_HINT = re.compile(r'"results"\s*:\s*\[\s*\{')
 _TASK_ID_HINT = re.compile(r'"task_id"\s*:')
 _HARBOR_HINT = re.compile(r'"task_name"\s*:')
 # A run file saved under its run id: `2025-08-27__22-13-13_results.json` (goose's submissions).
@@ -163,9 +164,9 @@ def _looks_like_trial(path: Path) -> bool:
 
 def _looks_like_results(path: Path) -> bool:
     """Whether `path` is a file Terminal-Bench wrote, by its content: a `results.json` holding
-    a trial or a run's trials; a JSON file of any other name whose head shows a trial record's
-    `trial_name` and `task_id` (a trial, or a run file saved under its run id), none of Harbor's
-    `task_name`."""
+    a trial or a run's trials; a JSON file of any other name whose head opens a `results` list
+    with a trial record's `trial_name` and `task_id` (a run file saved under its run id), none
+    of Harbor's `task_name`."""
     if path.name == RESULTS_FILE:
         return _looks_like_trial(path)
     if not path.name.lower().endswith(".json") or path.name.startswith("."):
@@ -173,6 +174,7 @@ def _looks_like_results(path: Path) -> bool:
     head = peek_text(path)
     return (
         _looks_like_trial_head(head)
+        and _RUN_FILE_HINT.search(head) is not None
         and _TASK_ID_HINT.search(head) is not None
         and _HARBOR_HINT.search(head) is None
     )
@@ -218,8 +220,8 @@ def _is_run_file(document: Any) -> bool:
 
 def _walk_results(root: Path) -> Iterator[tuple[Path, Any]]:
     """(file, parsed JSON) for every Terminal-Bench results file under `root`, in path order:
-    each `results.json`, and each other JSON file whose content is a trial or a run's trials.
-    A trial folder's own logs are not walked."""
+    each `results.json`, and each other JSON file whose content is a run's trials. A trial
+    folder's own logs are not walked."""
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
         here = Path(folder)
@@ -234,7 +236,7 @@ def _walk_results(root: Path) -> Iterator[tuple[Path, Any]]:
             file = here / name
             if name != RESULTS_FILE and _looks_like_results(file):
                 document = load_json(file)
-                if _is_trial(document) or _is_run_file(document):
+                if _is_run_file(document):
                     yield file, document
 
 
