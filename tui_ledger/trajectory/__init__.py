@@ -18,7 +18,7 @@ read is a `TrajectoryError` with a one-line message; the ledger itself never dep
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,23 @@ def read_attempt(row: Mapping[str, Any]) -> Trajectory:
     return read_all(open_attempt(row))
 
 
+def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
+    """The row with a `source` its reader can open from here, given the inputs the ledger was
+    loaded from (what both front ends hand `open_attempt`).
+
+    The loader names a harness's files by their path below the one folder the user opened
+    (`t1__abc/result.json`: `load.readers.trial_names`), which is no path from the working
+    directory; the reader needs one. Several inputs are named below the path as given, and a
+    file by its own name: those open as they are (and so does a source already absolute).
+    """
+    source = row.get("source")
+    if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
+        candidate = Path(inputs[0]) / str(source)
+        if candidate.exists():
+            return {**row, "source": str(candidate)}
+    return dict(row)
+
+
 def _reader_for(row: Mapping[str, Any]) -> str | None:
     if row.get(TRACE_COLUMN) not in (None, ""):
         return READERS.get("atif")
@@ -119,6 +136,7 @@ __all__ = [
     "Who",
     "bucket_total",
     "open_attempt",
+    "openable",
     "read_all",
     "read_attempt",
     "steps_tokens",
