@@ -488,3 +488,30 @@ def test_open_attempt_chooses_this_reader_from_the_source(tmp_path: Path) -> Non
     results = write_trial(tmp_path / "run", events=session([("ls", "")]))
     opened = open_attempt(row_for(results))
     assert [s.text for s in opened.steps] == ["ls"]
+
+
+def test_a_broken_tests_recording_is_named_in_the_output_and_the_tests_still_show(
+    tmp_path: Path,
+) -> None:
+    tests_cast = cast_text(session([("bash /tests/run-tests.sh", "collected 1 item\n")]))
+    results = write_trial(tmp_path / "run", post_test=None, tests_cast=tests_cast[:-12])
+    opened = reader.open(row_for(results))
+    assert [t.name for t in opened.verdict.tests] == ["test_hello_file"]
+    output = opened.verdict.output or ""
+    assert "collected 1 item" in output
+    assert output.splitlines()[-1].startswith("[") and "tests.cast: line" in output
+
+
+def test_a_long_input_the_terminal_read_in_pieces_is_one_step(tmp_path: Path) -> None:
+    command = "mini -t '" + "fix the parser\n" * 300 + "'"
+    events: list[tuple[float, str, str]] = [(0.01, "o", PROMPT)]
+    events += [(1.0, "i", command[:4095]), (1.0002, "i", command[4095:] + "\r")]
+    events += [
+        (1.001, "o", "mini: thinking\r\n"),
+        (2.0, "i", "y"),
+        (2.1, "o", "y"),
+        (2.2, "i", "\r"),
+    ]
+    results = write_trial(tmp_path / "run", events=events)
+    steps = _steps(results)
+    assert [s.text for s in steps] == [command, "y", "Enter"]

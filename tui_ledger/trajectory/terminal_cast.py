@@ -71,6 +71,8 @@ def typed_text(keys: str) -> str:
         return f"C-{chr(ord(keys) + 96)}"
     if keys == "\x7f":
         return "BSpace"
+    if keys in ("\r", "\n", "\r\n"):
+        return "Enter"
     text = keys[:-1] if keys.endswith(("\r", "\n")) else keys
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     return clean_lines(_WAIT_SUFFIX.sub("", text))
@@ -165,6 +167,9 @@ class _Pending:
     source: str
     text: str
     timestamp: str | None
+    keys: str = ""
+    """What was typed, as recorded."""
+    output_seen: bool = False
     head: list[str] | None = None
     """The lines of the output's head, once it has filled and been taken off the screen."""
     played: int = 0
@@ -199,6 +204,7 @@ class Player:
 
     def output(self, text: str) -> None:
         """Output played while the step's head lasts (the rest is kept raw by `skip`)."""
+        self.pending.output_seen = True
         room = HEAD_CHARS - self.pending.played
         if room <= 0:
             return
@@ -222,6 +228,7 @@ class Player:
         """Output past the head (`size` long, else the raw piece's length): counted, and its
         end kept raw for the tail."""
         pending = self.pending
+        pending.output_seen = True
         pending.skipped += len(raw) if size is None else size
         pending.tail.append(raw)
         pending.tail_bytes += len(raw)
@@ -233,10 +240,20 @@ class Player:
     def skipping(self) -> bool:
         return self.pending.played >= HEAD_CHARS
 
-    def step_at(self, text: str, seconds: float | None) -> Step | None:
-        """Start a step (input typed at `seconds`); returns the one it ends, if it shows any."""
+    def step_at(self, keys: str, seconds: float | None) -> Step | None:
+        """Start a step (`keys` typed at `seconds`); returns the one it ends, if it shows any.
+
+        Keys that continue an input not yet ended by Enter, with nothing printed since, are
+        the same input: the terminal hands a long `send-keys` over in several reads.
+        """
+        pending = self.pending
+        unended = pending.keys and not pending.keys.endswith(("\r", "\n"))
+        if pending.source == "agent" and not pending.output_seen and unended:
+            pending.keys += keys
+            pending.text = typed_text(pending.keys)
+            return None
         finished = self._finish(last=False)
-        self.pending = _Pending("agent", text, self._moment(seconds))
+        self.pending = _Pending("agent", typed_text(keys), self._moment(seconds), keys=keys)
         return finished
 
     def end(self, broken: str | None = None) -> Step | None:
@@ -379,7 +396,7 @@ def play_cast(path: Path) -> Iterator[Step]:
             if event is None:
                 continue
             seconds, keys = event
-            step = player.step_at(typed_text(keys), seconds)
+            step = player.step_at(keys, seconds)
             if step is not None:
                 yield step
         step = player.end()
@@ -458,7 +475,7 @@ def play_log(path: Path, columns: int = 160, rows: int = 40) -> Iterator[Step]:
                 raise TrajectoryError(f"{path}: line {number} holds NUL bytes (a binary file?)")
             command = _prompt_command(line)
             if command is not None:
-                step = player.step_at(typed_text(command), None)
+                step = player.step_at(command + "\r", None)
                 if step is not None:
                     yield step
             if player.skipping:
