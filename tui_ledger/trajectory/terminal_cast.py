@@ -38,10 +38,12 @@ from tui_ledger.trajectory.model import Step, TrajectoryError
 
 MAX_LINE_BYTES = 4 * 1024 * 1024
 """The longest line of a recording read: asciinema writes an event per read of the terminal."""
-HEAD_CHARS = 24 * 1024
+HEAD_CHARS = 16 * 1024
 """A step's output played through the terminal from its start."""
-TAIL_BYTES = 24 * 1024
+TAIL_BYTES = 16 * 1024
 """Of a longer output, its end kept (as recorded) and played on a fresh screen."""
+READ_BUFFER = 64 * 1024
+"""Bytes read from the file at a time (the default 8 kB makes a large recording's read slower)."""
 MAX_SIZE = 1000
 """The widest or tallest terminal a recording may declare."""
 
@@ -374,7 +376,7 @@ def play_cast(path: Path) -> Iterator[Step]:
     the one in progress included, then raises TrajectoryError naming the line.
     """
     try:
-        handle = path.open("rb")
+        handle = path.open("rb", buffering=READ_BUFFER)
     except OSError as error:
         raise TrajectoryError(f"{path}: cannot be read ({error.strerror or error})") from None
     with handle:
@@ -459,7 +461,7 @@ def play_log(path: Path, columns: int = 160, rows: int = 40) -> Iterator[Step]:
     whose text is the command. Lines are played as they are read, bounded like a recording's.
     """
     try:
-        handle = path.open("rb")
+        handle = path.open("rb", buffering=READ_BUFFER)
     except OSError as error:
         raise TrajectoryError(f"{path}: cannot be read ({error.strerror or error})") from None
     with handle:
