@@ -98,9 +98,13 @@ def test_the_harness_own_keystrokes_are_system_steps(tmp_path: Path) -> None:
             ("clear", ""),
             ("source /installed-agent/setup-env.sh; tmux wait -S done", ""),
             ("mini -t 'Write hello.txt'; tmux wait -S done", "agent log line\n"),
+            ("clear", ""),  # the agent's own clear, not the first input
+            ("python3", ">>> "),
         ]
     )
-    events.append((9.0, "i", "\x04"))
+    # The agent leaves Python with C-d; the harness ends the recording with C-d (`exit`).
+    events += [(8.0, "i", "\x04"), (8.1, "o", "\r\n" + PROMPT)]
+    events += [(9.0, "i", "\x04"), (9.1, "o", "\x1b[?2004l\r\r\nexit\r\n")]
     results = write_trial(tmp_path / "run", events=events, commands=[["mini -t 'x'", "Enter"]])
     opened = reader.open(row_for(results))
     steps = list(opened.steps)
@@ -109,12 +113,15 @@ def test_the_harness_own_keystrokes_are_system_steps(tmp_path: Path) -> None:
         ("system", "harness"),
         ("system", "harness"),
         ("agent", None),
+        ("agent", None),
+        ("agent", None),
+        ("agent", None),
         ("system", "harness"),
     ]
     # The harness's wait suffix is its own plumbing, not what the agent asked for.
     assert steps[1].text == "source /installed-agent/setup-env.sh"
     assert steps[2].text == "mini -t 'Write hello.txt'"
-    assert steps[3].text == "C-d"
+    assert [s.text for s in steps[3:]] == ["clear", "python3", "C-d", "C-d"]
     # The agent was typed into the terminal, so there is no note that it was not.
     assert opened.notes == []
 

@@ -54,10 +54,12 @@ MAX_PANE_BYTES = 256 * 1024
 MAX_COMMANDS = 10_000
 """commands.txt lines read to decide whether the agent typed anything."""
 
-# The harness's own keystrokes (terminal_bench's harness, installed agents and test runner).
-_HARNESS = re.compile(
-    r"^(asciinema rec\b|source /installed-agent/|bash /tests/run-tests\.sh|clear$|exit$|C-d$)"
-)
+# The harness's own keystrokes wherever they are typed: starting a recording, setting up and
+# installing an agent, running the tests.
+_HARNESS = re.compile(r"^(asciinema rec\b|source /installed-agent/|bash /tests/run-tests\.sh)")
+_RECORD = re.compile(r"^asciinema rec\b")
+# commands.txt lines the harness sends in every trial (its `clear` and `C-d` included).
+_HARNESS_KEYS = re.compile(_HARNESS.pattern + r"|^(clear|C-d)$")
 _TMUX_KEYS = re.compile(r"^(Enter|C-.|M-.|Escape|Tab|BSpace|Up|Down|Left|Right|Space)$")
 
 
@@ -248,12 +250,26 @@ def _steps(folder: Path) -> tuple[Iterator[Step], Path | None, list[str]]:
 
 
 def _sourced(steps: Iterator[Step]) -> Iterator[Step]:
-    """The harness's own keystrokes marked as its (`system`, kind `harness`)."""
+    """The harness's own keystrokes marked as its (`system`, kind `harness`).
+
+    Besides `_HARNESS`: the `clear` the harness types first in a recording (the first input,
+    or the one after `asciinema rec`), and the `C-d` that ends it (the shell answers `exit`).
+    An agent's own `clear` or `C-d` elsewhere stays the agent's.
+    """
+    previous: str | None = None
     for step in steps:
-        if step.source == "agent" and _HARNESS.match(step.text.strip()):
-            yield replace(step, source="system", kind="harness")
-        else:
+        if step.source != "agent":
             yield step
+            continue
+        text = step.text.strip()
+        harness = (
+            _HARNESS.match(text) is not None
+            or (text == "clear" and (previous is None or _RECORD.match(previous) is not None))
+            or (text == "C-d" and (step.observation or "").rstrip().endswith("exit"))
+            or (text == "C-d" and step.observation is None)  # commands.txt: no output
+        )
+        previous = text
+        yield replace(step, source="system", kind="harness") if harness else step
 
 
 def _typed(path: Path) -> Iterator[Step]:
@@ -311,7 +327,7 @@ def _harness_only(path: Path) -> bool:
         return False
     try:
         for count, text in enumerate(_command_lines(path)):
-            if count >= MAX_COMMANDS or not _HARNESS.match(text.strip()):
+            if count >= MAX_COMMANDS or not _HARNESS_KEYS.match(text.strip()):
                 return False
     except TrajectoryError:
         return False
