@@ -449,6 +449,14 @@ def test_without_a_recording_the_raw_log_is_split_at_prompts(tmp_path: Path) -> 
     assert all(s.timestamp is None for s in steps)
 
 
+def test_a_raw_log_shows_bytes_that_are_not_text_as_a_terminal_does(tmp_path: Path) -> None:
+    log = f"{PROMPT}cat blob\r\n".encode() + b"\x89PNG\x00\xff\xfe\r\n" + PROMPT.encode()
+    results = write_trial(tmp_path / "run", events=None, agent_log=log)
+    (step,) = _steps(results)
+    assert step.text == "cat blob"
+    assert step.observation == f"{PROMPT}cat blob\n\ufffdPNG\ufffd\ufffd\n{PROMPT.rstrip()}"
+
+
 def test_without_any_session_the_commands_sent_are_the_steps(tmp_path: Path) -> None:
     results = write_trial(
         tmp_path / "run",

@@ -143,8 +143,9 @@ class _Screen(pyte.Screen):
         super().index()
 
     def erase_in_display(self, how: int = 0, *args: Any, **kwargs: Any) -> None:
-        # A clear (`ESC[H ESC[J`, `ESC[2J`) wipes what the step printed: keep it first.
-        if how in (2, 3) or (how == 0 and self.cursor.y <= self.mark):
+        # A clear (`ESC[2J`, or `ESC[H ESC[J` from the top corner) wipes what the step printed:
+        # keep it first. A partial erase (a progress bar redrawn) is left to act.
+        if how in (2, 3) or (how == 0 and self.cursor.y == 0 and self.cursor.x == 0):
             self.keep_rows(self.last_row() + 1)
             self.mark = self.cursor.y
         super().erase_in_display(how, *args, **kwargs)
@@ -458,7 +459,8 @@ def play_log(path: Path, columns: int = 160, rows: int = 40) -> Iterator[Step]:
     """The steps of a raw terminal log (no timing, no input events), split at prompt lines.
 
     A line that, without its escape sequences, reads `user@host:dir# command` starts a step
-    whose text is the command. Lines are played as they are read, bounded like a recording's.
+    whose text is the command. Lines are played as they are read, bounded like a recording's
+    (a line over `MAX_LINE_BYTES` is played in pieces).
     """
     try:
         handle = path.open("rb", buffering=READ_BUFFER)
@@ -472,9 +474,9 @@ def play_log(path: Path, columns: int = 160, rows: int = 40) -> Iterator[Step]:
             raw = handle.readline(MAX_LINE_BYTES)
             if not raw:
                 break
-            line = _text(raw, path, number)
-            if b"\x00" in raw:
-                raise TrajectoryError(f"{path}: line {number} holds NUL bytes (a binary file?)")
+            # A raw terminal log holds whatever programs printed (a binary file cat'ed):
+            # bytes that are not UTF-8 are shown as U+FFFD, as a terminal shows them.
+            line = raw.decode("utf-8", errors="replace")
             command = _prompt_command(line)
             if command is not None:
                 step = player.step_at(command + "\r", None)
