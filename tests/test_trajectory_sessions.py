@@ -602,6 +602,27 @@ def test_codex_user_messages_said_twice_are_one_step(
     assert any("no token_count event with a total" in note for note in trajectory.notes)
 
 
+@pytest.mark.parametrize(
+    ("line", "problem"),
+    [
+        (b"[1, 2]\n", "line 3 is not a Codex rollout line (an object)"),
+        (b'{"type": "response_item", "payload": 5}\n', "line 3: payload is 5, not an object"),
+        (b"\x89PNG\r\n", "line 3 holds bytes that are not UTF-8, not a JSON line"),
+    ],
+)
+def test_codex_bad_lines(tmp_path: Path, line: bytes, problem: str) -> None:
+    file = rollout(tmp_path, [meta(), *asked(1, "go")[:1]])
+    file.write_bytes(file.read_bytes() + line)
+    read, message = first_then_error(open_attempt({"source": str(file)}))
+    assert [step.source for step in read] == ["user"] and message == f"{file}: {problem}"
+
+
+def test_codex_total_of_the_wrong_type(tmp_path: Path) -> None:
+    file = rollout(tmp_path, [meta(), token_count(1, counts(1, 0, 1) | {"output_tokens": 1.5})])
+    _, message = first_then_error(open_attempt({"source": str(file)}))
+    assert message == f"{file}: line 2: total_token_usage.output_tokens is 1.5, not a whole number"
+
+
 def test_codex_a_line_cut_off_mid_file(tmp_path: Path) -> None:
     file = rollout(tmp_path, [meta(), *asked(1, "go"), said(2, "ok"), said(3, "more")])
     text = file.read_text().splitlines()
@@ -665,11 +686,9 @@ def test_claude_code_steps_add_up_to_the_loaders_count(
     with pytest.MonkeyPatch.context() as patch:
         row = ledger_rows(project(root), patch)[SID]
         trajectory = read_attempt(row)
-    word, difference = tokens_match(trajectory.steps, row["tokens"])
-    if row["tokens"] is None:
-        assert trajectory.steps_tokens is None
-    else:
-        assert (word, difference) == (EQUAL, 0) or trajectory.steps_tokens == row["tokens"] == 0
+    assert trajectory.steps_tokens == row["tokens"]
+    if row["tokens"] is not None:
+        assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
     assert [step.index for step in trajectory.steps] == list(range(1, len(trajectory.steps) + 1))
 
 

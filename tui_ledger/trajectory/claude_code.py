@@ -123,7 +123,7 @@ def _first_prompt(source: Path, session_id: str | None) -> str | None:
                 continue
             if session_id is not None and line.get("sessionId") != session_id:
                 continue
-            if line.get("isMeta") or line.get("isSidechain"):
+            if line.get("isMeta") or line.get("isSidechain") or line.get("isCompactSummary"):
                 continue
             message = line.get("message")
             if not isinstance(message, dict):
@@ -355,12 +355,13 @@ class _FileReading:
             self._system(line, agent, timestamp)
             return
         message = line.get("message")
+        if kind == "user":
+            if isinstance(message, dict):  # the loader reads no user line: nor does it fail one
+                self._user(line, message, agent, timestamp)
+            return
         if not isinstance(message, dict):
             raise TrajectoryError(f"{where}: message is {message!r}, not an object")
-        if kind == "assistant":
-            self._assistant(line, message, agent, timestamp, where)
-        else:
-            self._user(line, message, agent, timestamp)
+        self._assistant(line, message, agent, timestamp, where)
 
     def _agent(self, line: Mapping[str, Any]) -> str | None:
         if self.file_agent is not None:
