@@ -602,6 +602,34 @@ def test_codex_user_messages_said_twice_are_one_step(
     assert any("no token_count event with a total" in note for note in trajectory.notes)
 
 
+def test_codex_a_count_no_items_go_with_and_a_web_search(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, second = counts(100, 0, 10), counts(300, 50, 30)
+    search = {"type": "search", "query": "polars"}
+    lines = [
+        meta(),
+        *asked(1, "find it"),
+        token_count(2, first),  # this call's output is not in the rollout
+        token_count(3, second),
+        cx("response_item", 3, type="web_search_call", status="completed", action=search),
+        said(3, "Found."),
+        cx("compacted", 4, message="summary of the conversation"),
+    ]
+    row = codex_row(rollout(tmp_path, lines), monkeypatch)
+    trajectory = read_attempt(row)
+    assert [(s.source, s.kind, s.tokens) for s in trajectory.steps] == [
+        ("user", None, None),
+        ("agent", "model_call", 110),
+        ("agent", None, 220),
+        ("system", "compacted", None),
+    ]
+    assert trajectory.steps[2].tool_calls[0].name == "web_search"
+    assert trajectory.steps[2].text == "Found."
+    assert trajectory.steps_tokens == row["tokens"] == 330
+    assert any(note.startswith("1 token count went with no item") for note in trajectory.notes)
+
+
 @pytest.mark.parametrize(
     ("line", "problem"),
     [

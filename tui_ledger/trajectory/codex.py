@@ -49,7 +49,14 @@ from tui_ledger.trajectory.session_lines import (
 )
 
 _MODEL_ITEMS = frozenset(
-    {"message", "reasoning", "function_call", "custom_tool_call", "local_shell_call"}
+    {
+        "message",
+        "reasoning",
+        "function_call",
+        "custom_tool_call",
+        "local_shell_call",
+        "web_search_call",
+    }
 )
 _CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"})
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
@@ -250,6 +257,8 @@ class _RolloutReading:
             summary = flat_text(item.get("summary"))
             content = flat_text(item.get("content"))
             run.thinking.append("\n".join(part for part in (summary, content) if part))
+        elif kind == "web_search_call":  # searched by the API itself: no output item follows
+            run.calls.append(ToolCall("web_search", as_json(item.get("action")), None))
         else:
             call_id = text_or_none(item.get("call_id")) or text_or_none(item.get("id"))
             if kind == "local_shell_call":
@@ -266,6 +275,8 @@ class _RolloutReading:
     def _start_run(self, timestamp: str | None) -> _Draft:
         # A call still waiting for its count gets none now: its count came before this one.
         self._settle_waiting_run()
+        for draft in self.queue:  # the calls before it were answered before it was sampled
+            draft.answered = True
         run = _Draft("agent", timestamp, run=True, ended=False, settled=False)
         if self.waiting_usage is not None:
             run.usage, run.settled = self.waiting_usage, True
