@@ -651,6 +651,18 @@ def test_codex_total_of_the_wrong_type(tmp_path: Path) -> None:
     assert message == f"{file}: line 2: total_token_usage.output_tokens is 1.5, not a whole number"
 
 
+def test_codex_a_call_whose_count_was_never_written_is_noted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = counts(100, 0, 10)
+    lines = [meta(), *asked(1, "go"), said(2, "one"), token_count(2, first), call(3, "c", "ls")]
+    row = codex_row(rollout(tmp_path, lines), monkeypatch)
+    trajectory = read_attempt(row)
+    assert [step.tokens for step in trajectory.steps] == [None, 110, None]
+    assert trajectory.steps_tokens == row["tokens"]
+    assert any(note.startswith("1 model call got no token_count") for note in trajectory.notes)
+
+
 def test_codex_a_line_cut_off_mid_file(tmp_path: Path) -> None:
     file = rollout(tmp_path, [meta(), *asked(1, "go"), said(2, "ok"), said(3, "more")])
     text = file.read_text().splitlines()
@@ -721,18 +733,23 @@ def test_claude_code_steps_add_up_to_the_loaders_count(
 
 
 @st.composite
-def codex_rollouts(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """A random rollout: calls with counts before or after their items, written once or twice."""
+def codex_rollouts(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[int] | None]:
+    """A random rollout: calls with counts before or after their items, written 0-2 times.
+
+    With it, each call's own tokens in order when every call's count is written (else None).
+    """
     before = draw(st.booleans())
     lines: list[dict[str, Any]] = [meta(), *asked(1, "go")]
     total = {"input_tokens": 0, "cached_input_tokens": 0, "output_tokens": 0}
+    own_tokens: list[int] = []
+    every_call_counted = True
     second = 2
     for number in range(draw(st.integers(0, 6))):
         cached = draw(st.integers(0, 3000))
         step = {
             "input_tokens": cached + draw(st.integers(0, 3000)),
             "cached_input_tokens": cached,
-            "output_tokens": draw(st.integers(0, 900)),
+            "output_tokens": draw(st.integers(1, 900)),
         }
         total = {key: total[key] + step[key] for key in total}
         snapshot = counts(
@@ -740,6 +757,8 @@ def codex_rollouts(draw: st.DrawFn) -> list[dict[str, Any]]:
         )
         own = counts(step["input_tokens"], step["cached_input_tokens"], step["output_tokens"])
         written = [token_count(second, snapshot, own)] * draw(st.integers(0, 2))
+        every_call_counted = every_call_counted and bool(written)
+        own_tokens.append(own["total_tokens"])
         items = (
             [call(second, f"call_{number}", "ls")] if draw(st.booleans()) else [said(second, "ok")]
         )
@@ -749,18 +768,23 @@ def codex_rollouts(draw: st.DrawFn) -> list[dict[str, Any]]:
         if draw(st.integers(0, 4)) == 0:
             lines += asked(second, f"more {number}")
         second += 1
-    return lines
+    return lines, own_tokens if every_call_counted else None
 
 
 @settings(max_examples=40)
-@given(lines=codex_rollouts())
+@given(rollout_and_calls=codex_rollouts())
 def test_codex_steps_add_up_to_the_loaders_count(
-    tmp_path_factory: pytest.TempPathFactory, lines: list[dict[str, Any]]
+    tmp_path_factory: pytest.TempPathFactory,
+    rollout_and_calls: tuple[list[dict[str, Any]], list[int] | None],
 ) -> None:
+    lines, own_tokens = rollout_and_calls
     file = rollout(tmp_path_factory.mktemp("codex"), lines)
     with pytest.MonkeyPatch.context() as patch:
         row = codex_row(file, patch)
         trajectory = read_attempt(row)
+    if own_tokens is not None:  # every call its own count: each step holds its call's
+        agents = [step for step in trajectory.steps if step.source == "agent"]
+        assert [step.tokens for step in agents] == own_tokens
     assert trajectory.steps_tokens == row["tokens"]
     for step in trajectory.steps:
         if step.tokens is not None:

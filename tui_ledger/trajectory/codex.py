@@ -183,6 +183,7 @@ class _RolloutReading:
         self.disagree = 0
         self.negative = 0
         self.lone_counts = 0
+        self.uncounted = 0
 
     def steps(self) -> Iterator[Step]:
         index = 0
@@ -199,6 +200,8 @@ class _RolloutReading:
 
     def _pop(self) -> _Draft:
         draft = self.queue.popleft()
+        if draft.run and draft.usage is None:
+            self.uncounted += 1
         for call in draft.calls:
             if call.id is not None and self.by_call.get(call.id) is draft:
                 del self.by_call[call.id]
@@ -389,6 +392,9 @@ class _RolloutReading:
         self._pair(usage)
 
     def _pair(self, usage: _Usage) -> None:
+        # A new count ends the items being read: they are its call's (counts written after
+        # their items) or the call before's (counts written before them).
+        self._end_run()
         if self.order == "unknown":
             self.order = "after" if self.waiting_run is not None else "before"
         if self.order == "after" and self.waiting_run is not None:
@@ -422,6 +428,11 @@ class _RolloutReading:
             self.notes.append(
                 f"{_counted(self.lone_counts, 'token count')} went with no item the rollout "
                 "keeps: each is a step of its own"
+            )
+        if self.uncounted and self.previous is not None:
+            self.notes.append(
+                f"{_counted(self.uncounted, 'model call')} got no token_count of its own (a "
+                "call cut off, or a count the rollout never wrote): those steps record no tokens"
             )
         if self.previous is None:
             self.notes.append(
