@@ -187,6 +187,8 @@ def litellm_buckets(
     writes = usage.get("cache_creation_input_tokens", usage.get("cache_write_tokens"))
     read = count(reads, path, f"{where}.cached_tokens") or 0
     written = count(writes, path, f"{where}.cache_creation_input_tokens") or 0
+    if prompt is None and completion is None:
+        return None, None, None, None  # a usage object with no counts records nothing
     if prompt is None:
         return None, read, written, completion
     cache = read + written
