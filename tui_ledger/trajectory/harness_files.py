@@ -7,6 +7,7 @@ Shared by the SWE-bench, OpenHands and Aider readers; nothing here knows a harne
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from datetime import datetime, timezone
 from pathlib import Path
@@ -57,11 +58,28 @@ def parse(data: bytes, path: Path, where: str | None = None) -> Any:
     except json.JSONDecodeError as exc:
         if not data.strip():
             raise TrajectoryError(f"{place}: is empty, not JSON") from None
-        if exc.pos >= len(data.rstrip()) or exc.msg.startswith("Unterminated string"):
+        if _ends_early(data, exc):
             problem = "is cut off mid-record (the JSON ends early)"
         else:
             problem = f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         raise TrajectoryError(f"{place}: {problem}") from None
+
+
+_NUMBER_START = re.compile(rb"-?\d*\.?\d*(?:[eE][-+]?\d*)?")
+
+
+def _ends_early(data: bytes, exc: json.JSONDecodeError) -> bool:
+    """Whether the JSON breaks because it stops (a file cut off mid-write), not because of a
+    wrong character: the error is at its end, inside a string running to the end, or in a
+    literal or number the end cut short."""
+    text = data.rstrip()
+    position = len(exc.doc[: exc.pos].encode()) if isinstance(exc.doc, str) else exc.pos
+    rest = text[position:]
+    if not rest or exc.msg.startswith("Unterminated string"):
+        return True
+    if any(word.startswith(rest) for word in (b"true", b"false", b"null")):
+        return True
+    return _NUMBER_START.fullmatch(rest) is not None
 
 
 def load_document(path: Path) -> Any:
