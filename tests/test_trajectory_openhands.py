@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -224,6 +225,42 @@ def test_sdk_events_pair_by_action_id(tmp_path: Path) -> None:
     assert (action.text, action.observation, action.tokens) == ("Let me look", "setup.py", 1100)
     assert action.tool_calls[0].name == "execute_bash" and action.tool_calls[0].id == "call-1"
     assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
+
+
+def test_critic_tries_are_one_attempt_read_try_by_try(tmp_path: Path) -> None:
+    run = tmp_path / "sdk-run"
+    shutil.copytree(FIXTURE.HERE / "sdk-run", run)
+    first_calls, second_calls = CALLS[:2], CALLS[2:]
+    for name, calls in (("output.critic_attempt_1.jsonl", first_calls),):
+        records = [json.loads(text) for text in (run / name).read_text().splitlines()]
+        for record in records:
+            if record["instance_id"] == "pylint-dev__pylint-7080":
+                record["metrics"] = metrics(calls)
+                record["history"] = history(calls)
+        FIXTURE.write_jsonl(run / name, records)
+    (second,) = [
+        json.loads(text)
+        for text in (run / "output.critic_attempt_2.jsonl").read_text().splitlines()
+    ]
+    second["metrics"] = metrics(second_calls)
+    second["history"] = history(second_calls)
+    FIXTURE.write_jsonl(run / "output.critic_attempt_2.jsonl", [second])
+    by_task = {row["task"]: row for row in rows(run)}
+    row = by_task["pylint-dev__pylint-7080"]
+    assert row["critic_tries"] == 2 and row["source"].endswith("critic_attempt_2.jsonl")
+    trajectory = read_attempt(row)
+    calls = [step for step in trajectory.steps if step.tokens is not None]
+    assert [(step.agent, step.tokens) for step in calls] == [
+        ("try 1", 1100),
+        ("try 1", 1550),
+        ("try 2", 2070),
+    ]
+    assert [step.index for step in trajectory.steps] == list(range(1, 8))
+    assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
+    assert len(trajectory.files) == 2 and "critic ran 2 tries" in trajectory.notes[0]
+    # The instance tried once is read alone, unmarked.
+    alone = read_attempt(by_task["pydata__xarray-4094"])
+    assert alone.steps == () and not alone.notes
 
 
 def test_no_history_opens_to_no_steps_and_says_so(tmp_path: Path) -> None:

@@ -20,7 +20,10 @@ reads - writes.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Iterator, Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +35,7 @@ from tui_ledger.trajectory.harness_files import (
     epoch_iso,
     litellm_buckets,
     load_line,
+    parse,
     read_text_tail,
     row_line,
     source_path,
@@ -51,30 +55,37 @@ Buckets = tuple[int | None, int | None, int | None, int | None]
 _SOURCES: dict[str, Who] = {"agent": "agent", "user": "user", "environment": "tool"}
 _TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 _NONE: Buckets = (None, None, None, None)
+_CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
 
 
 def open(row: Mapping[str, Any]) -> Opened:
     path = source_path(row, "history")
     line = row_line(row, path)
-    record = load_line(path, line)
-    where = f"{path}: line {line}"
-    if not isinstance(record, dict):
-        raise TrajectoryError(f"{where}: is not an OpenHands output record (not an object)")
-    history = record.get("history")
-    if history is not None and not isinstance(history, list):
-        raise TrajectoryError(f"{where}: history is not a list")
-    verdict, verdict_files = _verdict(record, path, where)
-    files = [f"{path} (line {line})", *verdict_files]
+    record = _record(load_line(path, line), path, line)
+    verdict, verdict_files = _verdict(record, path, f"{path}: line {line}")
     instruction = record.get("instruction")
     instruction = as_text(instruction) if instruction is not None else None
+    tries = [*_earlier_tries(path, record), (path, line, record)]
+    files = [f"{file} (line {number})" for file, number, _ in tries] + verdict_files
     notes = []
-    tries = row.get("critic_tries")
-    if isinstance(tries, int) and tries > 1:
+    if len(tries) > 1:
         notes.append(
-            f"the critic ran {tries} tries; this is the last (the one graded), while the "
-            "ledger counts all of them"
+            f"the critic ran {len(tries)} tries, all counted by the ledger: each step is marked "
+            "with its try; the verdict is the last try's"
         )
-    if not history:
+    read = []
+    for number, (file, at, document) in enumerate(tries, start=1):
+        history = document.get("history")
+        if not history:
+            continue
+        for index, event in enumerate(history):
+            if not isinstance(event, dict):
+                raise TrajectoryError(f"{file}: line {at}: history[{index}] is not an object")
+        usage, usage_notes = _usage_by_event(history, document, file, f"line {at}")
+        label = f"try {_try_number(document, number)}" if len(tries) > 1 else None
+        read.append((history, usage, label))
+        notes.extend(f"{label}: {note}" if label else note for note in usage_notes)
+    if not read:
         return Opened(
             files=files,
             instruction=instruction,
@@ -83,17 +94,70 @@ def open(row: Mapping[str, Any]) -> Opened:
             looked_for=[f"history events in {path} line {line} (the record keeps none)"],
             notes=notes,
         )
-    for index, event in enumerate(history):
-        if not isinstance(event, dict):
-            raise TrajectoryError(f"{where}: history[{index}] is not an object")
-    usage, usage_notes = _usage_by_event(history, record, path, f"line {line}")
     return Opened(
         files=files,
         instruction=instruction,
         verdict=verdict,
-        steps=_steps(history, usage),
-        notes=[*notes, *usage_notes],
+        steps=_numbered(read),
+        notes=notes,
     )
+
+
+def _record(document: Any, path: Path, line: int) -> dict[str, Any]:
+    where = f"{path}: line {line}"
+    if not isinstance(document, dict):
+        raise TrajectoryError(f"{where}: is not an OpenHands output record (not an object)")
+    history = document.get("history")
+    if history is not None and not isinstance(history, list):
+        raise TrajectoryError(f"{where}: history is not a list")
+    return document
+
+
+def _try_number(document: Mapping[str, Any], position: int) -> int:
+    attempt = document.get("attempt")
+    return attempt if isinstance(attempt, int) and not isinstance(attempt, bool) else position
+
+
+def _earlier_tries(path: Path, record: Mapping[str, Any]) -> list[tuple[Path, int, dict]]:
+    """The instance's other critic tries (`output.critic_attempt_<n>.jsonl` beside this one),
+    which the importer merged into this row: found by the instance id in each line's raw text
+    and parsed only then."""
+    match = _CRITIC_FILE.match(path.name)
+    instance = record.get("instance_id")
+    if match is None or not isinstance(instance, str):
+        return []
+    needle = json.dumps(instance).encode()
+    found: list[tuple[int, Path, int, dict]] = []
+    others = sorted(
+        (int(other_match.group(1)), other)
+        for other in path.parent.iterdir()
+        if (other_match := _CRITIC_FILE.match(other.name)) and other.name != path.name
+    )
+    for order, other in others:
+        try:
+            with other.open("rb") as handle:
+                for number, raw in enumerate(handle, start=1):
+                    if needle not in raw:
+                        continue
+                    document = _record(parse(raw, other, f"line {number}"), other, number)
+                    if document.get("instance_id") == instance:
+                        found.append((_try_number(document, order), other, number, document))
+        except OSError as exc:
+            raise TrajectoryError(f"{other}: cannot be read ({exc.strerror or exc})") from None
+    mine = _try_number(record, int(match.group(1)))
+    found = [entry for entry in found if entry[0] < mine]
+    found.sort(key=lambda entry: entry[0])
+    return [(file, number, document) for _, file, number, document in found]
+
+
+def _numbered(
+    read: list[tuple[list[dict[str, Any]], dict[int, Buckets], str | None]],
+) -> Iterator[Step]:
+    index = 0
+    for history, usage, label in read:
+        for step in _steps(history, usage):
+            index += 1
+            yield replace(step, index=index, agent=label)
 
 
 # --- events -> steps --------------------------------------------------------------------------
