@@ -119,7 +119,7 @@ def test_mini_v1_observations_are_the_next_user_message(tmp_path: Path) -> None:
         "trajectory_format": "mini-swe-agent-1",
         "instance_id": "demo__demo-1",
         "info": {
-            "model_stats": {"instance_cost": 0.01, "api_calls": 1},
+            "model_stats": {"instance_cost": 0.01, "api_calls": 2},
             "exit_status": "Submitted",
         },
         "messages": [
@@ -134,16 +134,26 @@ def test_mini_v1_observations_are_the_next_user_message(tmp_path: Path) -> None:
                 "role": "user",
                 "content": "<returncode>0</returncode>\n<output>\nsetup.py\n</output>",
             },
+            {
+                "role": "assistant",
+                "content": "THOUGHT: run it\n\n```bash\npython x.py\n```",
+                "extra": {"response": {"usage": usage}},
+            },
+            {"role": "user", "content": "<returncode>1</returncode>\n<output>\nboom\n</output>"},
         ],
     }
     write_json(run / "demo__demo-1" / "demo__demo-1.traj.json", document)
     row = rows(run)["demo__demo-1"]
     trajectory = read_attempt(row)
-    assert [step.source for step in trajectory.steps] == ["system", "user", "agent"]
-    assert trajectory.steps[2].observation is not None
-    assert "setup.py" in trajectory.steps[2].observation
+    assert [step.source for step in trajectory.steps] == ["system", "user", "agent", "agent"]
+    first, second = trajectory.steps[2:]
+    assert first.observation is not None and "setup.py" in first.observation
+    # v1 keeps the command in the reply's bash block; a non-zero return code fails the step.
+    calls = [call.arguments for call in first.tool_calls + second.tool_calls]
+    assert calls == ["ls", "python x.py"]
+    assert (first.error, second.error) == (False, True)
     assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
-    assert row["tokens"] == 520
+    assert row["tokens"] == 1040
 
 
 def test_swe_agent_steps_have_no_tokens_and_say_so(tmp_path: Path) -> None:

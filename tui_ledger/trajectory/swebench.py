@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import glob
 import json
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,9 @@ from tui_ledger.trajectory.model import (
 REPORT_FILE = "report.json"
 TEST_OUTPUT_FILE = "test_output.txt"
 TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
+_RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
+_BASH = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)```", re.DOTALL)
+_SUBMITTED = (None, "Submitted")
 _ROLES: dict[str, Who] = {
     "system": "system",
     "user": "user",
@@ -154,35 +158,37 @@ def _mini_steps(messages: list[dict[str, Any]], path: Path) -> Iterator[Step]:
     index = 0
     position = 0
     while position < len(messages):
+        here = position
         message = messages[position]
         role = message.get("role")
         position += 1
-        who = _ROLES.get(str(role), "system")
-        text = as_text(message.get("content"))
         observation = None
+        failed = False
         if role == "assistant":
             # The messages answering this call: v2's tool messages, or v1's next user message
             # (the command's output or a format error).
             answers = []
             while position < len(messages) and messages[position].get("role") == "tool":
-                answers.append(as_text(messages[position].get("content")))
+                answers.append(messages[position])
                 position += 1
             if (
                 not answers
                 and position < len(messages)
                 and messages[position].get("role") == "user"
             ):
-                answers.append(as_text(messages[position].get("content")))
+                answers.append(messages[position])
                 position += 1
-            observation = "\n".join(answers) if answers else None
-        buckets = _buckets(message, path, position - 1)
+            observation = "\n".join(as_text(answer.get("content")) for answer in answers) or None
+            failed = any(_failed(answer) for answer in answers)
+        buckets = _buckets(message, path, here)
         extra = as_object(message.get("extra"))
+        text = as_text(message.get("content"))
         index += 1
         yield Step(
             index=index,
-            source=who,
+            source=_ROLES.get(str(role), "system"),
             text=text,
-            tool_calls=_mini_calls(message, extra),
+            tool_calls=_mini_calls(message, extra, text) if role == "assistant" else (),
             observation=observation,
             input_tokens=buckets[0],
             cached_input_tokens=buckets[1],
@@ -190,9 +196,19 @@ def _mini_steps(messages: list[dict[str, Any]], path: Path) -> Iterator[Step]:
             output_tokens=buckets[3],
             tokens=bucket_total(*buckets),
             timestamp=epoch_iso(extra.get("timestamp")),
-            error=role == "exit" and extra.get("exit_status") not in (None, "Submitted"),
+            error=failed
+            or (role == "exit" and extra.get("exit_status") not in (None, "Submitted")),
             kind="exit" if role == "exit" else None,
         )
+
+
+def _failed(answer: Mapping[str, Any]) -> bool:
+    """A command's answer that says it exited non-zero (v2's `extra.returncode`, v1's text)."""
+    code = as_object(answer.get("extra")).get("returncode")
+    if code is None:
+        found = _RETURNCODE.search(as_text(answer.get("content"))[:200])
+        code = int(found.group(1)) if found else None
+    return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
 
 def _buckets(
@@ -207,7 +223,9 @@ def _buckets(
     return litellm_buckets(usage, path, where)
 
 
-def _mini_calls(message: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[ToolCall, ...]:
+def _mini_calls(
+    message: Mapping[str, Any], extra: Mapping[str, Any], text: str
+) -> tuple[ToolCall, ...]:
     calls = []
     for call in message.get("tool_calls") or ():
         function = call.get("function") if isinstance(call, dict) else None
@@ -224,6 +242,10 @@ def _mini_calls(message: Mapping[str, Any], extra: Mapping[str, Any]) -> tuple[T
     for action in extra.get("actions") or ():
         if isinstance(action, dict) and isinstance(action.get("command"), str):
             calls.append(ToolCall(name="bash", arguments=action["command"]))
+    if not calls:  # v1: the command is the reply's one bash block
+        calls.extend(
+            ToolCall(name="bash", arguments=block.strip()) for block in _BASH.findall(text)
+        )
     return tuple(calls)
 
 
