@@ -170,6 +170,29 @@ def test_swe_agent_steps_have_no_tokens_and_say_so(tmp_path: Path) -> None:
     assert "not recorded per step" in trajectory.notes[0]
 
 
+def test_swe_agent_history_alone_gives_the_steps_after_the_task(tmp_path: Path) -> None:
+    run = tmp_path / "swe-agent-run"
+    shutil.copytree(SWE_AGENT_RUN, run)
+
+    def history_only(document: dict[str, Any]) -> None:
+        document["trajectory"] = []
+        document["history"] = [
+            {"role": "system", "content": "SETTING: ..."},
+            {"role": "user", "content": "Here is a demonstration", "is_demo": True},
+            {"role": "user", "content": "We're currently solving the following issue"},
+            {"role": "assistant", "content": "Let me look", "action": "ls"},
+            {"role": "user", "content": "setup.py"},
+        ]
+
+    edit(traj(run, MATPLOTLIB), history_only)
+    trajectory = read_attempt(rows(run)[MATPLOTLIB])
+    assert trajectory.instruction == "We're currently solving the following issue"
+    assert [(step.source, step.text) for step in trajectory.steps] == [
+        ("agent", "Let me look"),
+        ("user", "setup.py"),
+    ]
+
+
 def test_retry_agent_attempts_are_all_read_and_marked(tmp_path: Path) -> None:
     run = tmp_path / "swe-agent-run"
     shutil.copytree(SWE_AGENT_RUN, run)

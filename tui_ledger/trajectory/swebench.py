@@ -109,7 +109,12 @@ def _first_user_text(messages: Any) -> str | None:
     if not isinstance(messages, list):
         return None
     for message in messages:
-        if isinstance(message, dict) and message.get("role") == "user":
+        # SWE-agent marks the demonstration it shows first (`is_demo`): the task comes after.
+        if (
+            isinstance(message, dict)
+            and message.get("role") == "user"
+            and not message.get("is_demo")
+        ):
             return as_text(message.get("content")) or None
     return None
 
@@ -301,7 +306,9 @@ def _entries(document: Mapping[str, Any], path: Path, where: str) -> list[dict[s
     return [
         {"history": message}
         for message in history or ()
-        if isinstance(message, dict) and message.get("role") in ("assistant", "user", "tool")
+        if isinstance(message, dict)
+        and message.get("role") in ("assistant", "user", "tool")
+        and not message.get("is_demo")
     ][1:]  # the first user message is the task
 
 
