@@ -292,6 +292,30 @@ def test_the_evaluation_report_tests_by_name(tmp_path: Path) -> None:
     ]
 
 
+def test_the_evaluation_folder_beside_the_output(tmp_path: Path) -> None:
+    record = FIXTURE.legacy_line(
+        "astropy__astropy-12907", MODEL, metrics(CALLS), report={"resolved": False}
+    )
+    record["history"] = history(CALLS)
+    (row,) = rows(write_run(tmp_path / "run", [record]))
+    trajectory = read_attempt(row)
+    assert trajectory.verdict.tests == ()
+    assert "the evaluation says unresolved; it kept no tests by name" in trajectory.notes[0]
+    # eval_infer.py's per-instance folder: its report.json and test_output.txt.
+    folder = tmp_path / "run" / "eval_outputs" / "astropy__astropy-12907"
+    status = {"FAIL_TO_PASS": {"success": [], "failure": ["test_sep"]}}
+    FIXTURE.write_jsonl(
+        folder / "report.json", [{"astropy__astropy-12907": {"tests_status": status}}]
+    )
+    (folder / "test_output.txt").write_text("FAILED test_sep\n")
+    trajectory = read_attempt(row)
+    assert [(test.name, test.result) for test in trajectory.verdict.tests] == [
+        ("test_sep", "failed")
+    ]
+    assert trajectory.verdict.output == "FAILED test_sep\n"
+    assert trajectory.files[1:] == (str(folder / "report.json"), str(folder / "test_output.txt"))
+
+
 def test_only_the_rows_line_is_parsed(tmp_path: Path) -> None:
     record = FIXTURE.legacy_line("django__django-11099", MODEL, metrics(CALLS))
     record["history"] = history(CALLS)
@@ -301,7 +325,7 @@ def test_only_the_rows_line_is_parsed(tmp_path: Path) -> None:
     file.write_text("{not json\n" * 3 + json.dumps(record) + "\n" + "\x00garbage\n")
     trajectory = read_all(openhands.open({**row, "line": 4}))
     assert [step.tokens for step in trajectory.steps][2:] == [1100, 1550, 2070]
-    assert trajectory.files == (f"{file} (line 4)",)
+    assert trajectory.files == (str(file),)
 
 
 def test_a_large_output_file_is_not_held_whole(tmp_path: Path) -> None:

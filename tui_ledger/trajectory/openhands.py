@@ -62,12 +62,11 @@ def open(row: Mapping[str, Any]) -> Opened:
     path = source_path(row, "history")
     line = row_line(row, path)
     record = _record(load_line(path, line), path, line)
-    verdict, verdict_files = _verdict(record, path, f"{path}: line {line}")
+    verdict, verdict_files, notes = _verdict(record, path, f"{path}: line {line}")
     instruction = record.get("instruction")
     instruction = as_text(instruction) if instruction is not None else None
     tries = [*_earlier_tries(path, record), (path, line, record)]
-    files = [f"{file} (line {number})" for file, number, _ in tries] + verdict_files
-    notes = []
+    files = [str(file) for file, _, _ in tries] + verdict_files
     if len(tries) > 1:
         notes.append(
             f"the critic ran {len(tries)} tries, all counted by the ledger: each step is marked "
@@ -470,7 +469,9 @@ def _per_call(
 # --- the verdict ------------------------------------------------------------------------------
 
 
-def _verdict(record: Mapping[str, Any], path: Path, where: str) -> tuple[Verdict, list[str]]:
+def _verdict(
+    record: Mapping[str, Any], path: Path, where: str
+) -> tuple[Verdict, list[str], list[str]]:
     test_result = record.get("test_result")
     report = record.get("report")
     if report is None and isinstance(test_result, dict):
@@ -494,7 +495,11 @@ def _verdict(record: Mapping[str, Any], path: Path, where: str) -> tuple[Verdict
         if output is None and (folder / "test_output.txt").is_file():
             output = read_text_tail(folder / "test_output.txt")
             files.append(str(folder / "test_output.txt"))
-    return Verdict(tests=tuple(tests), output=output), files
+    notes = []
+    if not tests and isinstance(report, dict) and isinstance(report.get("resolved"), bool):
+        word = "resolved" if report["resolved"] else "unresolved"
+        notes.append(f"the evaluation says {word}; it kept no tests by name for this record")
+    return Verdict(tests=tuple(tests), output=output), files, notes
 
 
 def _tests(report: Mapping[str, Any], where: str) -> list[Test]:
