@@ -217,10 +217,28 @@ def test_sdk_events_pair_by_action_id(tmp_path: Path) -> None:
             "observation": {"kind": "ExecuteBashObservation", "content": [{"text": "setup.py"}]},
         },
         {"kind": "ObservationEvent", "id": "e4", "source": "environment", "observation": {}},
+        {"kind": "TokenEvent", "id": "e5", "source": "agent", "prompt_token_ids": [1, 2]},
+        {
+            "kind": "ActionEvent",
+            "id": "e6",
+            "source": "agent",
+            "action": {"kind": "ExecuteBashAction", "command": "false"},
+            "tool_name": "execute_bash",
+            "tool_call_id": "call-2",
+        },
+        {
+            "kind": "ObservationEvent",
+            "id": "e7",
+            "source": "environment",
+            "action_id": "e6",
+            "observation": {"content": [{"type": "text", "text": "no"}], "is_error": True},
+        },
     ]
     (row,) = rows(write_run(tmp_path / "run", [record]))
     trajectory = read_attempt(row)
-    assert [step.source for step in trajectory.steps] == ["system", "user", "agent", "tool"]
+    sources = [step.source for step in trajectory.steps]
+    assert sources == ["system", "user", "agent", "tool", "agent"]  # the TokenEvent is no step
+    assert [step.error for step in trajectory.steps] == [False, False, False, False, True]
     action = trajectory.steps[2]
     assert (action.text, action.observation, action.tokens) == ("Let me look", "setup.py", 1100)
     assert action.tool_calls[0].name == "execute_bash" and action.tool_calls[0].id == "call-1"

@@ -55,6 +55,8 @@ Buckets = tuple[int | None, int | None, int | None, int | None]
 _SOURCES: dict[str, Who] = {"agent": "agent", "user": "user", "environment": "tool"}
 _TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 _NONE: Buckets = (None, None, None, None)
+# The SDK's events that record the conversation's machinery, not a step of it.
+_BOOKKEEPING = frozenset({"TokenEvent", "ConversationStateUpdateEvent", "PauseEvent"})
 _CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
 
 
@@ -214,7 +216,7 @@ def _steps(history: list[dict[str, Any]], usage: dict[int, Buckets]) -> Iterator
                     errors.add(owner)
     index = 0
     for position, event in enumerate(history):
-        if position in attached:
+        if position in attached or event.get("kind") in _BOOKKEEPING:
             continue
         index += 1
         buckets = usage.get(position, _NONE)
@@ -288,6 +290,9 @@ def _observation_text(event: Mapping[str, Any]) -> str:
 def _failed(event: Mapping[str, Any]) -> bool:
     if event.get("observation") == "error" or event.get("kind") == "AgentErrorEvent":
         return True
+    observation = event.get("observation")
+    if isinstance(observation, dict) and observation.get("is_error") is True:
+        return True  # the SDK's tool observation that failed
     extras = event.get("extras")
     metadata = extras.get("metadata") if isinstance(extras, dict) else None
     code = metadata.get("exit_code") if isinstance(metadata, dict) else None
