@@ -45,6 +45,7 @@ def find_anagrams(word, candidates):
     return []
 ```
 
+> Tokens: 2.1k sent, 300 received. Cost: $0.01 message, $0.01 session.~
 > Applied edit to anagram.py~
 ```
 FAILED test_anagram.py::test_detects_two_anagrams
@@ -95,6 +96,7 @@ def test_the_chat_history_as_steps_and_the_tries_as_the_verdict(run: Path) -> No
     ]
     assert trajectory.instruction == "# Instructions\n\nGiven a word, find its anagrams."
     assert "def find_anagrams" in trajectory.steps[2].text  # the reply's own code block
+    assert trajectory.steps[3].text.startswith("Tokens: 2.1k sent")  # shown, never counted
     assert trajectory.steps[4].text.startswith("FAILED test_anagram.py")
     assert [(test.name, test.result) for test in trajectory.verdict.tests] == [
         ("try 1", "failed"),

@@ -9,7 +9,8 @@ block after Aider's messages; a fence there is read as the tests' output (a step
 and the last one the verdict's output).
 
 Aider records tokens for the exercise only (`prompt_tokens`, `completion_tokens` in the results
-file), so steps carry none.
+file), so steps carry none: the history's `> Tokens: 2.1k sent, 300 received.` lines are
+rounded for display (`format_tokens`), kept as text, never counted.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ _USER = "#### "
 _TOOL = "> "
 _FENCE = "```"
 NOT_PER_STEP = (
-    "Aider records tokens for the whole exercise only (.aider.results.json): not recorded per step"
+    "Aider records tokens for the whole exercise only (.aider.results.json); the chat history's "
+    "'Tokens: 2.1k sent' lines are rounded for display, never counted: not recorded per step"
 )
 
 
