@@ -201,8 +201,8 @@ def litellm_buckets(
     details = usage.get("prompt_tokens_details")
     reads = details.get("cached_tokens") if isinstance(details, dict) else None
     if reads is None:
-        reads = usage.get("cache_read_input_tokens", usage.get("cache_read_tokens"))
-    writes = usage.get("cache_creation_input_tokens", usage.get("cache_write_tokens"))
+        reads = usage.get("cache_read_input_tokens")
+    writes = usage.get("cache_creation_input_tokens")
     read = count(reads, path, f"{where}.cached_tokens") or 0
     written = count(writes, path, f"{where}.cache_creation_input_tokens") or 0
     if prompt is None and completion is None:
