@@ -46,76 +46,76 @@ def read_bytes(path: Path) -> bytes:
         raise TrajectoryError(f"{path}: cannot be read ({exc.strerror or exc})") from None
 
 
-def parse(data: bytes, path: Path, where: str | None = None) -> Any:
-    """`data` parsed as JSON; a cut-off, binary or non-JSON record is one line naming it."""
-    place = f"{path}: {where}" if where else f"{path}"
+def decode(data: bytes, place: str) -> str:
+    """JSON text from a file's bytes; binary bytes or another encoding is one line naming it."""
     if b"\x00" in data:
         raise TrajectoryError(f"{place}: holds binary bytes, not JSON text")
     try:
-        return json.loads(data)
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise TrajectoryError(f"{place}: is not UTF-8 text") from None
+
+
+def parse(text: str, path: Path, where: str | None = None) -> Any:
+    """`text` parsed as JSON; a cut-off or non-JSON record is one line naming it."""
+    place = f"{path}: {where}" if where else f"{path}"
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as exc:
-        if not data.strip():
+        if not text.strip():
             raise TrajectoryError(f"{place}: is empty, not JSON") from None
-        if _ends_early(data, exc):
+        if _ends_early(text, exc):
             problem = "is cut off mid-record (the JSON ends early)"
         else:
             problem = f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
         raise TrajectoryError(f"{place}: {problem}") from None
 
 
-_NUMBER_START = re.compile(rb"-?\d*\.?\d*(?:[eE][-+]?\d*)?")
+_NUMBER_START = re.compile(r"-?\d*\.?\d*(?:[eE][-+]?\d*)?")
 
 
-def _ends_early(data: bytes, exc: json.JSONDecodeError) -> bool:
+def _ends_early(text: str, exc: json.JSONDecodeError) -> bool:
     """Whether the JSON breaks because it stops (a file cut off mid-write), not because of a
     wrong character: the error is at its end, inside a string running to the end, or in a
     literal or number the end cut short."""
-    text = data.rstrip()
-    position = len(exc.doc[: exc.pos].encode()) if isinstance(exc.doc, str) else exc.pos
-    rest = text[position:]
+    rest = text.rstrip()[exc.pos :]
     if not rest or exc.msg.startswith("Unterminated string"):
         return True
-    if any(word.startswith(rest) for word in (b"true", b"false", b"null")):
+    if any(word.startswith(rest) for word in ("true", "false", "null")):
         return True
     return _NUMBER_START.fullmatch(rest) is not None
 
 
 def load_document(path: Path) -> Any:
-    """A whole JSON file."""
-    return parse(read_bytes(path), path)
+    """A whole JSON file. The bytes are let go once decoded, so a file costs its text and its
+    objects (about twice its size), never three copies."""
+    text = decode(read_bytes(path), str(path))
+    return parse(text, path)
 
 
 def load_line(path: Path, line: int) -> Any:
     """Line `line` (1-based) of a JSONL file, parsed; the lines before it are skipped unparsed,
     read a line at a time, so a large file never sits in memory whole."""
+    where = f"line {line}"
     try:
         with path.open("rb") as handle:
-            for number, text in enumerate(handle, start=1):
-                if number == line:
-                    if not text.strip():
-                        raise TrajectoryError(f"{path}: line {line}: is blank, not a record")
-                    if not text.endswith(b"\n") and _cut_off(text):
-                        raise TrajectoryError(
-                            f"{path}: line {line}: is cut off mid-record (the file ends inside it)"
-                        )
-                    return parse(text, path, f"line {line}")
+            for _ in range(line - 1):
+                if not handle.readline():
+                    break
+            raw = handle.readline()
     except FileNotFoundError:
         raise TrajectoryError(
             f"{path}: no such file (moved or deleted since it was loaded)"
         ) from None
     except OSError as exc:
         raise TrajectoryError(f"{path}: cannot be read ({exc.strerror or exc})") from None
-    raise TrajectoryError(f"{path}: has no line {line} (the file is shorter than when loaded)")
-
-
-def _cut_off(text: bytes) -> bool:
-    try:
-        json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return True
-    return False
+    if not raw:
+        raise TrajectoryError(f"{path}: has no line {line} (the file is shorter than when loaded)")
+    if raw.isspace():
+        raise TrajectoryError(f"{path}: {where}: is blank, not a record")
+    text = decode(raw, f"{path}: {where}")
+    del raw  # the bytes go before the objects are made: the line's text and objects, no more
+    return parse(text, path, where)
 
 
 def read_text_tail(path: Path, limit: int = TEXT_LIMIT) -> str | None:

@@ -32,8 +32,10 @@ from tui_ledger.trajectory.harness_files import (
     as_object,
     as_text,
     count,
+    decode,
     epoch_iso,
     litellm_buckets,
+    load_document,
     load_line,
     parse,
     read_text_tail,
@@ -140,7 +142,9 @@ def _earlier_tries(path: Path, record: Mapping[str, Any]) -> list[tuple[Path, in
                 for number, raw in enumerate(handle, start=1):
                     if needle not in raw:
                         continue
-                    document = _record(parse(raw, other, f"line {number}"), other, number)
+                    where = f"line {number}"
+                    text = decode(raw, f"{other}: {where}")
+                    document = _record(parse(text, other, where), other, number)
                     if document.get("instance_id") == instance:
                         found.append((_try_number(document, order), other, number, document))
         except OSError as exc:
@@ -525,8 +529,6 @@ def _tests(report: Mapping[str, Any], where: str) -> list[Test]:
 
 
 def _tests_from_file(file: Path, instance: str) -> list[Test]:
-    from tui_ledger.trajectory.harness_files import load_document
-
     document = load_document(file)
     if isinstance(document, dict) and isinstance(document.get(instance), dict):
         document = document[instance]
