@@ -368,6 +368,28 @@ def test_a_large_output_file_is_not_held_whole(tmp_path: Path) -> None:
     assert peak < size // 10  # in fact: a line at a time
 
 
+def test_one_large_record_costs_its_text_and_its_objects(tmp_path: Path) -> None:
+    events: list[dict[str, Any]] = []
+    for n in range(500):
+        events.append({"id": 2 * n, "source": "agent", "action": "message", "args": {}})
+        events[-1]["args"]["content"] = "x" * 10_000
+        events.append(
+            {"id": 2 * n + 1, "cause": 2 * n, "observation": "run", "content": "y" * 10_000}
+        )
+    file = tmp_path / "output.jsonl"
+    file.write_text(json.dumps({"instance_id": "a", "history": events}) + "\n")
+    size = file.stat().st_size
+    tracemalloc.start()
+    try:
+        trajectory = read_all(openhands.open({"source": str(file), "line": 1}))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(trajectory.steps) == 500
+    # The line's bytes are gone before its objects are made (3x when they were kept).
+    assert peak < 2.5 * size
+
+
 @pytest.mark.parametrize(
     ("content", "line", "problem"),
     [
