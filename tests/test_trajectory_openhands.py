@@ -148,6 +148,18 @@ def test_running_totals_become_each_steps_own(tmp_path: Path) -> None:
     assert calls[0].text == "step 0" and trajectory.instruction == "Fix the issue"
 
 
+def test_a_running_total_on_an_observation_counts_on_its_action(tmp_path: Path) -> None:
+    record = FIXTURE.legacy_line("django__django-11099", MODEL, metrics(CALLS))
+    events = history(CALLS)
+    # The second call's running total written on the observation, not on its action.
+    events[5]["llm_metrics"] = events[4].pop("llm_metrics")
+    record["history"] = events
+    (row,) = rows(write_run(tmp_path / "run", [record]))
+    trajectory = read_attempt(row)
+    assert [step.tokens for step in trajectory.steps][2:] == [1100, 1550, 2070]
+    assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
+
+
 def test_per_call_token_usages_by_response_id(tmp_path: Path) -> None:
     record = FIXTURE.legacy_line("django__django-11099", MODEL, metrics(CALLS))
     record["history"] = history(CALLS, running=False)

@@ -216,6 +216,7 @@ def _steps(history: list[dict[str, Any]], usage: dict[int, Buckets]) -> Iterator
             if owner is not None:
                 answered.setdefault(owner, []).append(_observation_text(event))
                 attached.add(position)
+                usage = _moved(usage, position, owner)
                 if _failed(event):
                     errors.add(owner)
     index = 0
@@ -241,6 +242,23 @@ def _steps(history: list[dict[str, Any]], usage: dict[int, Buckets]) -> Iterator
             error=position in errors or _failed(event),
             kind=_kind(event),
         )
+
+
+def _moved(usage: dict[int, Buckets], position: int, owner: int) -> dict[int, Buckets]:
+    """Usage an observation carries, counted on the action it answers (its step)."""
+    if position not in usage:
+        return usage
+    moved = dict(usage)
+    theirs = moved.pop(position)
+    mine = moved.get(owner, _NONE)
+    if all(value is None for value in mine):
+        moved[owner] = theirs
+    else:
+        moved[owner] = tuple(  # type: ignore[assignment]
+            None if a is None and b is None else (a or 0) + (b or 0)
+            for a, b in zip(mine, theirs, strict=True)
+        )
+    return moved
 
 
 def _source(event: Mapping[str, Any]) -> Who:
