@@ -113,8 +113,9 @@ def _batches(path: Path, trace_id: str) -> Iterator[tuple[int, Any]]:
             for number, line in enumerate(handle, start=1):
                 if not line.strip():
                     continue
-                if base64_id not in line and hex_id not in line.lower():
-                    continue  # another trace's batch: not decoded
+                whole = line.rstrip().endswith(b"}")
+                if whole and base64_id not in line and hex_id not in line.lower():
+                    continue  # another trace's batch: not decoded (a cut one might be this one's)
                 yield number, parse(line, path, f"line {number}")
     except FileNotFoundError:
         raise failure(
