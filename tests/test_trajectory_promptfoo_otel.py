@@ -475,3 +475,23 @@ def test_promptfoo_steps_add_up_to_what_the_loader_counts(
     for row in rows_of(path):
         steps = read_attempt(row).steps
         assert tokens_match(steps, row["tokens"]) == (EQUAL, 0)
+
+
+def test_otel_a_roll_up_larger_than_its_spans_says_what_is_not_counted(tmp_path: Path) -> None:
+    # Copilot-shaped: the agent span reports 1500, its one chat span 600.
+    path = tmp_path / "spans.jsonl"
+    path.write_text(
+        batch(
+            [
+                span("e000000000000001", None, 0, "invoke_agent", (1000, 500, 0, 0)),
+                span("e000000000000002", "e000000000000001", 1, "chat", (400, 200, 0, 0)),
+            ]
+        )
+    )
+    (row,) = rows_of(path)
+    trajectory = read_attempt(row)
+    assert [step.tokens for step in trajectory.steps] == [None, 600] and row["tokens"] == 600
+    assert trajectory.notes[1] == (
+        "span 'invoke_agent 01' reports 1,500 tokens, the spans below it 600: "
+        "the other 900 are in no span, and not counted"
+    )

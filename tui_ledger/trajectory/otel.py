@@ -64,13 +64,7 @@ def open(row: Mapping[str, Any]) -> Opened:
         if _reports(span, _USAGE_KEYS)
         and not any(_reports(child, _USAGE_KEYS) for child in _descendants(span, self_=False))
     }
-    rolled_up = sum(_reports(span, _USAGE_KEYS) and id(span) not in counted for span in members)
-    notes = []
-    if rolled_up:
-        notes.append(
-            f"{rolled_up} span{'s' if rolled_up != 1 else ''} repeat{'s' if rolled_up == 1 else ''}"
-            " the usage of the spans below: shown without tokens, never counted twice"
-        )
+    notes = _rolled_up_notes(path, members, counted)
     return Opened(
         files=[str(path)],
         instruction=_instruction(members),
@@ -78,6 +72,43 @@ def open(row: Mapping[str, Any]) -> Opened:
         steps=_steps(path, members, counted),
         notes=notes,
     )
+
+
+def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> list[str]:
+    """What the spans repeating their descendants' usage mean for the steps' sum."""
+    rolled_up = [
+        span for span in members if _reports(span, _USAGE_KEYS) and id(span) not in counted
+    ]
+    if not rolled_up:
+        return []
+    count = len(rolled_up)
+    notes = [
+        f"{count} span{'s' if count != 1 else ''} report{'s' if count == 1 else ''} the usage of "
+        "the spans below too: shown without tokens, never counted twice"
+    ]
+    for span in rolled_up:
+        own = _span_tokens(path, span)
+        below = [
+            _span_tokens(path, child)
+            for child in _descendants(span, self_=False)
+            if id(child) in counted
+        ]
+        known = [tokens for tokens in below if tokens is not None]
+        if own is None or len(known) != len(below) or own <= sum(known):
+            continue
+        notes.append(
+            f"span {span.name!r} reports {own:,} tokens, the spans below it {sum(known):,}: "
+            f"the other {own - sum(known):,} are in no span, and not counted"
+        )
+    return notes
+
+
+def _span_tokens(path: Path, span: _Span) -> int | None:
+    try:
+        tokens = _sum_usage([span], path)["tokens"]
+    except ImporterError as exc:
+        raise failure(path, exc.record, importer_problem(exc)) from None
+    return tokens
 
 
 def _trace_spans(path: Path, trace_id: str) -> list[_Span]:
@@ -266,6 +297,9 @@ def _instruction(spans: list[_Span]) -> str | None:
         prompt = span.attributes.get("gen_ai.prompt.0.content")  # OpenLLMetry
         if prompt is not None and span.attributes.get("gen_ai.prompt.0.role") in (None, "user"):
             return str(prompt)
+        prompt = span.attributes.get("gen_ai.prompt")  # the older single-attribute convention
+        if isinstance(prompt, str) and prompt:
+            return prompt
     return None
 
 
