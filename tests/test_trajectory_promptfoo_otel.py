@@ -495,3 +495,21 @@ def test_otel_a_roll_up_larger_than_its_spans_says_what_is_not_counted(tmp_path:
         "span 'invoke_agent 01' reports 1,500 tokens, the spans below it 600: "
         "the other 900 are in no span, and not counted"
     )
+
+
+def test_promptfoo_export_with_usage_on_the_response_only(tmp_path: Path) -> None:
+    # As promptfoo's own test/__fixtures__/sample-export.json (0.118.10): no result tokenUsage.
+    exported = result(1, None, components=[("latency", False, "Latency 5794ms is too slow")])
+    exported["gradingResult"]["componentResults"][0]["assertion"] = {
+        "type": "latency",
+        "threshold": 3000,
+    }
+    exported["response"]["tokenUsage"] = {"total": 282, "prompt": 37, "completion": 245}
+    path = write_json(tmp_path / "export.json", {"version": 4, "results": {"results": [exported]}})
+    (row,) = rows_of(path)
+    trajectory = read_attempt(row)
+    assert row["tokens"] is None  # the importer reads the result's own tokenUsage only
+    assert trajectory.steps[1].tokens == 282 and trajectory.steps[1].input_tokens == 37
+    assert tokens_match(trajectory.steps, row["tokens"]) == ("differs", None)
+    assert "only its response does" in trajectory.notes[0]
+    assert trajectory.verdict.tests[0].name == "latency: threshold 3000"

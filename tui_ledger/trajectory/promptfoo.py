@@ -96,6 +96,20 @@ def _opened(path: Path, result: Mapping[str, Any], where: str) -> Opened:
         raise failure(path, where, importer_problem(exc)) from None
     prompt = _prompt_text(result)
     notes = []
+    response = result.get("response")
+    response_usage = response.get("tokenUsage") if isinstance(response, dict) else None
+    if usage.get("tokens") is None and status not in _BROKEN and isinstance(response_usage, dict):
+        # An export file keeps usage on the response only: shown on the step, though the
+        # ledger (reading the result's tokenUsage) does not count it.
+        try:
+            usage = _usage({**result, "tokenUsage": response_usage}, path, where, broken=False)
+        except ImporterError as exc:
+            raise failure(path, where, importer_problem(exc)) from None
+        if usage.get("tokens") is not None:
+            notes.append(
+                "the result has no tokenUsage of its own, only its response does: the step "
+                "shows the response's, which the ledger does not count for the attempt"
+            )
     if usage.get("grading_tokens"):
         notes.append(
             f"model-graded assertions used {usage['grading_tokens']:,} tokens, which promptfoo "
@@ -215,6 +229,8 @@ def _assertion_name(component: Mapping[str, Any], number: int) -> str:
         return f"assertion {number}"
     name = str(assertion.get("metric") or assertion.get("type") or f"assertion {number}")
     value = assertion.get("value")
+    if value is None and assertion.get("threshold") is not None:
+        value = f"threshold {assertion['threshold']}"  # cost, latency, similar, ...
     if isinstance(value, (str, int, float)) and not isinstance(value, bool):
         shown = " ".join(str(value).split())
         if shown and len(name) + len(shown) + 3 <= _NAME_LIMIT:
