@@ -405,7 +405,7 @@ def test_otel_broken_files(traces: Path, tmp_path: Path) -> None:
     document.write_text(batch(agent_trace()))
     row = rows_of(document)[0]
     document.write_text(batch(agent_trace())[:-30])
-    fails(otel_reader.open, row, r"trace\.json: is cut off")
+    fails(otel_reader.open, row, r"trace\.json: resourceSpans #1: is cut off")
 
 
 # The property: steps add up to the loader's count ---------------------------------------------

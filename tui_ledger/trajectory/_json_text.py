@@ -95,8 +95,12 @@ def value_at(text: str, steps: Sequence[str | int], path: Path | str, record: st
 
 
 def items_of(text: str, steps: Sequence[str | int], path: Path | str) -> Iterator[Any]:
-    """Each element of the array at `steps`, decoded one at a time (Absent when not an array)."""
-    record = "/".join(map(str, steps))
+    """Each element of the array at `steps`, decoded one at a time (Absent when not an array).
+
+    An error names the element where the text breaks (`resourceSpans #3`).
+    """
+    name = "/".join(map(str, steps))
+    number = 1
     try:
         position = _space(text, _walk(text, steps))
         if text[position] != "[":
@@ -107,15 +111,17 @@ def items_of(text: str, steps: Sequence[str | int], path: Path | str) -> Iterato
         while True:
             value, position = _DECODER.raw_decode(text, _space(text, position))
             yield value
+            number += 1
             position = _space(text, position)
             if text[position] == "]":
                 return
             _expect(text, position, ",")
             position += 1
     except json.JSONDecodeError as exc:
-        raise failure(path, record, _broken(text, exc)) from None
+        raise failure(path, f"{name} #{number}", _broken(text, exc)) from None
     except IndexError:
-        raise failure(path, record, "is cut off: the file ends inside the record") from None
+        problem = "is cut off: the file ends inside the record"
+        raise failure(path, f"{name} #{number}", problem) from None
 
 
 def _walk(text: str, steps: Sequence[str | int]) -> int:

@@ -37,7 +37,14 @@ from tui_ledger.importers.otel import (
     _sum_usage,
     _top_agents,
 )
-from tui_ledger.trajectory._json_text import failure, importer_problem, parse, read_text
+from tui_ledger.trajectory._json_text import (
+    Absent,
+    failure,
+    importer_problem,
+    items_of,
+    parse,
+    read_text,
+)
 from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, Who
 
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
@@ -132,8 +139,17 @@ def _batches(path: Path, trace_id: str) -> Iterator[tuple[int, Any]]:
     """(line, batch): the whole file when it is one document, else the lines naming the trace."""
     head = peek_text(path, 4096).lstrip()
     if path.suffix == ".json" and "\n{" not in head.rstrip():
-        yield 1, parse(read_text(path), path, None)
-        return
+        # One document: its text held once, its resource batches decoded one at a time.
+        text = read_text(path)
+        for key in ("resourceSpans", "resource_spans"):
+            try:
+                for resource in items_of(text, (key,), path):
+                    yield 1, {key: [resource]}
+                return
+            except Absent:
+                continue
+        parse(text, path, None)  # not JSON at all: say where it breaks
+        raise failure(path, None, "holds no resourceSpans")
     hex_id = trace_id.encode()
     try:
         base64_id = base64.b64encode(bytes.fromhex(trace_id))
