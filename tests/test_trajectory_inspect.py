@@ -391,3 +391,32 @@ def test_the_steps_add_up_to_what_the_loader_counts(
         assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
     else:
         assert row["tokens"] is None and trajectory.steps_tokens is None
+
+
+def test_a_chunked_sample_reads_like_the_single_member_one(tmp_path: Path) -> None:
+    """Inspect's chunked layout: a shell, events and the message pool in chunks, attachments."""
+    sample = json.loads(json.dumps(agent_sample()).replace("attachment://task", "attachment://0"))
+    sample["attachments"] = {"0": "Fix the failing test in a.py"}  # by index, as chunked keeps it
+    path = eval_log(tmp_path, [sample])
+    whole = read_attempt(rows_of(path)["fix"])
+    prefix = "samples/fix_epoch_1/"
+    events, pool = sample.pop("events"), sample.pop("events_data")["messages"]
+    final = sample.pop("messages")
+    del sample["attachments"]
+    shell = {**sample, "message_refs": [[0, 4]]}
+    rewritten = tmp_path / "chunked" / "run.eval"
+    rewritten.parent.mkdir()
+    with zipfile.ZipFile(path) as old, zipfile.ZipFile(rewritten, "w") as new:
+        for name in ("header.json", "summaries.json"):
+            new.writestr(name, old.read(name))
+        new.writestr(prefix + "sample.json", json.dumps(shell))
+        new.writestr(prefix + "events/0.json", json.dumps(events[:3]))
+        new.writestr(prefix + "events/3.json", json.dumps(events[3:]))
+        new.writestr(prefix + "messages/0.json", json.dumps(pool + final[4:]))
+        new.writestr(prefix + "attachments/0.json", json.dumps(["Fix the failing test in a.py"]))
+    row = rows_of(rewritten)["fix"]
+    chunked = read_attempt(row)
+    assert chunked.steps == whole.steps
+    assert chunked.instruction == whole.instruction == "Fix the failing test in a.py"
+    assert chunked.verdict == whole.verdict
+    assert tokens_match(chunked.steps, row["tokens"]) == (EQUAL, 0)

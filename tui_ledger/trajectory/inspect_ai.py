@@ -49,6 +49,7 @@ from tui_ledger.trajectory.model import (
 
 _ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _ATTACHMENT = "attachment://"
+_SHELL = "sample.json"  # a chunked sample's own fields, beside its chunked sequences
 _OLD_ATTACHMENT = "tc://"  # the older name of the same reference (Inspect migrates it on read)
 
 
@@ -70,8 +71,9 @@ def open(row: Mapping[str, Any]) -> Opened:
 
 
 def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
-    """The sample's own member of a `.eval` zip, and nothing else of it."""
+    """The sample's own members of a `.eval` zip, and nothing else of it."""
     member = f"samples/{sample_id}_epoch_{epoch}.json"
+    prefix = f"samples/{sample_id}_epoch_{epoch}/"
     try:
         archive = zipfile.ZipFile(path)
     except FileNotFoundError:
@@ -81,19 +83,69 @@ def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
     except (zipfile.BadZipFile, OSError) as exc:
         raise failure(path, None, f"is not a readable .eval archive ({exc})") from None
     with archive:
-        names = set(archive.namelist())
-        if member not in names:
-            chunked = f"samples/{sample_id}_epoch_{epoch}/sample.json"
-            if chunked in names:
-                problem = "is in Inspect's chunked sample layout, which is not read here yet"
-            else:
-                problem = f"has no member {member} (written with --no-log-samples?)"
-            raise failure(path, where, problem)
-        try:
-            data = _member_bytes(archive, path, member)
-        except ImporterError as exc:
-            raise failure(path, where, importer_problem(exc)) from None
-    return parse(data, path, f"{where} ({member})")
+        names = archive.namelist()
+        if member in names:
+            return parse(_member(archive, path, member, where), path, f"{where} ({member})")
+        if prefix + _SHELL in names:
+            return _chunked_sample(archive, path, prefix, names, where)
+        raise failure(path, where, f"has no member {member} (written with --no-log-samples?)")
+
+
+def _member(archive: zipfile.ZipFile, path: Path, name: str, where: str) -> bytes:
+    try:
+        return _member_bytes(archive, path, name)
+    except ImporterError as exc:
+        raise failure(path, where, importer_problem(exc)) from None
+
+
+def _chunked_sample(
+    archive: zipfile.ZipFile, path: Path, prefix: str, names: list[str], where: str
+) -> dict[str, Any]:
+    """A sample in Inspect's chunked layout, put back in the single-member shape.
+
+    `sample.json` is the sample without its messages, events and attachments; `events/<n>.json`
+    and `messages/<n>.json` are chunks of the events and of the message pool (named by their
+    first index); `attachments/<n>.json` chunks of the texts referenced as `attachment://<i>`;
+    the shell's `message_refs` pick the final conversation out of the pool.
+    """
+
+    def read(name: str) -> Any:
+        return parse(_member(archive, path, name, where), path, f"{where} ({name})")
+
+    def sequence(kind: str) -> list[Any]:
+        found = []
+        for name in names:
+            rest = name[len(prefix) :] if name.startswith(prefix) else ""
+            head, _, tail = rest.partition("/")
+            if head == kind and tail.endswith(".json") and tail[:-5].isdigit():
+                found.append((int(tail[:-5]), name))
+        items: list[Any] = []
+        for _, name in sorted(found):
+            chunk = read(name)
+            if not isinstance(chunk, list):
+                raise failure(path, f"{where} ({name})", "is not a list")
+            items.extend(chunk)
+        return items
+
+    shell = read(prefix + _SHELL)
+    if not isinstance(shell, dict):
+        raise failure(path, f"{where} ({prefix}{_SHELL})", "is not an object")
+    pool = sequence("messages")
+    refs = shell.get("message_refs")
+    messages = [
+        message
+        for ref in (refs if isinstance(refs, list) else [])
+        if isinstance(ref, list) and len(ref) == 2
+        for message in pool[int(ref[0]) : int(ref[1])]
+    ]
+    attachments = sequence("attachments")
+    return {
+        **shell,
+        "events": sequence("events"),
+        "events_data": {"messages": pool},
+        "messages": messages,
+        "attachments": {str(index): text for index, text in enumerate(attachments)},
+    }
 
 
 def _json_sample(path: Path, line: Any, sample_id: str, epoch: str, where: str) -> Any:
