@@ -2,8 +2,9 @@
 
 The row (from `importers.inspect_ai`) names the log (`source`), the sample (`sample`), its epoch
 (`run`) and its place among the log's samples (`line`). Only that sample is read: in a `.eval`
-zip its own member `samples/<id>_epoch_<n>.json`; in a `.json` log the one element of `samples`,
-decoded out of the text without building the others.
+zip its own member `samples/<id>_epoch_<n>.json` (or, in Inspect's chunked layout, its own
+`samples/<id>_epoch_<n>/` members); in a `.json` log the one element of `samples`, decoded out of
+the text without building the others.
 
 Steps come from the sample's `events` when it has model events, else from its `messages`:
 - the conversation's opening messages (sample_init), then per model event the new user and
