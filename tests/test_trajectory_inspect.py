@@ -238,7 +238,11 @@ def test_a_sample_with_no_history_opens_to_no_steps_and_says_so(log: Path) -> No
     assert trajectory.notes == ("the sample records no events and no messages: no steps to show",)
 
 
-def eval_log(tmp_path: Path, samples: list[dict[str, Any]]) -> Path:
+def eval_log(
+    tmp_path: Path,
+    samples: list[dict[str, Any]],
+    summary_keys: tuple[str, ...] = ("id", "epoch", "scores", "model_usage"),
+) -> Path:
     """A `.eval` zip as Inspect writes it: header, summaries, one member per sample."""
     log = _synthetic_log(samples)
     path = tmp_path / "run.eval"
@@ -246,8 +250,7 @@ def eval_log(tmp_path: Path, samples: list[dict[str, Any]]) -> Path:
         header = {key: value for key, value in log.items() if key != "samples"}
         archive.writestr("header.json", json.dumps(header))
         summaries = [
-            {key: sample[key] for key in ("id", "epoch", "scores", "model_usage") if key in sample}
-            for sample in samples
+            {key: sample[key] for key in summary_keys if key in sample} for sample in samples
         ]
         archive.writestr("summaries.json", json.dumps(summaries))
         for sample in samples:
@@ -420,3 +423,15 @@ def test_a_chunked_sample_reads_like_the_single_member_one(tmp_path: Path) -> No
     assert chunked.instruction == whole.instruction == "Fix the failing test in a.py"
     assert chunked.verdict == whole.verdict
     assert tokens_match(chunked.steps, row["tokens"]) == (EQUAL, 0)
+
+
+def test_summaries_without_usage_leave_the_row_none_and_the_steps_say_what_was_spent(
+    tmp_path: Path,
+) -> None:
+    # Older and unfinished logs' summaries keep no model_usage (Inspect's own popularity logs).
+    path = eval_log(tmp_path, [agent_sample()], summary_keys=("id", "epoch", "scores"))
+    row = rows_of(path)["fix"]
+    trajectory = read_attempt(row)
+    assert row["tokens"] is None and trajectory.steps_tokens == 1110
+    assert tokens_match(trajectory.steps, row["tokens"]) == ("differs", None)
+    assert any("the log's summaries keep none" in note for note in trajectory.notes)

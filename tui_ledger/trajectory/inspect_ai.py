@@ -68,7 +68,15 @@ def open(row: Mapping[str, Any]) -> Opened:
         sample = _json_sample(path, row.get("line"), str(sample_id), epoch, where)
     if not isinstance(sample, dict):
         raise failure(path, where, "is not an Inspect sample (not a JSON object)")
-    return _opened(path, sample, where)
+    opened = _opened(path, sample, where)
+    usage = sample.get("model_usage")
+    if row.get("tokens") is None and isinstance(usage, dict) and usage:
+        # Summaries of older or unfinished logs keep no model_usage: the row has none to compare.
+        opened.notes.append(
+            "the ledger has no usage for this attempt (the log's summaries keep none), but the "
+            "sample records model_usage: the steps show what it spent"
+        )
+    return opened
 
 
 def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
