@@ -216,7 +216,11 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
             tokens = usage["tokens"]
         error_type = attributes.get("error.type")
         text, calls, observation = _content(span, who)
-        if error_type is not None:
+        if error_type is not None and who == "tool":
+            observation = (
+                f"{observation}\nerror: {error_type}" if observation else f"error: {error_type}"
+            )
+        elif error_type is not None:
             text = f"{text}\nerror: {error_type}" if text else f"error: {error_type}"
         yield Step(
             index=index,
