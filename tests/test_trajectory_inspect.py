@@ -435,3 +435,10 @@ def test_summaries_without_usage_leave_the_row_none_and_the_steps_say_what_was_s
     assert row["tokens"] is None and trajectory.steps_tokens == 1110
     assert tokens_match(trajectory.steps, row["tokens"]) == ("differs", None)
     assert any("the log's summaries keep none" in note for note in trajectory.notes)
+
+
+def test_an_error_stays_on_one_line_whatever_the_names_hold(tmp_path: Path) -> None:
+    row = {"source": str(tmp_path / "gone\nlog.json"), "sample": "a\nb", "run": "1", "line": 1}
+    with pytest.raises(TrajectoryError) as caught:
+        reader.open(row)
+    assert "\n" not in str(caught.value) and "does not exist" in str(caught.value)

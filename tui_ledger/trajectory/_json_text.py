@@ -28,7 +28,9 @@ class Absent(Exception):
 def failure(path: Path | str, record: str | None, problem: str) -> TrajectoryError:
     """A one-line error: the file, the record where there is one, and what is wrong."""
     where = f"{path}: {record}" if record else str(path)
-    return TrajectoryError(f"{where}: {problem}")
+    message = f"{where}: {problem}"
+    # One line whatever a file name, a sample id or a span name holds.
+    return TrajectoryError(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 def importer_problem(exc: Exception) -> str:
