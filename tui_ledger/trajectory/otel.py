@@ -6,9 +6,9 @@ line by line, decoding only the lines that hold the trace's id; a single OTLP/JS
 whole. Only the trace's spans are kept. Where the trace holds several `invoke_agent` spans
 (one attempt each, as the importer reads it), only the row's agent span and its descendants.
 
-Each span is a step: a model call (`chat`, `text_completion`, `generate_content`, or a span
-reporting usage below the agent) is the agent's, `execute_tool` a tool's, anything else the
-system's. Tokens follow the importer's rule exactly: a span carries tokens only when it reports
+Each span is a step: a model call (`chat`, `text_completion`, `generate_content`) or any span
+whose own usage is counted is the agent's, `execute_tool` a tool's, anything else the system's.
+Tokens follow the importer's rule exactly: a span carries tokens only when it reports
 usage and none of its descendants does, split as the importer splits it (the input attribute
 includes the cache: uncached = input - reads - writes), so the steps add up to the row. A span
 repeating its children's usage (an agent span's roll-up) shows no tokens and a note says so.
@@ -49,7 +49,6 @@ from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, W
 
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 _TOOL_OPERATION = "execute_tool"
-_AGENT_OPERATION = "invoke_agent"
 
 
 def open(row: Mapping[str, Any]) -> Opened:
@@ -190,8 +189,8 @@ def _who(span: _Span, counted: bool) -> Who:
     operation = span.attributes.get("gen_ai.operation.name")
     if operation == _TOOL_OPERATION:
         return "tool"
-    if operation in _MODEL_OPERATIONS or (counted and operation != _AGENT_OPERATION):
-        return "agent"
+    if operation in _MODEL_OPERATIONS or counted:
+        return "agent"  # a model call, or an agent span whose own usage is the spend
     return "system"
 
 
