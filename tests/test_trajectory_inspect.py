@@ -442,3 +442,30 @@ def test_an_error_stays_on_one_line_whatever_the_names_hold(tmp_path: Path) -> N
     with pytest.raises(TrajectoryError) as caught:
         reader.open(row)
     assert "\n" not in str(caught.value) and "does not exist" in str(caught.value)
+
+
+def test_a_tool_message_carries_the_call_it_answers(tmp_path: Path) -> None:
+    sample = {
+        "id": "tools",
+        "epoch": 1,
+        "input": "List files",
+        "messages": [
+            {"role": "user", "content": "List files"},
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "c9", "function": "bash", "arguments": {"cmd": "ls"}}],
+            },
+            {
+                "role": "tool",
+                "content": "",
+                "tool_call_id": "c9",
+                "function": "bash",
+                "error": {"type": "timeout", "message": "timed out"},
+            },
+        ],
+    }
+    row = rows_of(write_json(tmp_path / "log.json", _synthetic_log([sample])))["tools"]
+    tool = read_attempt(row).steps[2]
+    assert tool.summary() == 'bash({"cmd": "ls"})'
+    assert tool.error and tool.observation == "timed out"

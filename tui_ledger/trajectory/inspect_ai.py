@@ -274,39 +274,44 @@ def _tool_calls(message: Mapping[str, Any], resolve: _Resolver) -> tuple[ToolCal
     )
 
 
-def _message_step(index: int, message: Mapping[str, Any], resolve: _Resolver) -> Step:
+def _message_step(
+    index: int,
+    message: Mapping[str, Any],
+    resolve: _Resolver,
+    calls: Mapping[str, ToolCall] | None = None,
+) -> Step:
+    """One message as a step; a tool's result carries the call it answers (from `calls`)."""
     who = _ROLES.get(str(message.get("role")), "system")
     text = resolve.content(message.get("content"))
-    if who == "tool":
-        error = message.get("error")
-        observation = text
-        if isinstance(error, dict) and error.get("message"):
-            observation = f"{text}\n{error['message']}" if text else str(error["message"])
-        return Step(
-            index=index,
-            source="tool",
-            text="",
-            tool_calls=(
-                ToolCall(
-                    name=str(message.get("function") or "tool"),
-                    arguments="",
-                    id=None
-                    if message.get("tool_call_id") is None
-                    else str(message["tool_call_id"]),
-                ),
-            ),
-            observation=observation,
-            error=error is not None,
-        )
-    return Step(index=index, source=who, text=text, tool_calls=_tool_calls(message, resolve))
+    if who != "tool":
+        return Step(index=index, source=who, text=text, tool_calls=_tool_calls(message, resolve))
+    error = message.get("error")
+    observation = text
+    if isinstance(error, dict) and error.get("message"):
+        observation = f"{text}\n{error['message']}" if text else str(error["message"])
+    call_id = None if message.get("tool_call_id") is None else str(message["tool_call_id"])
+    call = (calls or {}).get(call_id or "") or ToolCall(
+        name=str(message.get("function") or "tool"), arguments="", id=call_id
+    )
+    return Step(
+        index=index,
+        source="tool",
+        text="",
+        tool_calls=(call,),
+        observation=observation,
+        error=error is not None,
+    )
 
 
 def _message_steps(messages: list[Any], resolve: _Resolver) -> Iterator[Step]:
+    calls: dict[str, ToolCall] = {}
     index = 0
     for message in messages:
         if isinstance(message, dict):
             index += 1
-            yield _message_step(index, message, resolve)
+            step = _message_step(index, message, resolve, calls)
+            calls.update((call.id, call) for call in step.tool_calls if call.id is not None)
+            yield step
 
 
 class _EventSteps:
