@@ -103,10 +103,15 @@ def _reader_for(row: Mapping[str, Any]) -> str | None:
     # the model above stays importable on its own.
     from tui_ledger.importers import find_importer
 
+    path = Path(str(source))
+    if not path.exists():
+        # The file the row was read from has gone since the load (or the row names a file
+        # relative to a folder the caller did not hand to `openable`): say so, never "nothing".
+        raise TrajectoryError(f"{source}: no such file (the attempt's log was read from it)")
     try:
-        importer = find_importer(Path(str(source)))
-    except OSError:
-        return None
+        importer = find_importer(path)
+    except OSError as error:
+        raise TrajectoryError(f"{source}: cannot be read ({error.strerror or error})") from None
     return None if importer is None else READERS.get(importer.name)
 
 
