@@ -549,3 +549,18 @@ async def test_it_fits_small_and_large_terminals(size: tuple[int, int], tmp_path
         assert "Looking at the code" in text and "+0:05" in text
         await press(pilot, "end")
         assert "Done" in screen_text(app) or "attempt 0 ends" in screen_text(app)
+
+
+# --------------------------------------------------------------------------- snapshot
+
+
+def test_attempt_screen_snapshot(snap_compare: object, tmp_path: Path) -> None:
+    """The attempt screen at 120x40, the cursor on the first failed step (after `e`)."""
+    app = LedgerApp([ledger(tmp_path)])
+
+    async def opened(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await open_attempt(pilot)
+        await press(pilot, "e")
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=opened)  # type: ignore[operator]

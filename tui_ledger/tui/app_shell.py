@@ -320,7 +320,8 @@ class LedgerShell(App[int]):
         on the attempt screen the ledger's keys are hidden: its footer is its own)."""
         if commands.is_available(self, action):
             return True
-        return False if self.on_attempt_screen else None
+        attempt_open = any(getattr(s, "is_attempt_screen", False) for s in self.screen_stack)
+        return False if attempt_open else None
 
     # ------------------------------------------------------------------ what is under way
 

@@ -25,7 +25,7 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Collapsible, Footer, Input, Label, Static
@@ -39,7 +39,7 @@ from tui_ledger.trajectory import BUCKETS, Step, Verdict
 from tui_ledger.tui import commands
 from tui_ledger.tui.screens.screens import DetailScreen, FieldList, HelpScreen
 from tui_ledger.tui.screens.step_view import BUCKET_WORDS, StepScreen, safe_block, step_matches
-from tui_ledger.tui.theme import ACCENT, DROP, ERROR_STYLE, KEEP, MUTED, TITLE_STYLE
+from tui_ledger.tui.theme import ACCENT, DROP, ERROR_STYLE, KEEP, KEY_STYLE, MUTED, TITLE_STYLE
 from tui_ledger.tui.widgets.steps_table import StepsTable
 from tui_ledger.wording import first_line, plural
 
@@ -228,8 +228,21 @@ class AttemptHelpScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         """The keys, each with what it does."""
         sections = dict(commands.help_entries())
+        moves = Text.assemble(
+            ("\nMove  ", "bold underline"),
+            ("↑↓ j k", KEY_STYLE),
+            " a step · ",
+            ("PgUp PgDn", KEY_STYLE),
+            " a screen · ",
+            ("g Home  G End", KEY_STYLE),
+            " the first and last · ",
+            ("Tab", KEY_STYLE),
+            " the folded grader output and instruction (Enter unfolds)",
+        )
         with Vertical(id="attempt-help-dialog", classes="dialog"):
-            yield Static(HelpScreen.keys_table(sections, [commands.ATTEMPT]), id="attempt-keys")
+            with VerticalScroll(id="attempt-help-body"):
+                yield Static(HelpScreen.keys_table(sections, [commands.ATTEMPT]), id="attempt-keys")
+                yield Static(moves, id="attempt-moves")
             yield Label(Text("Esc, q or ? closes", style=MUTED), classes="dialog-hint")
 
     def on_mount(self) -> None:
