@@ -181,18 +181,24 @@ def verdict_text(verdict: Verdict | None) -> Text:
 
 
 def tokens_line(
-    steps: list[Step], attempt_tokens: object, notes: list[str], *, ended: bool, broke: bool
+    steps: list[Step],
+    attempt_tokens: object,
+    notes: list[str],
+    *,
+    ended: bool,
+    broke: bool,
+    so_far: int | None = None,
 ) -> Text:
-    """Whether the steps' tokens add up to the attempt's tokens in the ledger."""
+    """Whether the steps' tokens add up to the attempt's tokens in the ledger (`so_far`: the
+    steps' tokens read so far, while reading or after the log broke: no verdict yet)."""
     tokens = attempt_tokens if isinstance(attempt_tokens, int) else None
     text = Text()
     if ended and not broke and not steps:
         return text  # no steps: the status line says so
     if not ended or broke:
-        total = trajectory.steps_tokens(steps)
-        so_far = MISSING if total is None else format_tokens(total)
+        shown = MISSING if so_far is None else format_tokens(so_far)
         what = "reading" if not ended else "the log broke"
-        text.append(f"steps' tokens so far {so_far} ({what}: no verdict on the sum)", style=MUTED)
+        text.append(f"steps' tokens so far {shown} ({what}: no verdict on the sum)", style=MUTED)
     else:
         word, difference = trajectory.tokens_match(steps, tokens)
         ledger = MISSING if tokens is None else format_tokens(tokens)
@@ -274,6 +280,7 @@ class AttemptScreen(Screen[None]):
         self.error: str | None = None
         self.query_text = ""
         self._needle = ""
+        self._matches = 0  # steps read so far that match the search
         self._head = Static(id="attempt-head")
         self._files = Static(id="attempt-files")
         self._verdict = Static(id="attempt-verdict")
@@ -392,6 +399,8 @@ class AttemptScreen(Screen[None]):
         if report.read != self._read:
             return
         self.steps.add_steps(report.steps)
+        if self._needle:
+            self._matches += sum(1 for step in report.steps if step_matches(step, self._needle))
         self._show_progress()
 
     @on(ReadEnded)
@@ -416,7 +425,12 @@ class AttemptScreen(Screen[None]):
         broke = self.error is not None
         self._tokens.update(
             tokens_line(
-                table.steps, self.row.get("tokens"), self.notes, ended=self.ended, broke=broke
+                table.steps,
+                self.row.get("tokens"),
+                self.notes,
+                ended=self.ended,
+                broke=broke,
+                so_far=table.recorded_total(),
             )
         )
         status = Text()
@@ -436,14 +450,13 @@ class AttemptScreen(Screen[None]):
                 status.append("This log keeps no steps.", style=ACCENT)
         else:
             status.append(plural(count, "step"), style="bold")
-            errors = sum(1 for step in table.steps if step.error)
+            errors = table.error_count
             if errors:
                 status.append(f" · {plural(errors, 'error')} (e)", style=DROP)
             if table.costliest_first:
                 status.append(" · costliest first (c: the log's order)", style=MUTED)
         if self.query_text:
-            matches = sum(1 for step in table.steps if step_matches(step, self._needle))
-            said = f"{matches:,} match{'es' if matches != 1 else ''}"
+            said = f"{self._matches:,} match{'es' if self._matches != 1 else ''}"
             status.append(f" · {said} for ", style=MUTED)
             status.append(safe_cell(self.query_text, 30), style=ACCENT)
             status.append(" (n N)", style=MUTED)
@@ -486,6 +499,7 @@ class AttemptScreen(Screen[None]):
             self._show_progress()
             return
         needle = self._needle
+        self._matches = sum(1 for step in self.steps.steps if step_matches(step, needle))
         self.steps.mark(lambda step: step_matches(step, needle))
         current = self.steps.current_step()
         if current is None or not step_matches(current, needle):

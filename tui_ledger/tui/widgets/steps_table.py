@@ -120,6 +120,9 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._totals: list[int] = []  # tokens of the steps up to each, in the log's order
         self._order: list[int] | None = None  # display row -> step position (costliest first)
         self._start: datetime | None = None
+        self._recorded = False  # whether any step records its tokens
+        self.error_count = 0
+        """How many steps failed."""
         self._scale: int | None = None  # the attempt's tokens in the ledger
         self._marked: Callable[[Step], bool] | None = None
         self._cache: dict[tuple[object, ...], Strip] = {}
@@ -148,6 +151,8 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         self._totals = []
         self._order = None
         self._start = None
+        self._recorded = False
+        self.error_count = 0
         self._scale = scale
         self._marked = None
         self._changed()
@@ -162,6 +167,8 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
             self._steps.append(step)
             total += step.tokens or 0
             self._totals.append(total)
+            self._recorded = self._recorded or step.tokens is not None
+            self.error_count += step.error
             if self._start is None:
                 self._start = _parse_time(step.timestamp)
         if self._order is not None:
@@ -173,6 +180,10 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
     def running_total(self, position: int) -> int:
         """The tokens of the steps up to the one at `position` (log order), 0 before any."""
         return self._totals[position] if self._totals else 0
+
+    def recorded_total(self) -> int | None:
+        """The tokens of every step read so far; None while no step records any."""
+        return self._totals[-1] if self._recorded else None
 
     def set_costliest_first(self, on: bool) -> None:
         """Show the steps costliest first, or in the log's order; the cursor keeps its step."""
