@@ -238,3 +238,29 @@ def test_harbor_cache_larger_than_input_is_read_as_excluded(tmp_path: Path) -> N
     row = imported.frame.row(0, named=True)
     assert (row["input_tokens"], row["cached_input_tokens"], row["tokens"]) == (100, 5000, 5600)
     assert any("more cache tokens than input" in warning for warning in imported.warnings)
+
+
+def test_harbor_folders_never_split_a_workflow_by_their_names(tmp_path: Path) -> None:
+    """Issue 40's rule for Harbor: jobs of any name, named together or through their parent,
+    give the same attempts under one workflow (Harbor's agent/model key); `run` keeps the job."""
+    from tests.trajectory_fixtures_atif import write_harbor_trial
+
+    usage = {"n_input_tokens": 100, "n_cache_tokens": 0, "n_output_tokens": 10}
+    jobs = tmp_path / "jobs"
+    names = ["2025-11-02__10-00-00", "run1_2025-11-03__09-00-00", "nightly"]
+    for number, job in enumerate(names):
+        write_harbor_trial(jobs / job, f"t{number}__abc1234", f"t{number}", agent_result=usage)
+
+    def figures(paths: list[Path]) -> tuple[list[str], list[str], int]:
+        attempts = load([str(path) for path in paths]).attempts
+        return (
+            sorted(attempts["workflow"].cast(str).unique().to_list()),
+            sorted(attempts["run"].cast(str).unique().to_list()),
+            attempts.height,
+        )
+
+    expected = (["terminus-2__openai/gpt-5"], sorted(names), 3)
+    assert figures([jobs]) == expected
+    assert figures([jobs / name for name in names]) == expected
+    for name in names:
+        assert figures([jobs / name]) == (["terminus-2__openai/gpt-5"], [name], 1)

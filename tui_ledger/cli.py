@@ -1,4 +1,5 @@
-"""The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`.
+"""The `ledger-tui` command: the interactive app, and the headless `summary`, `check`, `convert`,
+`trace` (its own module, `cli_trace`).
 
 The headless commands never import textual (the app is imported only when it is opened), so
 `ledger-tui summary` starts fast and runs where no terminal UI could. The options the commands
@@ -32,9 +33,10 @@ from tui_ledger.cli_options import (
     price_table,
     spark_url,
 )
+from tui_ledger.cli_trace import run_trace
 from tui_ledger.findings import Finding, Notice
 
-COMMANDS = ("summary", "check", "convert", "serve")
+COMMANDS = ("summary", "check", "convert", "trace", "serve")
 EXIT_BAD_INPUT = 2
 
 
@@ -439,10 +441,10 @@ def _watch_summary(args: argparse.Namespace) -> int:
 
 def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
+    args = _check_parser().parse_args(argv)
     from tui_ledger.checks import check_lines, run_checks
     from tui_ledger.textsafe import safe_text
 
-    args = _check_parser().parse_args(argv)
     conditions: tuple[str, ...] = ()
     if args.fail_on is not None:
         from tui_ledger.fail_on import parse_fail_on
@@ -496,6 +498,7 @@ def run_check(argv: Sequence[str]) -> int:
 
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
+    args = _convert_parser().parse_args(argv)
     from tui_ledger.export_files import (
         ATTEMPT_FORMATS,
         format_for_path,
@@ -503,7 +506,6 @@ def run_convert(argv: Sequence[str]) -> int:
         write_attempts,
     )
 
-    args = _convert_parser().parse_args(argv)
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
     url = spark_url(args)
     if url is not None:
@@ -656,16 +658,19 @@ def _fail(message: str) -> NoReturn:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `ledger-tui` console script."""
+    """Entry point of the `ledger-tui` console script.
+
+    Nothing here imports polars or textual before the arguments are read: `--version`,
+    `--help` and a usage error answer at once, and each command imports what it needs.
+    """
     use_fewer_arenas()  # before polars loads: nothing above this line imports it
     arguments = list(sys.argv[1:] if argv is None else argv)
-    handlers = {"summary": run_summary, "check": run_check, "convert": run_convert}
-    from tui_ledger.export_files import ExportError
-    from tui_ledger.load import LoadError
-    from tui_ledger.prices import PriceError
-    from tui_ledger.query import FilterError
-    from tui_ledger.spark.errors import SparkEngineError
-
+    handlers = {
+        "summary": run_summary,
+        "check": run_check,
+        "convert": run_convert,
+        "trace": run_trace,
+    }
     try:
         if arguments and arguments[0] == "serve":
             from tui_ledger.tui.serve.serve import run_serve
@@ -674,10 +679,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         if arguments and arguments[0] in handlers:
             return handlers[arguments[0]](arguments[1:])
         return run_app(arguments)
-    except (LoadError, UsageError, ExportError, PriceError, SparkEngineError) as error:
-        _fail(str(error))
-    except FilterError as error:
-        _fail(f"--where: {error.message} (at character {error.position + 1})")
     except BrokenPipeError:
         # `ledger-tui summary big.csv | head` is fine; say nothing.
         return 0
@@ -686,6 +687,31 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         print("ledger-tui: interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        message = _bad_input_message(error)
+        if message is None:
+            raise
+        _fail(message)
+
+
+def _bad_input_message(error: Exception) -> str | None:
+    """The one line for an error that bad input causes (a file, a filter, an option), or None
+    for a bug. Its classes are imported here, once an error is raised: a module that raised
+    one is loaded already, and `--version` never pays for them."""
+    if isinstance(error, UsageError):
+        return str(error)
+    from tui_ledger.export_files import ExportError
+    from tui_ledger.load import LoadError
+    from tui_ledger.prices import PriceError
+    from tui_ledger.query import FilterError
+    from tui_ledger.spark.errors import SparkEngineError
+    from tui_ledger.trajectory import TrajectoryError
+
+    if isinstance(error, FilterError):
+        return f"--where: {error.message} (at character {error.position + 1})"
+    if isinstance(error, (LoadError, ExportError, PriceError, SparkEngineError, TrajectoryError)):
+        return str(error)
+    return None
 
 
 if __name__ == "__main__":

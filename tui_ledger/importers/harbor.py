@@ -46,8 +46,11 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.atif_usage import AtifError
+from tui_ledger.importers.atif_usage import usage as trajectory_usage
 
 RESULT_FILE = "result.json"
+TRAJECTORY_FILE = Path("agent") / "trajectory.json"
 
 # Detection: jobs/<job>/<trial>/result.json is at most 2 levels below a folder of jobs.
 _DETECT_DEPTH = 2
@@ -127,6 +130,9 @@ CONVENTIONS = (
     "Harbor records no cache-write count: writes stay inside input_tokens where an agent counts "
     "them (Harbor's Claude Code agent does)",
     "a multi-step trial's usage and cost are summed over its steps (compute_token_cost_totals)",
+    "a trial whose result.json records no usage (or only zeros) takes it from its "
+    "agent/trajectory.json (ATIF: final_metrics, else its steps' metrics): input = prompt - "
+    "cached tokens, cache writes from metrics.extra.cache_creation_input_tokens",
 )
 
 _SCHEMA: dict[str, pl.DataType] = {
@@ -262,6 +268,8 @@ class _Rows:
         self.fractional = 0
         self.cache_above_input = 0
         self.never_graded = 0
+        self.from_trajectory = 0
+        self.trajectory_unread: list[str] = []
 
     def add(self, trial: Mapping[str, Any], file: Path) -> None:
         task = trial.get("task_name")
@@ -274,6 +282,8 @@ class _Rows:
         if steps is not None and not isinstance(steps, list):
             raise ImporterError.at(file, "step_results is not a list")
         usage = self._usage(trial, steps or [], file)
+        if not steps and _usage_lost(usage):
+            usage = self._trajectory_usage(usage, file)
         reward = _reward(trial.get("verifier_result"), file)
         exceptions = _exceptions(trial, steps or [], file)
         passed, status, graded = _outcome(reward, exceptions, self.threshold)
@@ -374,8 +384,43 @@ class _Rows:
             "models_used": ", ".join(sorted(models)) or None,
         }
 
+    def _trajectory_usage(self, usage: dict[str, Any], file: Path) -> dict[str, Any]:
+        """The usage of the trial's agent/trajectory.json where result.json lost it."""
+        path = file.parent / TRAJECTORY_FILE
+        if not path.is_file():
+            return usage
+        try:
+            counts, cost = trajectory_usage(path)
+        except AtifError as error:
+            self.trajectory_unread.append(str(error))
+            return usage
+        if not counts.recorded or not counts.tokens:
+            return usage  # the trajectory knows no more than result.json: nothing taken
+        self.from_trajectory += 1
+        complete = counts.input_tokens is not None and counts.output_tokens is not None
+        return {
+            **usage,
+            "input_tokens": counts.input_tokens,
+            "cached_input_tokens": counts.cached_input_tokens,
+            "cache_write_tokens": counts.cache_write_tokens,
+            "output_tokens": counts.output_tokens,
+            "tokens": counts.tokens if complete else None,
+            "cost": usage["cost"] if usage["cost"] is not None else cost,
+        }
+
     def warnings(self) -> tuple[str, ...]:
         found = []
+        if self.from_trajectory:
+            found.append(
+                f"{counted(self.from_trajectory, 'trial')} took their usage from "
+                "agent/trajectory.json: their result.json recorded none, or only zeros"
+            )
+        if self.trajectory_unread:
+            found.append(
+                f"{counted(len(self.trajectory_unread), 'trial')} without usage in result.json "
+                "kept none: their agent/trajectory.json could not be read (first: "
+                f"{self.trajectory_unread[0]})"
+            )
         if self.fractional:
             found.append(
                 f"{counted(self.fractional, 'trial')} with a fractional reward (between 0 and "
@@ -393,6 +438,13 @@ class _Rows:
                 "verifier error, with no valid reward: outcome error"
             )
         return tuple(found)
+
+
+def _usage_lost(usage: Mapping[str, Any]) -> bool:
+    """result.json records no token count, or only zeros (Harbor writes `or 0` when its agent
+    could not count)."""
+    counts = [usage[name] for name in ("input_tokens", "cached_input_tokens", "output_tokens")]
+    return all(value is None or value == 0 for value in counts)
 
 
 def _outcome(

@@ -10,9 +10,14 @@ Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run
   after it: a folder is one when some trial's run sits two or more folders below it (its run:
   the outermost folder on its path that holds a run-level `results.json` or
   `run_metadata.json`, else the folder above its task folder).
-- A single `results.json` is read too: a trial record, or a run-level file of many trials.
+- Files are told by their content, not their name: a JSON file of any name holding a run's
+  `results` list of trial records is read (goose's submissions keep only run files saved as
+  `<run id>_results.json`). A single such file is read too.
 - `run` is the folder that holds the task folders (the submission itself when runs are not
-  nested), so repeated runs of one submission stay apart.
+  nested), or the run id a run file is saved under, so repeated runs of one submission stay
+  apart.
+- The same trial (`id` and `trial_name`) found twice in one workflow, as in a copy of a run
+  folder kept inside another, is counted once, and a warning says how many were left out.
 - `total_input_tokens` is Terminal-Bench's own sum over the agent's calls and may include cached
   input (the harness does not split it), so it is kept as `input_tokens` and no cache bucket is
   invented. `tokens` = input + output, null when either is null; a recorded 0 stays 0.
@@ -38,6 +43,7 @@ from tui_ledger.importers._base import (
     ImporterError,
     ImportOptions,
     build_frame,
+    counted,
     load_json,
     parse_timestamp,
     peek_text,
@@ -67,6 +73,13 @@ _TRIAL_KEYS = ("task_id", "trial_name")
 _TRIAL_HINT = re.compile(r'"trial_name"\s*:')
 # promptfoo also names its output results.json, and test vars may use any word.
 _OTHER_HARNESS_HINT = re.compile(r'"(evalId|testIdx|promptIdx)"\s*:')
+# A JSON file of another name is read by its content: a run file, whose `results` list opens
+# with a trial record (`task_id` beside `trial_name`). Harbor's trials have `task_name`.
+_RUN_FILE_HINT = re.compile(r'"results"\s*:\s*\[\s*\{')
+_TASK_ID_HINT = re.compile(r'"task_id"\s*:')
+_HARBOR_HINT = re.compile(r'"task_name"\s*:')
+# A run file saved under its run id: `2025-08-27__22-13-13_results.json` (goose's submissions).
+_RUN_FILE_SUFFIX = re.compile(r"[-_. ]*results?$", re.IGNORECASE)
 
 _SCHEMA: dict[str, pl.DataType] = {
     "workflow": pl.String(),
@@ -115,10 +128,11 @@ class TerminalBenchImporter(ImporterBase):
     name: str = "terminal-bench"
 
     def matches(self, path: Path) -> bool:
-        """A `results.json` holding trial records, or a folder with one within four levels."""
+        """A Terminal-Bench results file (by its content, whatever its name), or a folder with
+        one within four levels."""
         try:
             if path.is_file():
-                return path.name == RESULTS_FILE and _looks_like_trial(path)
+                return _looks_like_results(path)
             if path.is_dir():
                 return _find_results_file(path, _DETECT_DEPTH) is not None
         except OSError:
@@ -128,14 +142,15 @@ class TerminalBenchImporter(ImporterBase):
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trial under a folder (one workflow, named after it), or one results file."""
         if path.is_dir():
-            return Imported(_read_folder(path), CONVENTIONS)
-        if path.is_file():
-            return Imported(_read_file(path), CONVENTIONS)
-        raise ImporterError.at(path, "does not exist")
+            rows = _read_folder(path)
+        elif path.is_file():
+            rows = _read_file(path)
+        else:
+            raise ImporterError.at(path, "does not exist")
+        return Imported(rows.frame(), CONVENTIONS, rows.warnings())
 
 
-def _looks_like_trial(path: Path) -> bool:
-    head = peek_text(path)
+def _looks_like_trial_head(head: str) -> bool:
     return (
         head.lstrip().startswith("{")
         and _TRIAL_HINT.search(head) is not None
@@ -143,24 +158,55 @@ def _looks_like_trial(path: Path) -> bool:
     )
 
 
+def _looks_like_trial(path: Path) -> bool:
+    return _looks_like_trial_head(peek_text(path))
+
+
+def _looks_like_results(path: Path) -> bool:
+    """Whether `path` is a file Terminal-Bench wrote, by its content: a `results.json` holding
+    a trial or a run's trials; a JSON file of any other name whose head opens a `results` list
+    with a trial record's `trial_name` and `task_id` (a run file saved under its run id), none
+    of Harbor's `task_name`."""
+    if path.name == RESULTS_FILE:
+        return _looks_like_trial(path)
+    if not path.name.lower().endswith(".json") or path.name.startswith("."):
+        return False
+    head = peek_text(path)
+    return (
+        _looks_like_trial_head(head)
+        and _RUN_FILE_HINT.search(head) is not None
+        and _TASK_ID_HINT.search(head) is not None
+        and _HARBOR_HINT.search(head) is None
+    )
+
+
 def _find_results_file(folder: Path, depth: int) -> Path | None:
-    """A Terminal-Bench results.json at most `depth` levels down, trying few folders per level."""
+    """A Terminal-Bench results file at most `depth` levels down, trying few folders and few
+    JSON files per level."""
     candidate = folder / RESULTS_FILE
     if candidate.is_file():
         return candidate if _looks_like_trial(candidate) else None
     if depth == 0:
         return None
-    tried = 0
+    subfolders: list[str] = []
+    files_tried = 0
     with os.scandir(folder) as entries:
         for entry in entries:
-            if tried == _DETECT_FANOUT:
+            if len(subfolders) == _DETECT_FANOUT and files_tried == _DETECT_FANOUT:
                 break
-            if entry.name.startswith(".") or not entry.is_dir():
+            if entry.name.startswith("."):
                 continue
-            tried += 1
-            found = _find_results_file(Path(entry.path), depth - 1)
-            if found is not None:
-                return found
+            if entry.is_dir():
+                if len(subfolders) < _DETECT_FANOUT:
+                    subfolders.append(entry.path)
+            elif files_tried < _DETECT_FANOUT and entry.name.lower().endswith(".json"):
+                files_tried += 1
+                if entry.is_file() and _looks_like_results(Path(entry.path)):
+                    return Path(entry.path)
+    for subfolder in subfolders:
+        found = _find_results_file(Path(subfolder), depth - 1)
+        if found is not None:
+            return found
     return None
 
 
@@ -172,99 +218,154 @@ def _is_run_file(document: Any) -> bool:
     return isinstance(document, dict) and isinstance(document.get("results"), list)
 
 
-def _walk_results(root: Path) -> Iterator[tuple[Path, Any, list[str]]]:
-    """(file, parsed JSON, subfolders) for every results.json under `root`, in path order.
-
-    The caller may empty the subfolder list to skip a trial folder's own logs.
-    """
+def _walk_results(root: Path) -> Iterator[tuple[Path, Any]]:
+    """(file, parsed JSON) for every Terminal-Bench results file under `root`, in path order:
+    each `results.json`, and each other JSON file whose content is a run's trials. A trial
+    folder's own logs are not walked."""
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
+        here = Path(folder)
         if RESULTS_FILE in files:
-            file = Path(folder) / RESULTS_FILE
-            yield file, load_json(file), subfolders
+            file = here / RESULTS_FILE
+            document = load_json(file)
+            yield file, document
+            if _is_trial(document):
+                subfolders[:] = []  # a trial folder holds only that trial's logs
+                continue
+        for name in sorted(files):
+            file = here / name
+            if name != RESULTS_FILE and _looks_like_results(file):
+                document = load_json(file)
+                if _is_run_file(document):
+                    yield file, document
 
 
-def _read_folder(root: Path) -> pl.DataFrame:
+def _read_folder(root: Path) -> _Rows:
     workflow = root.resolve().name
-    found: list[tuple[Path, dict[str, Any]]] = []
+    trials: list[tuple[Path, dict[str, Any]]] = []
     run_files: list[tuple[Path, dict[str, Any]]] = []
-    for file, document, subfolders in _walk_results(root):
+    for file, document in _walk_results(root):
         if _is_trial(document):
-            found.append((file, document))
-            subfolders[:] = []  # a trial folder holds only that trial's logs
+            trials.append((file, document))
         elif _is_run_file(document):
             run_files.append((file, document))
         else:
             raise ImporterError.at(file, "is not a Terminal-Bench trial record (no task_id)")
 
     # A leaderboard root (a folder of submission folders): one workflow per submission.
-    board = _is_leaderboard_root(
-        root, [file for file, _ in found], {f.parent for f, _ in run_files}
-    )
-    trials: list[tuple[Path, dict[str, Any], Path, bool, str]] = []
-    for file, document in found:
+    board = _is_leaderboard_root(root, [file for file, _ in trials], [f for f, _ in run_files])
+    rows = _Rows(workflow)
+    recorded: dict[Path, set[str | None]] = {}  # folder -> the runs its trial files record
+    for file, document in trials:
         relative = file.relative_to(root).parts
         base, name = (root / relative[0], relative[0]) if board else (root, workflow)
         # <run>/<task>/<trial>/results.json: the run is the folder above the task folder.
         nested = len(file.relative_to(base).parts) >= 4
-        trials.append((file, document, file.parents[2] if nested else base, nested, name))
-
-    rows = _Rows(workflow)
-    for file, document, run_folder, nested, name in trials:
         rows.add(
             document,
             source=file,
             line=1,
-            run_folder=run_folder,
+            run_folder=file.parents[2] if nested else base,
             run_is_folder=nested,
             workflow=name,
         )
-    trial_folders = {folder for _, _, folder, _, _ in trials}
+        task = document.get("task_id")
+        run = _recorded_run(document, task) if isinstance(task, str) else None
+        for folder in file.parents:
+            recorded.setdefault(folder, set()).add(run)
+            if folder == root:
+                break
     for file, document in run_files:
-        run_folder = file.parent
-        # A run folder's own results.json repeats its trials: read it only when they are gone.
-        if any(run_folder == folder or run_folder in folder.parents for folder in trial_folders):
+        # A run file repeats its run's trials: read it only when their trial files are gone.
+        if _repeats_trial_files(file, document, recorded.get(file.parent, set())):
             continue
         parts = file.relative_to(root).parts
         name = parts[0] if board and len(parts) > 1 else workflow
-        rows.add_run_file(document, source=file, run_folder=run_folder, workflow=name)
+        rows.add_run_file(
+            document,
+            source=file,
+            run_folder=file.parent,
+            run=_run_file_id(file),
+            workflow=name,
+        )
     if not rows.count:
         raise ImporterError.at(root, "holds no Terminal-Bench trial results.json")
-    return rows.frame()
+    return rows
 
 
-def _is_leaderboard_root(root: Path, trial_files: list[Path], run_file_folders: set[Path]) -> bool:
+def _repeats_trial_files(file: Path, document: dict[str, Any], runs_below: set[str | None]) -> bool:
+    """Whether the trial files below a run file's folder hold its trials already.
+
+    A `results.json` is its run folder's own summary: any trial file below stands for it. A run
+    file saved under its run id sits beside other runs: it is repeated only when the trial files
+    below record its run (or when its trials record none, so no trial is ever counted twice).
+    """
+    if not runs_below:
+        return False
+    if file.name == RESULTS_FILE:
+        return True
+    own: set[str | None] = set()
+    for record in document["results"]:
+        task = record.get("task_id") if isinstance(record, dict) else None
+        own.add(_recorded_run(record, task) if isinstance(task, str) else None)
+    return None in own or None in runs_below or not own.isdisjoint(runs_below)
+
+
+def _run_file_id(file: Path) -> str | None:
+    """The run a run file of another name than `results.json` is saved under, from its name
+    (`2025-08-27__22-13-13_results.json` -> `2025-08-27__22-13-13`); None for `results.json`,
+    whose run is its folder."""
+    if file.name == RESULTS_FILE:
+        return None
+    stem = file.name[: -len(".json")]
+    return _RUN_FILE_SUFFIX.sub("", stem) or stem
+
+
+def _is_leaderboard_root(root: Path, trial_files: list[Path], run_files: list[Path]) -> bool:
     """Whether `root` is a leaderboard root (a folder of submission folders) rather than one
     submission, one of its runs, or a folder of its runs.
 
     Layout `<submission>/[<run>/]<task>/<trial>/results.json`. A trial's run is the outermost
     folder on its path (from `root` down) that `tb run` marked as a run, by writing a run-level
-    `results.json` (in `run_file_folders`) or a `run_metadata.json` into it; else the folder
-    above its task folder. Its submission is the folder above that run, so `root` is a root
-    when some trial's run sits two or more folders below it. Folder names play no part:
-    submitters rename their run folders (`run1_2025-08-10__05-27-18` for the run recorded as
-    `2025-08-10__05-27-18`), and some nest a re-run inside a run.
+    `results.json` or a `run_metadata.json` into it; else the folder above its task folder. A
+    run file of another name is a run of its own, one level below the folder holding it. Its
+    submission is the folder above the run, so `root` is a root when some run sits two or more
+    levels below it. Folder names play no part: submitters rename their run folders
+    (`run1_2025-08-10__05-27-18` for the run recorded as `2025-08-10__05-27-18`), and some nest
+    a re-run inside a run.
     """
+    marked_folders = {file.parent for file in run_files if file.name == RESULTS_FILE}
     marked: dict[Path, bool] = {}
 
     def is_run(folder: Path) -> bool:
         if folder not in marked:
-            marked[folder] = folder in run_file_folders or (folder / RUN_METADATA_FILE).is_file()
+            marked[folder] = folder in marked_folders or (folder / RUN_METADATA_FILE).is_file()
         return marked[folder]
+
+    def run_depth(relative: tuple[str, ...], deepest: int) -> int:
+        """How far below `root` the outermost marked folder on the path sits, else `deepest`."""
+        folder, depth = root, 0
+        while depth < deepest and not is_run(folder):
+            depth += 1
+            folder = folder / relative[depth - 1]
+        return depth
 
     for file in trial_files:
         relative = file.relative_to(root).parts
-        above_task = len(relative) - 3  # folders between root and the task folder
-        folder, depth = root, 0
-        while depth < above_task and not is_run(folder):
-            depth += 1
-            folder = folder / relative[depth - 1]
-        if depth >= 2:
+        # the folders between root and the task folder: <task>/<trial>/results.json below them
+        if run_depth(relative, len(relative) - 3) >= 2:
+            return True
+    for file in run_files:
+        relative = file.relative_to(root).parts
+        if file.name != RESULTS_FILE:
+            if len(relative) >= 2:  # the file's folder is below root, the run below that
+                return True
+        elif run_depth(relative, len(relative) - 1) >= 2:
             return True
     return False
 
 
-def _read_file(file: Path) -> pl.DataFrame:
+def _read_file(file: Path) -> _Rows:
     document = load_json(file)
     resolved = file.resolve()
     if _is_trial(document):
@@ -274,12 +375,12 @@ def _read_file(file: Path) -> pl.DataFrame:
         rows.add(document, source=file, line=1, run_folder=run_folder, run_is_folder=False)
     elif _is_run_file(document):
         rows = _Rows(resolved.parent.name)
-        rows.add_run_file(document, source=file, run_folder=resolved.parent)
+        rows.add_run_file(document, source=file, run_folder=resolved.parent, run=_run_file_id(file))
     else:
         raise ImporterError.at(file, "is not a Terminal-Bench results.json (no task_id)")
     if not rows.count:
         raise ImporterError.at(file, "holds no Terminal-Bench trials")
-    return rows.frame()
+    return rows
 
 
 class _Rows:
@@ -289,6 +390,8 @@ class _Rows:
         self.workflow = workflow
         self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
         self.count = 0
+        self.repeated = 0  # trial records read a second time (the same trial), left out
+        self._seen: set[tuple[str, str, str]] = set()
         self._metadata: dict[Path, Mapping[str, Any]] = {}
 
     def add_run_file(
@@ -297,8 +400,10 @@ class _Rows:
         *,
         source: Path,
         run_folder: Path,
+        run: str | None = None,
         workflow: str | None = None,
     ) -> None:
+        """Every trial of a run file; `run` names the run (default: the folder holding it)."""
         for index, record in enumerate(document["results"], start=1):
             if not _is_trial(record):
                 raise ImporterError.at(
@@ -309,6 +414,7 @@ class _Rows:
                 source=source,
                 line=index,
                 run_folder=run_folder,
+                run=run,
                 where=f"record {index}",
                 workflow=workflow,
             )
@@ -321,6 +427,7 @@ class _Rows:
         line: int,
         run_folder: Path,
         run_is_folder: bool = True,
+        run: str | None = None,
         where: str | None = None,
         workflow: str | None = None,
     ) -> None:
@@ -328,10 +435,21 @@ class _Rows:
 
         `run_is_folder` is False when no run folder sits between the root and the task folders
         (submissions often flatten them): the run id recorded in `recording_path` names the run.
+        `run`, when given, names it whatever the record says (a run file saved under its id).
+        A trial read a second time (the same `id` and `trial_name` in the same workflow, as in
+        a copy of a run folder kept inside another) is left out and counted in `repeated`.
         """
         task = record.get("task_id")
         if not isinstance(task, str) or not task:
             raise ImporterError.at(source, "has no task_id", record=where)
+        name = self.workflow if workflow is None else workflow
+        trial_id, trial_name = record.get("id", record.get("uuid")), record.get("trial_name")
+        if isinstance(trial_id, str) and trial_id and isinstance(trial_name, str):
+            key = (name, trial_id, trial_name)
+            if key in self._seen:
+                self.repeated += 1
+                return
+            self._seen.add(key)
         passed = record.get("is_resolved")
         if passed is not None and not isinstance(passed, bool):
             raise ImporterError.at(
@@ -356,7 +474,7 @@ class _Rows:
         metadata = self._run_metadata(run_folder)
 
         values: dict[str, Any] = {
-            "workflow": self.workflow if workflow is None else workflow,
+            "workflow": name,
             "task": task,
             "passed": passed,
             "status": _status(failure_mode),
@@ -366,7 +484,9 @@ class _Rows:
             if input_tokens is None or output_tokens is None
             else input_tokens + output_tokens,
             "model": _text(metadata.get("model_name")),
-            "run": (None if run_is_folder else _recorded_run(record, task)) or run_folder.name,
+            "run": run
+            or (None if run_is_folder else _recorded_run(record, task))
+            or run_folder.name,
             "timestamp": started,
             "duration_s": seconds_between(started, ended),
             "stop_reason": failure_mode,
@@ -402,6 +522,15 @@ class _Rows:
 
     def frame(self) -> pl.DataFrame:
         return build_frame(self.columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
+
+    def warnings(self) -> tuple[str, ...]:
+        if not self.repeated:
+            return ()
+        return (
+            f"{counted(self.repeated, 'Terminal-Bench trial')} found a second time (the same "
+            "id and trial_name in another results file, as in a copy of a run folder kept "
+            "inside another): each trial counted once",
+        )
 
 
 def _status(failure_mode: str | None) -> str | None:

@@ -18,7 +18,7 @@ read is a `TrajectoryError` with a one-line message; the ledger itself never dep
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -76,6 +76,23 @@ def read_attempt(row: Mapping[str, Any]) -> Trajectory:
     return read_all(open_attempt(row))
 
 
+def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
+    """The row with a `source` its reader can open from here, given the inputs the ledger was
+    loaded from (what both front ends hand `open_attempt`).
+
+    The loader names a harness's files by their path below the one folder the user opened
+    (`t1__abc/result.json`: `load.readers.trial_names`), which is no path from the working
+    directory; the reader needs one. Several inputs are named below the path as given, and a
+    file by its own name: those open as they are (and so does a source already absolute).
+    """
+    source = row.get("source")
+    if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
+        candidate = Path(inputs[0]) / str(source)
+        if candidate.exists():
+            return {**row, "source": str(candidate)}
+    return dict(row)
+
+
 def _reader_for(row: Mapping[str, Any]) -> str | None:
     if row.get(TRACE_COLUMN) not in (None, ""):
         return READERS.get("atif")
@@ -86,10 +103,15 @@ def _reader_for(row: Mapping[str, Any]) -> str | None:
     # the model above stays importable on its own.
     from tui_ledger.importers import find_importer
 
+    path = Path(str(source))
+    if not path.exists():
+        # The file the row was read from has gone since the load (or the row names a file
+        # relative to a folder the caller did not hand to `openable`): say so, never "nothing".
+        raise TrajectoryError(f"{source}: no such file (the attempt's log was read from it)")
     try:
-        importer = find_importer(Path(str(source)))
-    except OSError:
-        return None
+        importer = find_importer(path)
+    except OSError as error:
+        raise TrajectoryError(f"{source}: cannot be read ({error.strerror or error})") from None
     return None if importer is None else READERS.get(importer.name)
 
 
@@ -119,6 +141,7 @@ __all__ = [
     "Who",
     "bucket_total",
     "open_attempt",
+    "openable",
     "read_all",
     "read_attempt",
     "steps_tokens",
