@@ -421,6 +421,28 @@ async def test_a_readers_bug_is_one_line_too(
         assert "could not read this attempt's log: KeyError: 'steps'" in screen_text(app)
 
 
+async def test_a_folder_opened_from_elsewhere_finds_its_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The loader names a folder's files below it (`ledger.csv`); the reader gets a path it can
+    # open from the working directory (`trajectory.openable`).
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    path = Path(ledger(tmp_path, attempts(2)))
+    moved = runs / "ledger.csv"
+    moved.write_text(path.read_text().replace(",traces/", ",../traces/"))
+    path.unlink()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    app = LedgerApp([str(runs)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        screen = await open_attempt(pilot)
+        assert screen.error is None and screen.steps.row_count == 10
+        assert "row from ledger.csv" not in screen_text(app)
+
+
 # --------------------------------------------------------------------------- no steps
 
 

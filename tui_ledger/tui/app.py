@@ -327,7 +327,8 @@ class LedgerApp(LedgerShell):
             from tui_ledger.tui.screens.attempt_screen import AttemptScreen
 
             table = self.table
-            self.push_screen(AttemptScreen(row, table.cursor_row, table.row_count, self._walk))
+            screen = AttemptScreen(row, table.cursor_row, table.row_count, self._walk, self.paths)
+            self.push_screen(screen)
 
     def _walk(self, delta: int) -> tuple[dict[str, object], int, int] | None:
         """`[` / `]` on the attempt screen: the ledger's cursor moves `delta` rows in its view

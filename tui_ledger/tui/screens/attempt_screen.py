@@ -18,7 +18,7 @@ app). Every string from a log or the ledger is shown as literal, terminal-safe t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from rich.text import Text
@@ -266,9 +266,19 @@ class AttemptScreen(Screen[None]):
     BINDINGS: ClassVar[list[BindingType]] = commands.bindings(commands.ATTEMPT_SCOPE)
     is_attempt_screen = True
 
-    def __init__(self, row: Mapping[str, Any], position: int, count: int, walk: Walk) -> None:
+    def __init__(
+        self,
+        row: Mapping[str, Any],
+        position: int,
+        count: int,
+        walk: Walk,
+        inputs: Sequence[str] = (),
+    ) -> None:
+        """`row`: the attempt's fields, at `position` of the `count` rows of the ledger's view;
+        `inputs`: the paths the ledger was loaded from (its sources are named below them)."""
         super().__init__()
         self.row: dict[str, Any] = dict(row)
+        self._inputs = list(inputs)
         self.position = position
         self.count = count
         self._walk = walk
@@ -334,10 +344,11 @@ class AttemptScreen(Screen[None]):
             self.query_one(fold, Collapsible).display = False
             self.query_one(fold, Collapsible).collapsed = True
         self._verdict.update(Text(""))
+        self._verdict.display = False
         self._show_head()
         self._show_progress()
         self.steps.focus()
-        self._read_log(dict(self.row), self._read)
+        self._read_log(trajectory.openable(self.row, self._inputs), self._read)
 
     @work(thread=True, exclusive=True, group="attempt-log", exit_on_error=False)
     def _read_log(self, row: dict[str, Any], read: int) -> None:
@@ -381,6 +392,7 @@ class AttemptScreen(Screen[None]):
         self._files.update(files_text(self.files, self.row))
         if self.files or report.verdict.tests:
             self._verdict.update(verdict_text(report.verdict))
+            self._verdict.display = True
         output = report.verdict.output
         if output and output.strip():
             fold = self.query_one("#attempt-output", Collapsible)
@@ -424,7 +436,7 @@ class AttemptScreen(Screen[None]):
         table = self.steps
         broke = self.error is not None
         self._tokens.update(
-            tokens_line(
+            line := tokens_line(
                 table.steps,
                 self.row.get("tokens"),
                 self.notes,
@@ -433,6 +445,7 @@ class AttemptScreen(Screen[None]):
                 so_far=table.recorded_total(),
             )
         )
+        self._tokens.display = bool(line)
         status = Text()
         count = table.row_count
         if broke:
@@ -467,8 +480,10 @@ class AttemptScreen(Screen[None]):
         self.steps.display = False
         holder = self.query_one("#attempt-fields")
         holder.remove_children()
-        holder.mount(FieldList(self.row, id="attempt-fields-list"))
+        fields = FieldList(self.row, id="attempt-fields-list")
+        holder.mount(fields)
         holder.display = True
+        fields.focus()
 
     # ------------------------------------------------------------------ keys
 
