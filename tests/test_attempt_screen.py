@@ -351,6 +351,8 @@ async def test_i_shows_the_rows_fields_and_question_mark_the_screens_keys(
         assert "The next step that failed" in text
         await press(pilot, "question_mark")
         assert app.screen is screen
+        await press(pilot, "q")  # q leaves the attempt, not the app
+        assert app.on_main_screen and app.is_running
 
 
 async def test_the_ledgers_help_and_palette_know_the_attempt_screen(tmp_path: Path) -> None:

@@ -644,8 +644,8 @@ ATTEMPT_COMMANDS: tuple[Command, ...] = tuple(
         ),
         (
             "attempt_close",
-            "escape",
-            "Esc",
+            "escape,q",
+            "Esc  q",
             "back",
             "Back to the ledger, where it was (the search box: out of it).",
             True,
