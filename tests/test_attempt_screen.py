@@ -25,7 +25,7 @@ from tui_ledger.trajectory import Opened, Step, Verdict
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.attempt_screen import AttemptHelpScreen, AttemptScreen
 from tui_ledger.tui.screens.screens import DetailScreen, HelpScreen
-from tui_ledger.tui.screens.step_view import StepScreen
+from tui_ledger.tui.screens.step_view import StepScreen, safe_block
 
 SIZE = (120, 40)
 
@@ -588,3 +588,14 @@ def test_attempt_screen_snapshot(snap_compare: object, tmp_path: Path) -> None:
         await press(pilot, "e")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=opened)  # type: ignore[operator]
+
+
+def test_a_long_part_of_a_step_shows_its_head_and_its_tail() -> None:
+    text = "\n".join(f"line {number}" for number in range(1, 3001))
+    shown = safe_block(text + "\x1b[2J", limit=1200).plain
+    lines = shown.splitlines()
+    assert lines[0] == "line 1" and lines[599] == "line 600"
+    assert lines[600] == "… 1,800 lines not shown …"
+    assert lines[601] == "line 2401" and lines[-1] == "line 3000\\x1b[2J"
+    long = safe_block("x" * 10_000).plain
+    assert long.startswith("x" * 2000 + " … (8,000 more characters)")
