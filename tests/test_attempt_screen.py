@@ -62,7 +62,7 @@ STEPS = [
     tool("all good: the NEEDLE is threaded"),
     agent("Running the tests", 200),
     tool("FAILED test_login", error=True),
-    agent("Done", 100),
+    agent("Done", 100, agent="helper"),
 ]
 TRACE = {
     "instruction": "Fix the failing login test.\nDo not change the tests.",
@@ -139,6 +139,7 @@ async def test_enter_and_o_open_the_attempt_header_verdict_steps(key: str, tmp_p
         assert screen.steps.row_count == 10
         assert "Looking at the code" in text and "bash(" in text  # Step.summary()
         assert "+0:09" in text  # time since the first step
+        assert "↳agent Done" in text  # a sub-agent's step
 
 
 async def test_the_instruction_unfolds(tmp_path: Path) -> None:

@@ -261,7 +261,11 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         cells: list[tuple[str, Style]] = [
             (("•" if marked else " "), Style(color=ACCENT, bold=True)),
             (str(step.index).rjust(number) + " ", Style(color=MUTED)),
-            (step.source.ljust(who) + " ", WHO_STYLES.get(step.source, Style())),
+            # A sub-agent's step (Claude Code's) is marked ↳; its name is in the step's title.
+            (
+                (("↳" + step.source) if step.agent else step.source)[:who].ljust(who) + " ",
+                WHO_STYLES.get(step.source, Style()),
+            ),
         ]
         summary = step.summary()[: 4 * what + 16]
         if step.error:
