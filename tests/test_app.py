@@ -220,17 +220,27 @@ def test_run_app_returns_the_exit_code(tmp_path: Path, monkeypatch: pytest.Monke
 # --------------------------------------------------------------------------- the registry
 
 
-def test_every_registry_action_exists_on_the_app() -> None:
+def test_every_registry_action_exists_on_the_app_or_the_attempt_screen() -> None:
+    from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+
     for command in commands.COMMANDS:
         name = commands.action_name(command.action)
-        assert hasattr(LedgerApp, f"action_{name}"), name
+        owner = AttemptScreen if command.scope == commands.ATTEMPT_SCOPE else LedgerApp
+        assert hasattr(owner, f"action_{name}"), name
 
 
 def test_bindings_come_from_the_registry() -> None:
-    keys = {binding.key for binding in LedgerApp.BINDINGS if isinstance(binding, Binding)}
-    for command in commands.COMMANDS:
-        for key in filter(None, command.keys.split(",")):
-            assert key in keys
+    from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+
+    for owner, scope in (
+        (LedgerApp, commands.LEDGER_SCOPE),
+        (AttemptScreen, commands.ATTEMPT_SCOPE),
+    ):
+        keys = {binding.key for binding in owner.BINDINGS if isinstance(binding, Binding)}
+        for command in commands.COMMANDS:
+            if command.scope == scope:
+                for key in filter(None, command.keys.split(",")):
+                    assert key in keys
 
 
 async def test_unavailable_commands_are_greyed_out(tmp_path: Path) -> None:

@@ -102,7 +102,7 @@ async def test_demo_with_prices_shows_cost_per_attempt_and_per_accepted_result()
         focus = focus_text(app)
         assert "total cost" in focus and "cost / accepted" in focus
         assert "$0.015" in focus  # lean-loop's drop-view cost per accepted result, side by side
-        await press(pilot, "enter")  # the attempt's every field: its cost in dollars
+        await press(pilot, "i")  # the attempt's every field: its cost in dollars
         assert isinstance(app.screen, DetailScreen)
         assert "USD)" in screen_text(app)
 

@@ -260,7 +260,7 @@ async def test_move_keys_leave_the_hidden_table_alone_behind_every_dialog(
         await press(pilot, "j", "l")
         table = app.table
         where = (table.cursor_row, table.cursor_column)
-        for opener in ("question_mark", "w", "enter", "b", "e", "c", "p"):
+        for opener in ("question_mark", "w", "enter", "i", "b", "e", "c", "p"):
             await press(pilot, opener)
             assert not app.on_main_screen, opener
             await press(pilot, "j", "j", "k", "l", "l", "h", "G", "g", "g", "end", "home")
@@ -299,21 +299,21 @@ async def test_gg_and_home_go_to_the_first_row_g_and_end_to_the_last(tmp_path: P
         assert app.table.cursor_row == 1
 
 
-# --------------------------------------------------------------------------- Enter
+# --------------------------------------------------------------------------- i
 
 
-async def test_enter_shows_every_field_of_the_attempt(tmp_path: Path) -> None:
+async def test_i_shows_every_field_of_the_attempt(tmp_path: Path) -> None:
     app = LedgerApp([str(tasks_file(tmp_path))])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await press(pilot, "G", "enter")
+        await press(pilot, "G", "i")
         assert isinstance(app.screen, DetailScreen)
         text = screen_text(app)
         for column in app.table.column_names:
             assert column in text
         assert "1,550" in text and "steady" in text and "t5" in text
         await press(pilot, "escape")
-        await press(pilot, "k", "enter")
+        await press(pilot, "k", "i")
         text = screen_text(app)
         assert "a long note that wraps across the detail panel" in text
         assert "keeps going and going" in text  # wrapped, not cut

@@ -32,7 +32,7 @@ async def test_two_thousand_columns_build_only_the_visible_fields(tmp_path: Path
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.table.focus()
-        await press(pilot, "enter")
+        await press(pilot, "i")
         assert isinstance(app.screen, DetailScreen)
         fields = app.screen.query_one(FieldList)
         shown = fields.scrollable_content_region.height

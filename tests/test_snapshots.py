@@ -54,7 +54,7 @@ def test_help_screen(snap_compare: object) -> None:
 def test_detail_panel(snap_compare: object) -> None:
     async def detailed(pilot: Pilot) -> None:
         await settle(pilot)
-        await pilot.press("j", "enter")
+        await pilot.press("j", "i")
         await settle(pilot)
 
     assert snap_compare(article_app(), terminal_size=SIZE, run_before=detailed)  # type: ignore[operator]

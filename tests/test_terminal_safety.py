@@ -202,7 +202,7 @@ async def test_the_detail_panel_shows_hostile_text_literally(hostile: Path) -> N
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         for _ in range(4):
-            await press(pilot, "enter")
+            await press(pilot, "i")
             text = on_screen(app)
             assert "\\x1b" in text  # this row's hostile cells, shown
             await press(pilot, "escape")

@@ -139,8 +139,8 @@ class LedgerApp(LedgerShell):
         self.pipeline.cursor_moved(event.row)
 
     def on_attempts_table_row_activated(self, event: AttemptsTable.RowActivated) -> None:
-        """Enter on a row: its every field."""
-        self.action_details()
+        """Enter on a row: the attempt's screen (its verdict and steps)."""
+        self.action_open_attempt()
 
     def on_summary_pane_group_selected(self, event: SummaryPane.GroupSelected) -> None:
         """A row picked in the summary puts that group under focus."""
@@ -320,8 +320,29 @@ class LedgerApp(LedgerShell):
         else:
             self._last_g = now
 
+    def action_open_attempt(self) -> None:
+        """Enter, o: the attempt under the cursor, inside: its verdict and its steps."""
+        row = self.table.current_row() if self.loaded else None
+        if row is not None:
+            from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+
+            table = self.table
+            screen = AttemptScreen(row, table.cursor_row, table.row_count, self._walk, self.paths)
+            self.push_screen(screen)
+
+    def _walk(self, delta: int) -> tuple[dict[str, object], int, int] | None:
+        """`[` / `]` on the attempt screen: the ledger's cursor moves `delta` rows in its view
+        (the filter and order it shows); the attempt there, its row, the rows in the view."""
+        table = self.table
+        row = table.cursor_row + delta
+        if not self.loaded or not 0 <= row < table.row_count:
+            return None
+        table.cursor_row = row
+        found = table.current_row()
+        return None if found is None else (found, row, table.row_count)
+
     def action_details(self) -> None:
-        """Enter: the attempt's every field."""
+        """i: the attempt's every field."""
         row = self.table.current_row() if self.loaded else None
         if row is not None:
             from tui_ledger.tui.screens.screens import DetailScreen

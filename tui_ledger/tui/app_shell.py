@@ -206,6 +206,12 @@ class LedgerShell(App[int]):
         return all(isinstance(screen, CommandPalette) for screen in self.screen_stack[1:])
 
     @property
+    def on_attempt_screen(self) -> bool:
+        """The attempt screen is on top (the command palette does not count)."""
+        screens = [s for s in self.screen_stack if not isinstance(s, CommandPalette)]
+        return bool(screens) and getattr(screens[-1], "is_attempt_screen", False)
+
+    @property
     def by(self) -> tuple[str, ...]:
         """The summary's group-by columns."""
         return self._by
@@ -310,8 +316,12 @@ class LedgerShell(App[int]):
         self.call_later(self.run_action, action)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Registry predicates decide; an unavailable command is greyed out, not hidden."""
-        return True if commands.is_available(self, action) else None
+        """Registry predicates decide; an unavailable command is greyed out, not hidden (but
+        on the attempt screen the ledger's keys are hidden: its footer is its own)."""
+        if commands.is_available(self, action):
+            return True
+        attempt_open = any(getattr(s, "is_attempt_screen", False) for s in self.screen_stack)
+        return False if attempt_open else None
 
     # ------------------------------------------------------------------ what is under way
 

@@ -53,6 +53,10 @@ class CommandContext(Protocol):
     def filter_focused(self) -> bool:
         """Whether the filter box has the keyboard."""
 
+    @property
+    def on_attempt_screen(self) -> bool:
+        """Whether the attempt screen (an attempt's steps) is the one on top."""
+
     def cell_under_cursor(self) -> tuple[str, object] | None:
         """(column, value) of the attempts table's cursor, if any."""
 
@@ -98,6 +102,10 @@ def _on_main_screen(context: CommandContext) -> bool:
     # Not behind a dialog: there the keys belong to the dialog (or to nothing), never to the
     # hidden ledger's table.
     return context.on_main_screen
+
+
+def _on_attempt_screen(context: CommandContext) -> bool:
+    return context.on_attempt_screen
 
 
 def _ready(context: CommandContext) -> bool:
@@ -162,6 +170,9 @@ class Command:
     """The palette's title for the moment; defaults to `name`."""
     priority: bool = False
     """Bind with priority (runs even when a focused widget would take the key)."""
+    scope: str = "ledger"
+    """Where the keys are bound: the app (`LEDGER_SCOPE`) or the attempt screen
+    (`ATTEMPT_SCOPE`, whose actions are the screen's)."""
 
     def palette_title(self, context: CommandContext) -> str:
         """The name the palette shows now."""
@@ -207,11 +218,15 @@ def _sort_title(descending: bool) -> Title:
     return title
 
 
+LEDGER_SCOPE = "ledger"
+ATTEMPT_SCOPE = "attempt"
+
 MOVE = "Move"
 VIEW = "View and filter"
 AUDIT = "Audit"
 DATA = "Data"
 APP = "App"
+ATTEMPT = "The attempt screen (Enter on an attempt)"
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -336,13 +351,22 @@ COMMANDS: tuple[Command, ...] = (
         title=lambda _: "Chart: pass rate vs spend per accepted result (Pareto)",
     ),
     Command(
+        "open_attempt",
+        "enter,o",
+        "open",
+        "Open the attempt under the cursor: its verdict, its steps.",
+        DATA,
+        display="Enter  o",
+        footer=True,
+        available=_has_cell,
+        title=lambda _: "Open the attempt: its verdict and steps",
+    ),
+    Command(
         "details",
-        "enter",
-        "details",
+        "i",
+        "fields",
         "Show every field of the attempt under the cursor.",
         DATA,
-        display="Enter",
-        footer=True,
         available=_has_cell,
         title=lambda _: "Show the attempt's every field",
     ),
@@ -479,7 +503,7 @@ COMMANDS: tuple[Command, ...] = (
         "focus_next",
         "tab",
         "next pane",
-        "Move between the filter, the attempts table and the summary (Shift+Tab goes back).",
+        "Next pane: filter, attempts, summary (Shift+Tab goes back).",
         MOVE,
         display="Tab",
         palette=False,
@@ -506,7 +530,135 @@ COMMANDS: tuple[Command, ...] = (
     ),
 )
 
-HELP_SECTIONS: tuple[str, ...] = (VIEW, AUDIT, DATA, MOVE, APP)
+
+def _fixed(title: str) -> Title:
+    return lambda _: title
+
+
+ATTEMPT_COMMANDS: tuple[Command, ...] = tuple(
+    Command(
+        action,
+        keys,
+        name,
+        text,
+        ATTEMPT,
+        display=display,
+        footer=footer,
+        available=_on_attempt_screen,
+        scope=ATTEMPT_SCOPE,
+        title=_fixed(title),
+    )
+    for action, keys, display, name, text, footer, title in (
+        (
+            "step_open",
+            "enter",
+            "Enter",
+            "open step",
+            "Open the step under the cursor whole: its text, tool calls and observation "
+            "(Esc or Enter closes).",
+            True,
+            "Open the step under the cursor",
+        ),
+        (
+            "step_search",
+            "slash",
+            "/",
+            "search",
+            "Search the steps' text, tool calls and observations (Enter searches).",
+            True,
+            "Search the steps",
+        ),
+        (
+            "step_next_match",
+            "n",
+            "n",
+            "next match",
+            "The next step that matches the search.",
+            False,
+            "Next match of the search",
+        ),
+        (
+            "step_previous_match",
+            "N",
+            "N",
+            "previous match",
+            "The previous step that matches the search.",
+            False,
+            "Previous match of the search",
+        ),
+        (
+            "step_next_error",
+            "e",
+            "e",
+            "next error",
+            "The next step that failed: an error, a failed tool call.",
+            True,
+            "Next step that failed",
+        ),
+        (
+            "step_order",
+            "c",
+            "c",
+            "costliest",
+            "Steps by their own tokens, costliest first; again for the log's order.",
+            True,
+            "Order the steps costliest first (or back)",
+        ),
+        (
+            "attempt_previous",
+            "left_square_bracket",
+            "[",
+            "previous attempt",
+            "The previous attempt of the ledger's view (its filter and order); the ledger's "
+            "cursor follows.",
+            False,
+            "Previous attempt of the view",
+        ),
+        (
+            "attempt_next",
+            "right_square_bracket",
+            "]",
+            "next attempt",
+            "The next attempt of the ledger's view (its filter and order); the ledger's cursor "
+            "follows.",
+            False,
+            "Next attempt of the view",
+        ),
+        (
+            "attempt_fields",
+            "i",
+            "i",
+            "fields",
+            "Every field of the attempt's row in the ledger.",
+            True,
+            "Show the row's every field",
+        ),
+        (
+            "attempt_help",
+            "question_mark,f1",
+            "?  F1",
+            "help",
+            "The attempt screen's keys.",
+            True,
+            "Help: the attempt screen's keys",
+        ),
+        (
+            "attempt_close",
+            "escape,q",
+            "Esc  q",
+            "back",
+            "Back to the ledger, where it was (the search box: out of it).",
+            True,
+            "Back to the ledger",
+        ),
+    )
+)
+"""The attempt screen's keys (`screens/attempt_screen.py` binds them; its actions are the
+screen's): in the same registry, so the help, the footer and the palette know them."""
+
+COMMANDS = COMMANDS + ATTEMPT_COMMANDS
+
+HELP_SECTIONS: tuple[str, ...] = (VIEW, AUDIT, DATA, MOVE, APP, ATTEMPT)
 
 
 def action_name(action: str) -> str:
@@ -514,11 +666,12 @@ def action_name(action: str) -> str:
     return action.split("(", 1)[0]
 
 
-def bindings() -> list[BindingType]:
-    """`BINDINGS` for the app: one `Binding` per registry entry with keys."""
+def bindings(scope: str = LEDGER_SCOPE) -> list[BindingType]:
+    """`BINDINGS` for the app (or the attempt screen): one `Binding` per registry entry with
+    keys in that scope."""
     result: list[BindingType] = []
     for command in COMMANDS:
-        if not command.keys:
+        if not command.keys or command.scope != scope:
             continue
         # Each key is its own binding; only the first of a command's keys shows in the footer.
         for index, key in enumerate(command.keys.split(",")):
@@ -530,7 +683,7 @@ def bindings() -> list[BindingType]:
                     show=command.footer and index == 0,
                     key_display=command.footer_key if index == 0 else None,
                     priority=command.priority,
-                    id=f"ledger.{action_name(command.action)}.{key}",
+                    id=f"{scope}.{action_name(command.action)}.{key}",
                 )
             )
     return result
@@ -574,7 +727,10 @@ class LedgerCommands(Provider):
         for command in COMMANDS:
             if not command.palette or not command.available(context):
                 continue
-            runner = partial(context.run_action_now, command.action)
+            action = command.action
+            if command.scope == ATTEMPT_SCOPE:
+                action = f"screen.{action}"  # the attempt screen's own action
+            runner = partial(context.run_action_now, action)
             yield command.palette_title(context), command.help, runner
 
     async def discover(self) -> Hits:

@@ -87,6 +87,7 @@ class HelpScreen(_Dialog):
         """Views, view keys and filters on the left; audit, data, move and app keys on the right."""
         sections = dict(commands.help_entries())
         left = [commands.VIEW]
+        # The attempt screen's keys: its own help (? there) lists them.
         right = [commands.AUDIT, commands.DATA, commands.MOVE, commands.APP]
         with Vertical(id="help-dialog", classes="dialog"):
             with Horizontal(id="help-body"):
