@@ -17,6 +17,7 @@ app). Every string from a log or the ledger is shown as literal, terminal-safe t
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
@@ -148,8 +149,14 @@ def files_text(files: list[str] | None, row: Mapping[str, Any]) -> Text:
     if files is None:
         text.append("opening the log… ", style=f"italic {MUTED}")
     elif files:
+        # A trial's files share its folder: name the folder once, then each file below it.
+        folder = os.path.commonpath(files) if len(files) > 1 else ""
+        names = [os.path.relpath(file, folder) for file in files] if folder else files
         text.append("read ", style=MUTED)
-        text.append(safe_text(", ".join(files)))
+        text.append(safe_text(", ".join(names)))
+        if folder:
+            text.append(" in ", style=MUTED)
+            text.append(safe_text(folder))
         return text
     source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
     if source is not None:
