@@ -24,9 +24,9 @@ from textual.widgets import Static
 from tests import real_shaped
 from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger import ledger
-from tui_ledger.numbers import format_money
 from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.prices import PriceTable
+from tui_ledger.text.numbers import format_money
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
 from tui_ledger.tui.widgets.attempts_columns import (

@@ -289,7 +289,7 @@ def _figures(ledger: Ledger, case: dict[str, Any]) -> None:
     attempts = list(
         ledger.attempts.select("workflow", "tokens", pl.col("outcome").cast(pl.String)).iter_rows()
     )
-    from tui_ledger.numbers import exact_per_accepted
+    from tui_ledger.text.numbers import exact_per_accepted
 
     for view in ("keep", "drop"):
         oracle = oracle_summary(attempts, view)

@@ -25,7 +25,7 @@ else:  # pragma: no cover - Python 3.10
 from tests.pilot_helpers import SETTLE_SECONDS
 from tests.test_corpus import _input
 from tests.test_tmux import COMMAND, Pane, header
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 
 pytestmark = pytest.mark.tmux
 

@@ -39,9 +39,9 @@ from tui_ledger import schema
 from tui_ledger.compact import text_values
 from tui_ledger.ledger import compare
 from tui_ledger.load import Ledger, LoadError, load, scan
-from tui_ledger.numbers import exact_per_accepted
 from tui_ledger.query import OPERATORS, FilterError, parse_filter
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS
+from tui_ledger.text.numbers import exact_per_accepted
+from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS
 
 INT64_MAX = 2**63 - 1
 BAD_COUNTS = [

@@ -19,7 +19,7 @@ from tui_ledger.checks import run_checks
 from tui_ledger.ledger import compare
 from tui_ledger.load import load
 from tui_ledger.report import render_summary
-from tui_ledger.textsafe import LABEL_WIDTH
+from tui_ledger.text.textsafe import LABEL_WIDTH
 
 BIG = 5 * 1024 * 1024
 

@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from tui_ledger.labels import fit_labels
+from tui_ledger.text.labels import fit_labels
 
 DROID = [
     "20250923_droid_claude-4-1-opus",

@@ -11,7 +11,7 @@ from tui_ledger import checks
 from tui_ledger.ledger import compare
 from tui_ledger.ranking import rank_range_stages, rank_ranges
 from tui_ledger.schema import OUTCOME_DTYPE
-from tui_ledger.wording import count_expr, plural, plural_expr
+from tui_ledger.text.wording import count_expr, plural, plural_expr
 
 
 @given(st.lists(st.integers(min_value=-(2**63), max_value=2**63 - 1), max_size=30))

@@ -17,13 +17,18 @@ from tests.corpus.guard import unchanged
 from tui_ledger import export_files
 from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
 from tui_ledger.ledger import compare
-from tui_ledger.numbers import exact_per_accepted, format_compact, format_interval, format_money
 from tui_ledger.pareto import pareto_points
 from tui_ledger.pareto_svg import pareto_svg
 from tui_ledger.per_task import never_passed_spend, per_task
 from tui_ledger.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS
+from tui_ledger.text.numbers import (
+    exact_per_accepted,
+    format_compact,
+    format_interval,
+    format_money,
+)
+from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 

@@ -30,7 +30,7 @@ import pytest
 from tests.corpus.guard import unchanged
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.cli import main
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS
+from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS
 from tui_ledger.tui.app import LedgerApp
 
 CORPUS = Path(__file__).resolve().parent / "corpus"

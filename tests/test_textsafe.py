@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 from rich.text import Text
 
-from tui_ledger.textsafe import (
+from tui_ledger.text.textsafe import (
     ELLIPSIS,
     UNSAFE_CODEPOINTS,
     safe_cell,

@@ -31,8 +31,8 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
-from tui_ledger.textsafe import safe_label
-from tui_ledger.wording import count_expr, listing, plural, plural_expr
+from tui_ledger.text.textsafe import safe_label
+from tui_ledger.text.wording import count_expr, listing, plural, plural_expr
 
 Severity = Literal["warning", "info"]
 SEVERITIES: tuple[str, ...] = ("warning", "info")

@@ -281,7 +281,7 @@ def run_summary(argv: Sequence[str]) -> int:
         return _watch_summary(args)
     prepared = _prepare_summary(args)
     if prepared.streamed:
-        from tui_ledger.textsafe import safe_text
+        from tui_ledger.text.textsafe import safe_text
 
         print(f"ledger-tui: {safe_text(prepared.warnings[-1].message)}", file=sys.stderr)
     sys.stdout.write(_summary_text(args, prepared, overwrite_chart=args.force))
@@ -389,9 +389,9 @@ def _watch_summary(args: argparse.Namespace) -> int:
     from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
     from tui_ledger.query import FilterError
-    from tui_ledger.textsafe import safe_text
+    from tui_ledger.text.textsafe import safe_text
+    from tui_ledger.text.wording import plural
     from tui_ledger.watch import Watcher
-    from tui_ledger.wording import plural
 
     check_paths(args.files)
     on_terminal = sys.stdout.isatty()
@@ -443,7 +443,7 @@ def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
     args = _check_parser().parse_args(argv)
     from tui_ledger.checks import check_lines, run_checks
-    from tui_ledger.textsafe import safe_text
+    from tui_ledger.text.textsafe import safe_text
 
     conditions: tuple[str, ...] = ()
     if args.fail_on is not None:
@@ -467,7 +467,7 @@ def run_check(argv: Sequence[str]) -> int:
         print("Prices (USD per million tokens):")
         for line in prepared.table.describe():
             print(safe_text(f"  {line}"))
-    from tui_ledger.wording import plural
+    from tui_ledger.text.wording import plural
 
     groups = prepared.attempts.select(prepared.by).n_unique()
     print(
@@ -563,7 +563,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
 def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.checks import check_lines
     from tui_ledger.spark.commands import spark_checks
-    from tui_ledger.textsafe import safe_text
+    from tui_ledger.text.textsafe import safe_text
 
     by = _group_columns(args.by, opened.attempts.columns)
     for line in opened.report.lines():
@@ -651,7 +651,7 @@ def _spark_app(args: argparse.Namespace, url: str) -> int:
 
 
 def _fail(message: str) -> NoReturn:
-    from tui_ledger.textsafe import safe_text
+    from tui_ledger.text.textsafe import safe_text
 
     print(f"ledger-tui: error: {safe_text(message)}", file=sys.stderr)
     sys.exit(EXIT_BAD_INPUT)

@@ -89,7 +89,7 @@ def run_trace(argv: Sequence[str]) -> int:
 
 def _row_position(attempts: Any, row: int) -> int:
     """`--row N` as a 0-based position, or a one-line refusal."""
-    from tui_ledger.wording import plural
+    from tui_ledger.text.wording import plural
 
     height = attempts.height
     if not 1 <= row <= height:
@@ -103,7 +103,7 @@ def _matching_position(attempts: Any, text: str) -> int:
     import polars as pl
 
     from tui_ledger.query import FilterError, parse_filter
-    from tui_ledger.wording import plural
+    from tui_ledger.text.wording import plural
 
     try:
         expression = parse_filter(text, attempts.collect_schema())

@@ -38,8 +38,8 @@ from typing import Any
 
 import polars as pl
 
-from tui_ledger.polars_text import nested_json
 from tui_ledger.procfs import proc_field
+from tui_ledger.text.polars_text import nested_json
 
 ATTEMPT_FORMATS: tuple[str, ...] = ("csv", "parquet", "jsonl", "json")
 

@@ -7,8 +7,8 @@ from collections.abc import Iterable, Sequence
 from tui_ledger.checks import is_warning
 from tui_ledger.comparison import Comparison
 from tui_ledger.pair_report import cheapest_decided, pair_line
-from tui_ledger.textsafe import safe_label
-from tui_ledger.wording import listing
+from tui_ledger.text.textsafe import safe_label
+from tui_ledger.text.wording import listing
 
 FAIL_ON_CONDITIONS: tuple[str, ...] = ("flip", "warnings", "not-recorded", "noise")
 

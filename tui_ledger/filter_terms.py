@@ -13,7 +13,7 @@ import datetime as dt
 
 from tui_ledger.query import NULL_WORDS, OPERATOR_CHARS, QUOTES, quoted
 from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import UNSAFE_CODEPOINTS, safe_text
+from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS, safe_text
 
 __all__ = ["filter_term", "quote_value"]
 

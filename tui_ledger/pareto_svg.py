@@ -10,11 +10,11 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import NOT_RECORDED, VIEWS, Comparison, ParetoMetric
-from tui_ledger.numbers import format_compact, format_money
 from tui_ledger.pareto import pareto_points
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import format_compact, format_money
+from tui_ledger.text.textsafe import safe_text
 
 _PALETTE = (
     "#4e79a7",

@@ -64,7 +64,7 @@ from tui_ledger.schema import (
     canonical_for,
     normalise_name,
 )
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 
 __all__ = [
     "NULL_WORDS",

@@ -37,7 +37,6 @@ from rich.cells import cell_len
 
 from tui_ledger.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import (
     LOWER_BOUND,
     VIEW_GLOSSES,
@@ -48,7 +47,18 @@ from tui_ledger.ledger import (
     View,
 )
 from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
-from tui_ledger.numbers import (
+from tui_ledger.pair_report import (
+    flip_noise,
+    noise_rank_columns,
+    pair_lines,
+    pairs_json,
+    ratio_text,
+    sample_text,
+)
+from tui_ledger.ranking import rank_text
+from tui_ledger.schema import OUTCOMES
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import (
     FLOAT_EXACT,
     NOT_RECORDED,
     NOTE_MARK,
@@ -62,18 +72,8 @@ from tui_ledger.numbers import (
     format_usage_figure,
     plain_number,
 )
-from tui_ledger.pair_report import (
-    flip_noise,
-    noise_rank_columns,
-    pair_lines,
-    pairs_json,
-    ratio_text,
-    sample_text,
-)
-from tui_ledger.ranking import rank_text
-from tui_ledger.schema import OUTCOMES
-from tui_ledger.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
-from tui_ledger.wording import listing
+from tui_ledger.text.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
+from tui_ledger.text.wording import listing
 
 if TYPE_CHECKING:
     from tui_ledger.checks import Check

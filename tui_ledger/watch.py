@@ -55,8 +55,8 @@ import polars as pl
 
 from tui_ledger import schema
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, load
+from tui_ledger.text.wording import plural
 from tui_ledger.watch_merge import merge_appended, relocate, same_mapping
-from tui_ledger.wording import plural
 
 if TYPE_CHECKING:
     from tui_ledger.importers import ImportOptions

@@ -121,7 +121,7 @@ from tui_ledger.load.prepare import Prepared, prepare
 from tui_ledger.load.read_csv import csv_head
 from tui_ledger.load.readers import open_input, read_error
 from tui_ledger.load.validate import column_order, concat, finish
-from tui_ledger.wording import first_line, listing
+from tui_ledger.text.wording import first_line, listing
 
 if TYPE_CHECKING:
     from tui_ledger.importers import ImportOptions

@@ -11,7 +11,7 @@ from tui_ledger import schema
 from tui_ledger.load.errors import LoadError
 from tui_ledger.load.helper_columns import TYPED_TEXT, Engine
 from tui_ledger.load.opened import Opened
-from tui_ledger.wording import listing
+from tui_ledger.text.wording import listing
 
 _BOOLEAN_WORDS = ("true", "false", "True", "False", "TRUE", "FALSE")  # as polars' CSV reader
 

@@ -4,7 +4,7 @@ by every reader, so it imports nothing of the loader's own (no module of `load` 
 
 from __future__ import annotations
 
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 
 
 class LoadError(Exception):

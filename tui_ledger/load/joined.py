@@ -21,7 +21,7 @@ from tui_ledger.load.errors import LoadError
 from tui_ledger.load.helper_columns import LINE
 from tui_ledger.load.opened import Opened
 from tui_ledger.outcomes_join import OutcomesError, OutcomesJoin, join_outcomes
-from tui_ledger.wording import plural
+from tui_ledger.text.wording import plural
 
 KIND = "outcomes_join"
 # The canonical columns the join reads or writes (its key may be any of the others too).

@@ -12,8 +12,8 @@ from tui_ledger import schema
 from tui_ledger.load.errors import LoadError, shown
 from tui_ledger.load.helper_columns import EXAMPLES
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
-from tui_ledger.textsafe import safe_text
-from tui_ledger.wording import listing, plural
+from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import listing, plural
 
 __all__ = ["WHOLE_FILE", "Counted", "Ledger", "LoadError", "LoadReport", "LoadWarning", "shown"]
 

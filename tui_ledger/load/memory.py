@@ -13,9 +13,9 @@ import polars as pl
 from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import is_gzip
 from tui_ledger.load.inputs import Input, expand
-from tui_ledger.numbers import format_bytes
 from tui_ledger.procfs import kilobytes, proc_field
-from tui_ledger.wording import plural
+from tui_ledger.text.numbers import format_bytes
+from tui_ledger.text.wording import plural
 
 # Bytes of memory an eager load needs at least, per byte of file, by format. Measured peaks are
 # higher (about 7x for CSV, 3x for NDJSON); these stay below them so that only a load that

@@ -22,7 +22,7 @@ from tui_ledger.load.helper_columns import (
     VALIDATED,
 )
 from tui_ledger.load.opened import Opened
-from tui_ledger.polars_text import as_text
+from tui_ledger.text.polars_text import as_text
 
 
 @dataclass

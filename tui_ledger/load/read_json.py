@@ -15,7 +15,7 @@ from tui_ledger.load.formats import is_gzip, read_bytes
 from tui_ledger.load.helper_columns import LINE, VALIDATED
 from tui_ledger.load.inputs import Input
 from tui_ledger.load.opened import Opened, empty
-from tui_ledger.wording import first_line
+from tui_ledger.text.wording import first_line
 
 
 def open_json(item: Input, *, lazy: bool) -> Opened:

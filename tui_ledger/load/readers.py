@@ -20,7 +20,7 @@ from tui_ledger.load.inputs import Input
 from tui_ledger.load.opened import Opened, empty, refuse
 from tui_ledger.load.read_csv import open_csv
 from tui_ledger.load.read_json import open_json
-from tui_ledger.wording import first_line
+from tui_ledger.text.wording import first_line
 
 if TYPE_CHECKING:
     from tui_ledger.importers import ImportOptions

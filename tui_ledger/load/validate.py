@@ -26,7 +26,7 @@ from tui_ledger.load.load_report import WHOLE_FILE, Counted, LoadError, shown
 from tui_ledger.load.outcomes import derive_outcome, outcome_sentence
 from tui_ledger.load.prepare import Prepared, place_of
 from tui_ledger.load.warning_rules import row_flags
-from tui_ledger.polars_text import as_text
+from tui_ledger.text.polars_text import as_text
 
 
 def concat(frames: list[pl.LazyFrame]) -> pl.LazyFrame:

@@ -19,7 +19,7 @@ import polars as pl
 
 from tui_ledger.load.helper_columns import CONTRADICTING, LOSSY, MISMATCH, ZERO
 from tui_ledger.schema import STATUS_WORDS
-from tui_ledger.wording import plural
+from tui_ledger.text.wording import plural
 
 
 @dataclass(frozen=True)

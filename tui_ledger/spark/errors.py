@@ -6,7 +6,7 @@ none of them needs pyspark to be imported, so the CLI can name them without the 
 
 from __future__ import annotations
 
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 
 
 class SparkEngineError(ValueError):

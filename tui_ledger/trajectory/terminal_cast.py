@@ -33,7 +33,7 @@ from typing import IO, Any
 
 import pyte
 
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.trajectory.model import Step, TrajectoryError
 
 MAX_LINE_BYTES = 4 * 1024 * 1024

@@ -29,7 +29,7 @@ from tui_ledger.ledger import (
     View,
     group_labels,
 )
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Timings

@@ -27,7 +27,7 @@ from textual.content import Content
 from textual.fuzzy import Matcher
 
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 
 
 class CommandContext(Protocol):

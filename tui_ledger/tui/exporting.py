@@ -20,8 +20,8 @@ import polars as pl
 
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import Comparison, ParetoMetric
-from tui_ledger.numbers import format_count
 from tui_ledger.schema import SOURCE_COLUMN
+from tui_ledger.text.numbers import format_count
 from tui_ledger.tui.host import Host
 from tui_ledger.tui.messages import Said
 from tui_ledger.tui.snapshot import Snapshot

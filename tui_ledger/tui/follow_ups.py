@@ -20,9 +20,9 @@ import polars as pl
 from textual.worker import get_current_worker
 
 from tui_ledger.ledger import Comparison, same_groups, with_intervals
+from tui_ledger.text.wording import first_line
 from tui_ledger.tui.messages import ChecksFailed, ChecksReady, IntervalsReady, PairsReady
 from tui_ledger.tui.snapshot import Snapshot
-from tui_ledger.wording import first_line
 
 if TYPE_CHECKING:
     from tui_ledger.checks import Check

@@ -53,7 +53,8 @@ from textual.worker import get_current_worker
 
 from tui_ledger import compact
 from tui_ledger.compact import TextValues, compact_text
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import first_line
 from tui_ledger.tui.follow_ups import FollowUps
 from tui_ledger.tui.host import PipelineHost
 from tui_ledger.tui.messages import (
@@ -64,7 +65,6 @@ from tui_ledger.tui.messages import (
 )
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 from tui_ledger.tui.widgets.header import files_size
-from tui_ledger.wording import first_line
 
 # Imported on first use, in the workers that use them (the first frame must not wait for the
 # loader, prices or checks).
@@ -118,7 +118,7 @@ class Partial:
 def progress_text(partial: Partial, now: float, *, read: bool) -> str:
     """What the summary pane says while the whole file is read (`read`: it has been, and its
     first figures are being computed): rows and share read and time left, as estimates."""
-    from tui_ledger.numbers import format_bytes
+    from tui_ledger.text.numbers import format_bytes
 
     shown = f"The table shows the file's first {partial.rows:,} rows; t, / and paging work on them."
     if read:

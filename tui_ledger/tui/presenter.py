@@ -21,7 +21,7 @@ from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.present_slides import body, keys_hint, progress, title
 from tui_ledger.tui.screens.present_steps import STEPS, Presentation, noise_line, presentation

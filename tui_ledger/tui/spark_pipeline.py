@@ -59,7 +59,7 @@ from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.paging import Queries, page
 from tui_ledger.spark.session import first_line
 from tui_ledger.stats import IntervalSettings
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.follow_ups import Stopped
 from tui_ledger.tui.host import PipelineHost
 from tui_ledger.tui.messages import (

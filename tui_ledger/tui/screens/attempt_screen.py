@@ -33,16 +33,16 @@ from textual.widgets import Collapsible, Footer, Input, Label, Static
 from textual.worker import get_current_worker
 
 from tui_ledger import trajectory
-from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.schema import COST_COLUMN, LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
-from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.text.numbers import MISSING, format_count, format_money, format_tokens
+from tui_ledger.text.textsafe import safe_cell, safe_text
+from tui_ledger.text.wording import first_line, plural
 from tui_ledger.trajectory import BUCKETS, Step, Verdict
 from tui_ledger.tui import commands
 from tui_ledger.tui.screens.screens import DetailScreen, FieldList, HelpScreen
 from tui_ledger.tui.screens.step_view import BUCKET_WORDS, StepScreen, safe_block, step_matches
 from tui_ledger.tui.theme import ACCENT, DROP, ERROR_STYLE, KEEP, KEY_STYLE, MUTED, TITLE_STYLE
 from tui_ledger.tui.widgets.steps_table import StepsTable
-from tui_ledger.wording import first_line, plural
 
 Walk = Callable[[int], "tuple[dict[str, Any], int, int] | None"]
 """The app's walk through its view: `walk(delta)` moves the ledger's cursor `delta` attempts

@@ -27,10 +27,13 @@ from textual.containers import Vertical
 from textual.widget import Widget
 from textual.widgets import DataTable, Label, Static
 
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import LOWER_BOUND, RECORDED, VIEW_TITLES, Comparison, ParetoMetric
 from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
-from tui_ledger.numbers import (
+from tui_ledger.pareto import pareto_points
+from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
+from tui_ledger.per_task import never_passed_spend
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import (
     MISSING,
     format_compact,
     format_count,
@@ -39,13 +42,10 @@ from tui_ledger.numbers import (
     format_tokens,
     format_usage_figure,
 )
-from tui_ledger.pareto import pareto_points
-from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
-from tui_ledger.per_task import never_passed_spend
-from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.text.textsafe import safe_cell, safe_text
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.screens.screens import _Dialog
 from tui_ledger.tui.theme import DROP, FRONTIER_STYLE, KEEP, KEY_STYLE, MUTED, SERIES
-from tui_ledger.wording import plural
 
 NEVER_PASSED_STYLE = DROP
 LOWER_BOUND_ARROW = "→"

@@ -19,9 +19,10 @@ from rich.table import Table
 from rich.text import Text
 from textual.renderables.digits import Digits
 
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES, View
-from tui_ledger.numbers import MISSING, NOT_RECORDED
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import MISSING, NOT_RECORDED
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.screens.present_steps import STEPS, Figure, GroupFigures, Presentation
 from tui_ledger.tui.theme import (
     CALLOUT_STYLE,
@@ -32,7 +33,6 @@ from tui_ledger.tui.theme import (
     VIEW_STYLES,
 )
 from tui_ledger.tui.widgets.header import VIEW_SENTENCES, big_words
-from tui_ledger.wording import plural
 
 BIG_ROW = 3  # lines a group takes in big rows (its digits' height)
 _QUESTIONS: dict[str, str] = {

@@ -20,10 +20,11 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from tui_ledger.ledger import Comparison, View
-from tui_ledger.numbers import format_count, format_factor, format_rate, format_tokens
 from tui_ledger.pair_report import flip_noise, ratio_text, sample_text
 from tui_ledger.ranking import rank_text as rank_range
-from tui_ledger.textsafe import safe_label
+from tui_ledger.text.numbers import format_count, format_factor, format_rate, format_tokens
+from tui_ledger.text.textsafe import safe_label
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.widgets.summary_text import (
     NO_ACCEPTED,
     TOKENS,
@@ -32,7 +33,6 @@ from tui_ledger.tui.widgets.summary_text import (
     median_text,
     rank_text,
 )
-from tui_ledger.wording import plural
 
 STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "open")
 """The steps in order: the honest view, the trap, the flip, what dropping hides, the app."""

@@ -36,10 +36,11 @@ from textual.widgets.selection_list import Selection
 from tui_ledger.checks import is_warning
 from tui_ledger.findings import Finding
 from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
-from tui_ledger.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.schema import INTEGER_COLUMNS, LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
-from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.text.numbers import MISSING, format_count, format_money, format_tokens
+from tui_ledger.text.textsafe import safe_cell, safe_text
+from tui_ledger.text.wording import plural
 from tui_ledger.tui import commands
 from tui_ledger.tui.theme import (
     ACCENT,
@@ -52,7 +53,6 @@ from tui_ledger.tui.theme import (
     KEY_STYLE,
     MUTED,
 )
-from tui_ledger.wording import plural
 
 VIEW_EXPLANATION = (
     "KEEP FAILURES (honest) counts every attempt: the tokens a workflow burned on failed, "

@@ -19,8 +19,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from tui_ledger.numbers import format_tokens
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.numbers import format_tokens
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.trajectory import BUCKETS, Step
 from tui_ledger.tui.theme import ACCENT, BACKGROUND, DROP, MUTED, SECONDARY
 

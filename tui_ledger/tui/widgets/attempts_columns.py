@@ -12,10 +12,10 @@ from typing import Literal
 import polars as pl
 from rich.cells import cell_len, set_cell_size
 
-from tui_ledger.labels import fit_labels
-from tui_ledger.numbers import MISSING, format_count, format_money
 from tui_ledger.schema import OUTCOME_SYMBOLS
-from tui_ledger.textsafe import safe_cell
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import MISSING, format_count, format_money
+from tui_ledger.text.textsafe import safe_cell
 
 MAX_COLUMN_WIDTH = 40
 """No column is wider than this many cells; longer values end in an ellipsis."""

@@ -29,7 +29,7 @@ from textual.strip import Strip
 
 from tui_ledger.rows import Rows
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
-from tui_ledger.textsafe import safe_cell
+from tui_ledger.text.textsafe import safe_cell
 from tui_ledger.tui.widgets.attempts_columns import (
     CELL_PADDING,
     MAX_COLUMN_WIDTH,

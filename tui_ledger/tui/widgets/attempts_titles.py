@@ -6,11 +6,11 @@ from __future__ import annotations
 from rich.text import Text
 
 from tui_ledger.ledger import View
-from tui_ledger.numbers import format_count, format_money, format_tokens
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.numbers import format_count, format_money, format_tokens
+from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.theme import DROP_STYLE, LABEL_STYLE
-from tui_ledger.wording import plural
 
 
 def attempts_titles(

@@ -9,10 +9,10 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import Comparison
-from tui_ledger.numbers import MISSING, NOT_RECORDED, format_count
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import MISSING, NOT_RECORDED, format_count
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.theme import DROP_STYLE, KEEP_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.tui.widgets.summary_text import (
     TOKENS,

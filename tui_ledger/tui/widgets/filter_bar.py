@@ -25,9 +25,9 @@ from textual.widgets import Input, Label, Static
 
 from tui_ledger.compact import TextValues
 from tui_ledger.ledger import View
-from tui_ledger.numbers import format_count
 from tui_ledger.query import FilterError, parse_filter
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.numbers import format_count
+from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.snapshot import Snapshot
 from tui_ledger.tui.theme import (
     ATTENTION_STYLE,

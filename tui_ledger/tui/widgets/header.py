@@ -20,8 +20,9 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from tui_ledger.ledger import DEFAULT_BY, VIEW_GLOSSES, VIEW_TITLES, View
-from tui_ledger.numbers import format_bytes
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.numbers import format_bytes
+from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.theme import (
     ACCENT,
     DROP_STYLE,
@@ -32,7 +33,6 @@ from tui_ledger.tui.theme import (
     MISSING_STYLE,
     TITLE_STYLE,
 )
-from tui_ledger.wording import plural
 
 # A two-row block font for the view's name: big enough to read from the back of a room.
 _BIG_LETTERS: dict[str, tuple[str, str]] = {

@@ -26,8 +26,8 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui_ledger.numbers import MISSING, format_tokens
-from tui_ledger.textsafe import safe_cell
+from tui_ledger.text.numbers import MISSING, format_tokens
+from tui_ledger.text.textsafe import safe_cell
 from tui_ledger.trajectory import Step
 from tui_ledger.tui.theme import (
     ACCENT,

@@ -19,10 +19,11 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
-from tui_ledger.labels import fit_labels
 from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
-from tui_ledger.numbers import format_count
-from tui_ledger.textsafe import safe_text
+from tui_ledger.text.labels import fit_labels
+from tui_ledger.text.numbers import format_count
+from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import listing, plural
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.tui.widgets.bars import Bars
 from tui_ledger.tui.widgets.groups_table import GroupsTable
@@ -40,7 +41,6 @@ from tui_ledger.tui.widgets.summary_text import (
     metric_columns,
     missing_notes,
 )
-from tui_ledger.wording import listing, plural
 
 __all__ = ["SummaryPane"]
 

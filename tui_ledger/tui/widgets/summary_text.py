@@ -21,7 +21,9 @@ from rich.text import Text
 
 from tui_ledger.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
-from tui_ledger.numbers import (
+from tui_ledger.pair_report import noise_rank_columns, pair_line
+from tui_ledger.ranking import rank_text as range_text
+from tui_ledger.text.numbers import (
     MISSING,
     NOT_RECORDED,
     NOTE_MARK,
@@ -35,9 +37,8 @@ from tui_ledger.numbers import (
     format_tokens,
     format_usage_figure,
 )
-from tui_ledger.pair_report import noise_rank_columns, pair_line
-from tui_ledger.ranking import rank_text as range_text
-from tui_ledger.textsafe import safe_cell, safe_text
+from tui_ledger.text.textsafe import safe_cell, safe_text
+from tui_ledger.text.wording import plural
 from tui_ledger.tui.theme import (
     ATTENTION_STYLE,
     CALLOUT_STYLE,
@@ -46,7 +47,6 @@ from tui_ledger.tui.theme import (
     MISSING_STYLE,
     VIEW_STYLES,
 )
-from tui_ledger.wording import plural
 
 NO_ACCEPTED = "no accepted attempt"
 NOISE_RANK = "~#"

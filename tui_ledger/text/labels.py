@@ -35,7 +35,7 @@ from collections.abc import Sequence
 
 from rich.cells import cell_len
 
-from tui_ledger.textsafe import ELLIPSIS, safe_text
+from tui_ledger.text.textsafe import ELLIPSIS, safe_text
 
 __all__ = ["MIN_SHARED", "fit_labels"]
 
