@@ -885,8 +885,8 @@ def child_core(path: str, reps: int, repeat: int) -> None:
     """The core alone: load, and filter parse + filter + compare; raw polars beside it."""
     import polars as pl
 
-    from tui_ledger.compact import compact_text
-    from tui_ledger.ledger import compare
+    from tui_ledger.accounting.compact import compact_text
+    from tui_ledger.accounting.ledger import compare
     from tui_ledger.load import load
     from tui_ledger.query import parse_filter
 
@@ -1054,7 +1054,7 @@ def child_probe(probe: str, path: str) -> None:
     if probe.startswith("polars_streaming"):
         raw_summary(pl.scan_csv(path), medians=probe.endswith("median")).collect(engine="streaming")
     else:
-        from tui_ledger.ledger import compare
+        from tui_ledger.accounting.ledger import compare
         from tui_ledger.load import scan
 
         lazy, _ = scan(path)

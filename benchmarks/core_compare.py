@@ -48,8 +48,8 @@ def base_modules(revision: str) -> tuple[ModuleType, ModuleType]:
     folder = Path(tempfile.mkdtemp(prefix="core-compare-"))
     renames = {
         "from tui_ledger import stats\n": "import base_stats as stats\n",
-        "from tui_ledger.stats import": "from base_stats import",
-        "from tui_ledger.ledger import": "from base_ledger import",
+        "from tui_ledger.accounting.stats import": "from base_stats import",
+        "from tui_ledger.accounting.ledger import": "from base_ledger import",
     }
     for name in ("stats", "ledger", "checks"):
         text = subprocess.run(
@@ -101,7 +101,7 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    from tui_ledger import checks, ledger
+    from tui_ledger.accounting import checks, ledger
 
     base_ledger, base_checks = base_modules(args.base)
     wanted = [part for part in args.only.split(";") if part]

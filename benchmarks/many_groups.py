@@ -71,7 +71,8 @@ def _timed(action: Callable[[], object], reps: int) -> list[float]:
 
 
 def core(path: Path, reps: int) -> dict[str, list[float]]:
-    from tui_ledger import checks, ledger, load
+    from tui_ledger import load
+    from tui_ledger.accounting import checks, ledger
 
     loaded = load.load([str(path)])
     attempts = loaded.attempts

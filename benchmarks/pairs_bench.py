@@ -13,8 +13,8 @@ import time
 
 import polars as pl
 
-from tui_ledger.ledger import compare
-from tui_ledger.pairs import with_pairs
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.pairs import with_pairs
 
 TASKS = 100
 

@@ -54,7 +54,8 @@ import polars as pl  # noqa: E402
 from benchmarks.generate import ledger_plan  # noqa: E402
 from tests.spark import server  # noqa: E402
 from tests.spark.reference import assert_same_aggregates, polars_aggregate_frame  # noqa: E402
-from tui_ledger import ledger, load  # noqa: E402
+from tui_ledger import load  # noqa: E402
+from tui_ledger.accounting import ledger
 from tui_ledger.query import parse_filter  # noqa: E402
 
 Result = TypeVar("Result")

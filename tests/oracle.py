@@ -1,6 +1,6 @@
 """A deliberately naive plain-Python reading of the accounting contract, for property tests.
 
-It shares nothing with tui_ledger.ledger but the contract's words: if the two disagree, one
+It shares nothing with tui_ledger.accounting.ledger but the contract's words: if the two disagree, one
 of them has a bug.
 """
 

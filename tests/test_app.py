@@ -321,7 +321,7 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
     """Large files get Categorical text and filter through distinct values (compact.compact_text);
     the demo is small, so compaction is forced here and every screen compared with the plain
     frame's, step by step: filters (word, column, regex, negated), toggle, sort, filter to cell."""
-    from tui_ledger import compact
+    from tui_ledger.accounting import compact
 
     steps = [
         ("slash", *"lean", "enter"),

@@ -12,7 +12,7 @@ from textual.command import CommandPalette
 from textual.widgets import Footer, Input
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
-from tui_ledger.prices import PriceTable, load_prices
+from tui_ledger.accounting.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
 from tui_ledger.tui.screens.screens import (

@@ -23,9 +23,9 @@ from textual.widgets import Static
 
 from tests import real_shaped
 from tests.pilot_helpers import press, screen_text, settle
-from tui_ledger import ledger
+from tui_ledger.accounting import ledger
+from tui_ledger.accounting.prices import PriceTable
 from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
-from tui_ledger.prices import PriceTable
 from tui_ledger.text.numbers import format_money
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
@@ -322,7 +322,7 @@ async def test_terminal_bench_folders_read_apart_at_120(tmp_path: Path) -> None:
 
 
 def test_per_task_view_cuts_task_names_apart() -> None:
-    from tui_ledger.per_task import per_task
+    from tui_ledger.accounting.per_task import per_task
     from tui_ledger.schema import OUTCOME_DTYPE
     from tui_ledger.tui.screens.audit_screens import TASK_LABEL, PerTaskScreen
 

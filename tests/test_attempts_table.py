@@ -428,7 +428,7 @@ def test_fit_cell_pads_aligns_and_cuts_wide_characters() -> None:
 
 
 def test_cost_columns_read_as_dollars() -> None:
-    from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
+    from tui_ledger.accounting.prices import COST_COLUMN, TABLE_COST_COLUMN
     from tui_ledger.text.numbers import format_money
     from tui_ledger.tui.widgets.attempts_columns import MONEY_COLUMNS, column_kind, format_cells
 

@@ -10,8 +10,8 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tui_ledger.checks import Check, check_lines, run_checks
-from tui_ledger.matched import restrict_to_matched_tasks
+from tui_ledger.accounting.checks import Check, check_lines, run_checks
+from tui_ledger.accounting.matched import restrict_to_matched_tasks
 from tui_ledger.schema import OUTCOME_DTYPE
 
 

@@ -31,8 +31,8 @@ from tests.corpus.guard import unchanged
 from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
 from tests.pilot_helpers import settle
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
-from tui_ledger.ledger import compare
 from tui_ledger.load import Ledger, LoadError, load, memory, scan
 
 if sys.version_info >= (3, 11):

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_ledger.detail_lines import DetailLines
+from tui_ledger.accounting.detail_lines import DetailLines
 
 
 def _lines(names: list[str], made: list[int] | None = None) -> DetailLines:

@@ -27,8 +27,8 @@ from textual.widgets import Checkbox, Input
 
 from tests.pilot_helpers import press, record_toasts, settle, wait_until
 from tui_ledger import export_files
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.export_files import ExportError, write_text_atomic
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 from tui_ledger.report import render_summary
 from tui_ledger.tui.app import LedgerApp

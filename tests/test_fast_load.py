@@ -14,7 +14,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.ledger import compare
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.load import load, scan
 
 Row = tuple[str, str, int | None, bool | None, str]

@@ -36,8 +36,8 @@ from tests.corpus.guard import unchanged
 from tests.frames import assert_same_attempts
 from tests.oracle import oracle_summary
 from tui_ledger import schema
-from tui_ledger.compact import text_values
-from tui_ledger.ledger import compare
+from tui_ledger.accounting.compact import text_values
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.load import Ledger, LoadError, load, scan
 from tui_ledger.query import OPERATORS, FilterError, parse_filter
 from tui_ledger.text.numbers import exact_per_accepted

@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by, write_json
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import AiderImporter, ImporterError, find_importer, get_importer
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 AIDER = Path(__file__).parent / "fixtures" / "importers" / "aider"

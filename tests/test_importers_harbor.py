@@ -25,6 +25,7 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by, write_json
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import (
     HarborImporter,
     ImporterError,
@@ -32,7 +33,6 @@ from tui_ledger.importers import (
     find_importer,
     get_importer,
 )
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 HARBOR = Path(__file__).parent / "fixtures" / "importers" / "harbor"

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import ImporterError, OpenHandsImporter, find_importer, get_importer
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 OPENHANDS = Path(__file__).parent / "fixtures" / "importers" / "openhands"

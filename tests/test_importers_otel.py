@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import (
     ImporterError,
     ImportOptions,
@@ -24,7 +25,6 @@ from tui_ledger.importers import (
     find_importer,
     get_importer,
 )
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 OTEL = Path(__file__).parent / "fixtures" / "importers" / "otel"

@@ -9,8 +9,8 @@ import polars as pl
 import pytest
 
 from tests.test_importers import rows_by
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import ClaudeCodeImporter, CodexImporter
-from tui_ledger.ledger import compare
 from tui_ledger.outcomes_join import OutcomesError, join_outcomes
 
 SESSIONS = Path(__file__).parent / "fixtures" / "importers" / "sessions"

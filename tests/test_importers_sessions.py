@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import (
     ClaudeCodeImporter,
     CodexImporter,
@@ -26,7 +27,6 @@ from tui_ledger.importers import (
     find_importer,
     get_importer,
 )
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 SESSIONS = Path(__file__).parent / "fixtures" / "importers" / "sessions"

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from tests.test_importers import rows_by, write_json
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.importers import (
     ImporterError,
     ImportOptions,
@@ -30,7 +31,6 @@ from tui_ledger.importers import (
     find_importer,
     get_importer,
 )
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 
 SWE = Path(__file__).parent / "fixtures" / "importers" / "swebench"

@@ -13,7 +13,7 @@ import polars as pl
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tui_ledger.key_order import text_order
+from tui_ledger.accounting.key_order import text_order
 
 texts = st.lists(
     st.one_of(st.none(), st.text(alphabet="abzÄü_- 0", max_size=4)), min_size=0, max_size=30

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import Attempt, oracle_summary
-from tui_ledger.ledger import compare, in_view, summarize
+from tui_ledger.accounting.ledger import compare, in_view, summarize
 from tui_ledger.schema import OUTCOME_DTYPE, OUTCOMES
 
 

@@ -7,9 +7,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger import checks
-from tui_ledger.ledger import compare
-from tui_ledger.ranking import rank_range_stages, rank_ranges
+from tui_ledger.accounting import checks
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.ranking import rank_range_stages, rank_ranges
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.text.wording import count_expr, plural, plural_expr
 

@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from tui_ledger.medians import medians_in_memory
+from tui_ledger.accounting.medians import medians_in_memory
 from tui_ledger.schema import ACCEPTED, OUTCOME_DTYPE, OUTCOMES
 
 KEEP, DROP = "keep__median_tokens_per_attempt", "drop__median_tokens_per_attempt"
@@ -106,7 +106,7 @@ def test_the_packed_sort_gives_the_plain_sorts_figures(
 def test_the_packed_sort_is_taken_for_one_categorical_key() -> None:
     """The fast path is the one a loaded ledger's workflow takes (a differential test of two
     calls to the same path could not fail)."""
-    from tui_ledger.medians import _Packing
+    from tui_ledger.accounting.medians import _Packing
 
     frame = pl.DataFrame(
         {"name": ["b", "a", "b"], "outcome": ["passed", "failed", "passed"], "tokens": [3, 1, 2]},
@@ -124,7 +124,7 @@ def test_the_packing_is_32_bits_where_it_fits_and_64_past_it(high: int) -> None:
     """Usage 0..high packs into bits(null code) + bits(high) + 1: a UInt32 where that is 32
     or fewer, an Int64 past it (Categorical codes are the process's, so the null code is read,
     not assumed). Either way the medians are the plain sort's, values at both ends included."""
-    from tui_ledger.medians import _Packing
+    from tui_ledger.accounting.medians import _Packing
 
     frame = pl.DataFrame(
         {

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from tests.test_app import RUNS
-from tui_ledger.ledger import compare
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.load import load
 from tui_ledger.tui.messages import ChecksReady, IntervalsReady, PairsReady
 

@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.ledger import compare
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.pairs import ALL_PAIRS_UP_TO, NEIGHBOURS, with_pairs
+from tui_ledger.accounting.verdicts import PAIRED, UNPAIRED, verdict
 from tui_ledger.load import load
-from tui_ledger.pairs import ALL_PAIRS_UP_TO, NEIGHBOURS, with_pairs
-from tui_ledger.verdicts import PAIRED, UNPAIRED, verdict
 
 SAMPLES = Path(__file__).resolve().parent.parent / "sample_data"
 FIXTURE_PATH = SAMPLES / "runs.csv"
@@ -133,7 +133,7 @@ def test_past_the_cap_each_group_meets_the_cheapest_and_its_neighbours():
 
 
 def test_past_the_group_limit_only_the_cheapest_groups_are_compared(monkeypatch):
-    from tui_ledger import pairs as pairs_module
+    from tui_ledger.accounting import pairs as pairs_module
 
     count, limit = ALL_PAIRS_UP_TO + 20, ALL_PAIRS_UP_TO + 5
     rows = [
@@ -157,7 +157,7 @@ def test_unpaired_draws_past_the_budget_come_from_the_normal_limit_and_agree(
 ) -> None:
     """Drawn one by one or from the normal limit (past `EXACT_BUDGET` values), unpaired
     verdicts are right at the same rates: a null pair within noise, a 2x one named."""
-    from tui_ledger import pairs as pairs_module
+    from tui_ledger.accounting import pairs as pairs_module
 
     monkeypatch.setattr(pairs_module, "EXACT_BUDGET", budget)
     rng = random.Random(5)

@@ -13,9 +13,9 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.ledger import compare
-from tui_ledger.pairs import PairCells, task_cells, with_pairs
-from tui_ledger.verdicts import PAIRED, UNPAIRED
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.pairs import PairCells, task_cells, with_pairs
+from tui_ledger.accounting.verdicts import PAIRED, UNPAIRED
 
 RESAMPLES = 200
 SEED = 11

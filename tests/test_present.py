@@ -8,8 +8,8 @@ import polars as pl
 import pytest
 
 from tests.pilot_helpers import screen_text, settle
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
-from tui_ledger.ledger import compare
 from tui_ledger.load import load
 from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
 from tui_ledger.tui.screens.present_steps import STEPS, presentation

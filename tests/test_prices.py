@@ -9,8 +9,14 @@ from typing import Any
 import polars as pl
 import pytest
 
-from tui_ledger.ledger import compare
-from tui_ledger.prices import PriceError, PriceTable, apply_prices, load_prices, parse_prices
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.prices import (
+    PriceError,
+    PriceTable,
+    apply_prices,
+    load_prices,
+    parse_prices,
+)
 from tui_ledger.schema import OUTCOME_DTYPE
 
 SAMPLE_PRICES = Path(__file__).resolve().parent.parent / "sample_data" / "prices.toml"

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.compact import compact_text, text_values
+from tui_ledger.accounting.compact import compact_text, text_values
 from tui_ledger.filter_terms import filter_term, quote_value
 from tui_ledger.query import (
     FilterError,
@@ -520,7 +520,7 @@ def test_compact_text_keeps_values_and_rows_and_makes_repetitive_text_categorica
     small = pl.DataFrame({"workflow": ["lean"] * 10})
     same, no_values = compact_text(small)
     assert same is small and no_values is None  # small frames are left as they are
-    monkeypatch.setattr("tui_ledger.compact.COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr("tui_ledger.accounting.compact.COMPACT_MIN_ROWS", 0)
     rows = 400
     frame = pl.DataFrame(
         {

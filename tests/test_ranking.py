@@ -9,7 +9,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger.ranking import rank_range_stages, rank_ranges, rank_text
+from tui_ledger.accounting.ranking import rank_range_stages, rank_ranges, rank_text
 
 
 def ranks(rows: list[tuple[float | None, bool, bool]]) -> list[tuple[int | None, int | None]]:

@@ -21,7 +21,7 @@ from tests.real_shaped import (
     write_terminal_bench,
 )
 from tui_ledger import load
-from tui_ledger.ledger import Comparison, compare
+from tui_ledger.accounting.ledger import Comparison, compare
 from tui_ledger.schema import OUTCOME_DTYPE, OUTCOMES
 
 

@@ -26,8 +26,8 @@ from tests.real_shaped import (
     attempts_frame,
     write_terminal_bench,
 )
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
-from tui_ledger.ledger import compare
 from tui_ledger.report import callout, render_summary
 from tui_ledger.schema import OUTCOME_DTYPE
 

@@ -15,11 +15,11 @@ import pytest
 
 from tests.corpus.guard import unchanged
 from tui_ledger import export_files
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.accounting.pareto import pareto_points
+from tui_ledger.accounting.per_task import never_passed_spend, per_task
 from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
-from tui_ledger.ledger import compare
-from tui_ledger.pareto import pareto_points
 from tui_ledger.pareto_svg import pareto_svg
-from tui_ledger.per_task import never_passed_spend, per_task
 from tui_ledger.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.text.numbers import (
@@ -76,8 +76,8 @@ def test_demo_with_sample_prices_json() -> None:
     demo, prices = SAMPLE / "demo.csv", SAMPLE / "prices.toml"
     if not (demo.exists() and prices.exists()):
         pytest.skip("sample_data/demo.csv or prices.toml not present")
+    from tui_ledger.accounting.prices import apply_prices, load_prices
     from tui_ledger.load import load
-    from tui_ledger.prices import apply_prices, load_prices
 
     with unchanged([demo, prices]):
         loaded = load(demo)

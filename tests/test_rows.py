@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
-from tui_ledger.checks import run_checks
-from tui_ledger.ledger import Comparison, compare, in_view
+from tui_ledger.accounting.checks import run_checks
+from tui_ledger.accounting.ledger import Comparison, compare, in_view
+from tui_ledger.accounting.matched import matched_tasks_only
+from tui_ledger.accounting.pairs import pairs_from_cells, task_cells
+from tui_ledger.accounting.rows import Rows, matching_rows, sorted_rows
 from tui_ledger.load import load
-from tui_ledger.matched import matched_tasks_only
-from tui_ledger.pairs import pairs_from_cells, task_cells
 from tui_ledger.query import parse_filter
-from tui_ledger.rows import Rows, matching_rows, sorted_rows
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 
 WORKFLOWS = ("lean", "steady", "wide")

@@ -62,7 +62,7 @@ def test_detail_panel(snap_compare: object) -> None:
 
 def demo_app() -> LedgerApp:
     """The bundled demo priced by the bundled example table (the audit screens' data)."""
-    from tui_ledger.prices import load_prices
+    from tui_ledger.accounting.prices import load_prices
 
     return LedgerApp(["sample_data/demo.csv"], prices=load_prices("sample_data/prices.toml"))
 

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tui_ledger import stats
-from tui_ledger.ledger import compare, summarize
+from tui_ledger.accounting import stats
+from tui_ledger.accounting.ledger import compare, summarize
+from tui_ledger.accounting.stats import IntervalSettings
 from tui_ledger.schema import OUTCOME_DTYPE
-from tui_ledger.stats import IntervalSettings
 
 ARTICLE: dict[str, list[Any]] = {
     "workflow": ["lean"] * 3 + ["steady"] * 3,
@@ -240,7 +240,7 @@ def test_unknown_interval_method_is_refused() -> None:
 def test_with_intervals_on_a_delta_comparison_equals_a_full_compare(method: str) -> None:
     from polars.testing import assert_frame_equal
 
-    from tui_ledger.ledger import with_intervals
+    from tui_ledger.accounting.ledger import with_intervals
 
     data = frame(
         {

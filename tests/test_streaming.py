@@ -20,9 +20,9 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from tui_ledger import medians
+from tui_ledger.accounting import medians
+from tui_ledger.accounting.ledger import Comparison, compare
 from tui_ledger.cli import main
-from tui_ledger.ledger import Comparison, compare
 from tui_ledger.load import load, scan
 from tui_ledger.schema import OUTCOME_DTYPE
 

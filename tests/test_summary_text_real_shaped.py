@@ -16,7 +16,7 @@ from tests.real_shaped import (
     UNMETERED,
     attempts_frame,
 )
-from tui_ledger.ledger import compare
+from tui_ledger.accounting.ledger import compare
 from tui_ledger.tui.widgets.summary_text import (
     COST,
     FOCUS_NAME_WIDTH,

@@ -195,7 +195,7 @@ class _Prepared:
 def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     """Load (unless `ledger` is given), price, filter and (on request) match tasks: what summary
     and check both need."""
-    from tui_ledger.prices import apply_prices
+    from tui_ledger.accounting.prices import apply_prices
 
     table = price_table(args.prices, args.flat_price)
     if ledger is None:
@@ -227,7 +227,7 @@ def _prepare_summary(args: argparse.Namespace) -> _Prepared:
 def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
     """`load.scan` + filter: the attempts as a LazyFrame that `compare(streaming=True)` reads
     in bounded memory. What needs every attempt in memory is refused in one line."""
-    from tui_ledger.ledger import has_cost
+    from tui_ledger.accounting.ledger import has_cost
     from tui_ledger.load import scan
 
     in_memory_only = {
@@ -261,7 +261,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
 
 
 def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
-    from tui_ledger.matched import matched_tasks_only
+    from tui_ledger.accounting.matched import matched_tasks_only
 
     if "task" not in attempts.columns:
         raise UsageError("--matched-tasks needs a task column; the input has none")
@@ -298,9 +298,9 @@ def _summary_text(
     """The summary `ledger-tui summary` prints; writes the chart too when asked. `engine`:
     the input opened on Spark (`spark.commands.SparkInput`), which then computes the
     aggregates and check cells; everything else is this path's own."""
-    from tui_ledger.ledger import compare
+    from tui_ledger.accounting.ledger import compare
+    from tui_ledger.accounting.stats import IntervalSettings
     from tui_ledger.report import render_summary
-    from tui_ledger.stats import IntervalSettings
 
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
     if engine is not None:
@@ -327,7 +327,7 @@ def _summary_text(
 
         checks = spark_checks(engine, prepared.by)
     elif args.out_format == "json" and view is None and not prepared.streamed:
-        from tui_ledger.checks import run_checks
+        from tui_ledger.accounting.checks import run_checks
 
         checks = run_checks(
             prepared.attempts,
@@ -361,7 +361,7 @@ def _summary_text(
 def _with_pairs(comparison: Any, prepared: _Prepared, engine: Any, seed: int) -> Any:
     """The comparison with its pairwise verdicts, from the attempts or the Spark engine's
     cells (counted there, drawn here: see docs/SPARK.md)."""
-    from tui_ledger.pairs import with_pairs
+    from tui_ledger.accounting.pairs import with_pairs
 
     if engine is not None:
         from tui_ledger.spark.commands import spark_pair_cells
@@ -442,7 +442,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
 def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
     args = _check_parser().parse_args(argv)
-    from tui_ledger.checks import check_lines, run_checks
+    from tui_ledger.accounting.checks import check_lines, run_checks
     from tui_ledger.text.textsafe import safe_text
 
     conditions: tuple[str, ...] = ()
@@ -482,9 +482,9 @@ def run_check(argv: Sequence[str]) -> int:
         print(safe_text(line))
     if not conditions:
         return 0
+    from tui_ledger.accounting.ledger import compare
+    from tui_ledger.accounting.pairs import with_pairs
     from tui_ledger.fail_on import conditions_met
-    from tui_ledger.ledger import compare
-    from tui_ledger.pairs import with_pairs
 
     comparison = compare(prepared.attempts, prepared.by, intervals="delta")
     comparison = with_pairs(comparison, prepared.attempts, seed=args.seed)
@@ -561,7 +561,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
 
 
 def _spark_check(args: argparse.Namespace, opened: Any) -> int:
-    from tui_ledger.checks import check_lines
+    from tui_ledger.accounting.checks import check_lines
     from tui_ledger.spark.commands import spark_checks
     from tui_ledger.text.textsafe import safe_text
 
@@ -700,9 +700,9 @@ def _bad_input_message(error: Exception) -> str | None:
     one is loaded already, and `--version` never pays for them."""
     if isinstance(error, UsageError):
         return str(error)
+    from tui_ledger.accounting.prices import PriceError
     from tui_ledger.export_files import ExportError
     from tui_ledger.load import LoadError
-    from tui_ledger.prices import PriceError
     from tui_ledger.query import FilterError
     from tui_ledger.spark.errors import SparkEngineError
     from tui_ledger.trajectory import TrajectoryError

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.importers import ImportOptions
-    from tui_ledger.prices import PriceTable
 
 # The environment variable through which `ledger-tui serve` tells each session's app
 # (`tui_ledger.serve_child`) the server's pid, so the app dies with the server.
@@ -296,7 +296,7 @@ def price_table(prices: str | None, flat_price: float | None) -> PriceTable | No
 
     Raises `prices.PriceError` (one line for people) for a file that cannot be used.
     """
-    from tui_ledger.prices import PriceTable, load_prices
+    from tui_ledger.accounting.prices import PriceTable, load_prices
 
     if prices is None and flat_price is None:
         return None

@@ -69,8 +69,8 @@ def trace_parser() -> argparse.ArgumentParser:
 def run_trace(argv: Sequence[str]) -> int:
     """`ledger-tui trace`: find the attempt, read its logs, print them."""
     args = trace_parser().parse_args(argv)
+    from tui_ledger.accounting.prices import apply_prices
     from tui_ledger.load import load
-    from tui_ledger.prices import apply_prices
     from tui_ledger.trajectory import openable, read_attempt
     from tui_ledger.trajectory.render import render_trace
 

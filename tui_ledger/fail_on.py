@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui_ledger.checks import is_warning
-from tui_ledger.comparison import Comparison
+from tui_ledger.accounting.checks import is_warning
+from tui_ledger.accounting.comparison import Comparison
 from tui_ledger.pair_report import cheapest_decided, pair_line
 from tui_ledger.text.textsafe import safe_label
 from tui_ledger.text.wording import listing

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tui_ledger.comparison import Comparison
+from tui_ledger.accounting.comparison import Comparison
+from tui_ledger.accounting.verdicts import Pair
 from tui_ledger.schema import VIEWS, View
 from tui_ledger.text.textsafe import safe_label
-from tui_ledger.verdicts import Pair
 
 _SHOWN = 5  # pairs a text summary lists per view before "and N more"
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from tui_ledger.ledger import NOT_RECORDED, VIEWS, Comparison, ParetoMetric
-from tui_ledger.pareto import pareto_points
+from tui_ledger.accounting.ledger import NOT_RECORDED, VIEWS, Comparison, ParetoMetric
+from tui_ledger.accounting.pareto import pareto_points
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import format_compact, format_money
 from tui_ledger.text.textsafe import safe_text

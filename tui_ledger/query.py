@@ -53,7 +53,7 @@ from typing import Literal
 
 import polars as pl
 
-from tui_ledger.compact import TextValues
+from tui_ledger.accounting.compact import TextValues
 from tui_ledger.schema import (
     ALIASES,
     FALSE_WORDS,

@@ -35,9 +35,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from rich.cells import cell_len
 
-from tui_ledger.export_files import escape_html, neutralise_text
-from tui_ledger.findings import Finding
-from tui_ledger.ledger import (
+from tui_ledger.accounting.ledger import (
     LOWER_BOUND,
     VIEW_GLOSSES,
     VIEW_TITLES,
@@ -46,7 +44,10 @@ from tui_ledger.ledger import (
     Metric,
     View,
 )
-from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
+from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
+from tui_ledger.accounting.ranking import rank_text
+from tui_ledger.export_files import escape_html, neutralise_text
+from tui_ledger.findings import Finding
 from tui_ledger.pair_report import (
     flip_noise,
     noise_rank_columns,
@@ -55,7 +56,6 @@ from tui_ledger.pair_report import (
     ratio_text,
     sample_text,
 )
-from tui_ledger.ranking import rank_text
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import (
@@ -76,7 +76,7 @@ from tui_ledger.text.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label,
 from tui_ledger.text.wording import listing
 
 if TYPE_CHECKING:
-    from tui_ledger.checks import Check
+    from tui_ledger.accounting.checks import Check
 
 SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
@@ -278,7 +278,9 @@ def summary_json(
     """
     if view is not None:
         return view_json(comparison, view)
-    from tui_ledger.checks import check_json  # the checks' own JSON (imported when needed)
+    from tui_ledger.accounting.checks import (
+        check_json,  # the checks' own JSON (imported when needed)
+    )
 
     trap = {
         label: {

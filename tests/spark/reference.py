@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import polars as pl
 
-from tui_ledger import checks, ledger
+from tui_ledger.accounting import checks, ledger
 from tui_ledger.spark.aggregate import COUNT_AGGREGATES, VIEWS, aggregate_names
 
 # Floats summed in a different order differ in their last bits: compared relatively, to the

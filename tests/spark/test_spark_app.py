@@ -16,7 +16,7 @@ import pytest
 from polars.testing import assert_frame_equal
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
-from tui_ledger.ledger import Comparison
+from tui_ledger.accounting.ledger import Comparison
 from tui_ledger.tui.app import LedgerApp
 
 pytestmark = pytest.mark.spark

@@ -24,7 +24,8 @@ from tests.spark.reference import (
     polars_aggregate_frame,
     polars_check_cells,
 )
-from tui_ledger import checks, load
+from tui_ledger import load
+from tui_ledger.accounting import checks
 from tui_ledger.query import parse_filter
 
 pytestmark = pytest.mark.spark
@@ -260,7 +261,7 @@ def test_property_ledgers_aggregate_alike(
 
 
 def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
-    from tui_ledger import ledger, stats, view_intervals
+    from tui_ledger.accounting import ledger, stats, view_intervals
     from tui_ledger.spark.aggregate import GROUP_ID, bootstrap_rows
     from tui_ledger.spark.engine import open_ledger
 

@@ -47,9 +47,14 @@ import polars as pl
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from tui_ledger import ledger
-from tui_ledger.checks import CELL_COUNTS, ID_COLUMNS, IDENTIFYING_COLUMNS, VERSION_COLUMNS
-from tui_ledger.key_order import sorted_by_text
+from tui_ledger.accounting import ledger
+from tui_ledger.accounting.checks import (
+    CELL_COUNTS,
+    ID_COLUMNS,
+    IDENTIFYING_COLUMNS,
+    VERSION_COLUMNS,
+)
+from tui_ledger.accounting.key_order import sorted_by_text
 from tui_ledger.schema import (
     ACCEPTED,
     LINE_COLUMN,

@@ -20,11 +20,12 @@ from typing import Any, TypeVar
 import polars as pl
 from pyspark.sql import Column, DataFrame, SparkSession
 
+from tui_ledger.accounting.ledger import Comparison, compare_aggregates
+from tui_ledger.accounting.pairs import PairCells
+from tui_ledger.accounting.stats import IntervalSettings
 from tui_ledger.findings import Finding
-from tui_ledger.ledger import Comparison, compare_aggregates
 from tui_ledger.load.load_report import LoadReport, LoadWarning
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
-from tui_ledger.pairs import PairCells
 from tui_ledger.schema import CANONICAL_ORDER
 from tui_ledger.spark.aggregate import (
     COST_COLUMN,
@@ -38,7 +39,6 @@ from tui_ledger.spark.engine import SparkLedger, SparkLoadReport, open_ledger
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.session import connect
-from tui_ledger.stats import IntervalSettings
 
 Result = TypeVar("Result")
 MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
@@ -162,7 +162,7 @@ def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
     attempts, then ledger.py's keep view and per_task.py's columns."""
     from pyspark.sql import functions as F
 
-    from tui_ledger.per_task import per_task_from_summary
+    from tui_ledger.accounting.per_task import per_task_from_summary
     from tui_ledger.spark.inputs import column
 
     if "task" not in opened.attempts.columns:
@@ -259,7 +259,7 @@ def spark_checks(
 ) -> list[Any]:
     """Every fair-comparison check, from the engine's check cells and duplicate figures,
     worded by checks.py (`checks_from_cells` and its duplicate checks)."""
-    from tui_ledger import checks
+    from tui_ledger.accounting import checks
 
     keys = list(by)
     figures = duplicate_figures(opened.attempts, keys)

@@ -40,7 +40,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from tui_ledger import schema
-from tui_ledger.checks import ID_COLUMNS
+from tui_ledger.accounting.checks import ID_COLUMNS
 from tui_ledger.load.outcomes import outcome_sentence, status_vocabulary
 from tui_ledger.spark.cells import (
     BAD,

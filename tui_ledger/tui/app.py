@@ -28,7 +28,7 @@ from textual import on
 from textual.message import Message
 from textual.widgets import Input
 
-from tui_ledger.ledger import ParetoMetric
+from tui_ledger.accounting.ledger import ParetoMetric
 from tui_ledger.tui import messages
 from tui_ledger.tui.app_shell import LedgerShell
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable

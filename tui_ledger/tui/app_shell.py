@@ -22,7 +22,7 @@ from textual.reactive import var
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
-from tui_ledger.ledger import (
+from tui_ledger.accounting.ledger import (
     DEFAULT_BY,
     Comparison,
     Metric,
@@ -43,11 +43,11 @@ from tui_ledger.tui.widgets.summary_pane import SummaryPane
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
 if TYPE_CHECKING:
-    from tui_ledger.checks import Check
+    from tui_ledger.accounting.checks import Check
+    from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
     from tui_ledger.load.early import EarlyLoad
-    from tui_ledger.prices import PriceTable
 
 SWITCH_INTERVAL_SECONDS = 0.001  # the GIL switch interval while the app runs (see on_mount)
 
@@ -289,13 +289,13 @@ class LedgerShell(App[int]):
 
     def warning_count(self) -> int:
         """How many warnings there are (informational notes not counted)."""
-        from tui_ledger.checks import is_warning
+        from tui_ledger.accounting.checks import is_warning
 
         return sum(1 for item in self.collect_warnings() if is_warning(item))
 
     def note_count(self) -> int:
         """How many informational notes the warnings panel lists besides the warnings."""
-        from tui_ledger.checks import is_warning
+        from tui_ledger.accounting.checks import is_warning
 
         return sum(1 for item in self.collect_warnings() if not is_warning(item))
 

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 import polars as pl
 from textual.worker import get_current_worker
 
+from tui_ledger.accounting.ledger import Comparison, ParetoMetric
 from tui_ledger.filter_terms import filter_term
-from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.tui.exporting import ExportHost, save_chart
 from tui_ledger.tui.messages import PerTaskReady
 from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from tui_ledger.ledger import Metric
+    from tui_ledger.accounting.ledger import Metric
     from tui_ledger.tui.widgets.attempts_table import AttemptsTable
     from tui_ledger.tui.widgets.filter_bar import FilterInput
     from tui_ledger.tui.widgets.summary_pane import SummaryPane

@@ -26,7 +26,7 @@ from textual.command import DiscoveryHit, Hit, Hits, Provider
 from textual.content import Content
 from textual.fuzzy import Matcher
 
-from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
+from tui_ledger.accounting.ledger import VIEW_GLOSSES, VIEW_TITLES
 from tui_ledger.text.textsafe import safe_text
 
 

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import polars as pl
 
+from tui_ledger.accounting.ledger import Comparison, ParetoMetric
 from tui_ledger.findings import Finding
-from tui_ledger.ledger import Comparison, ParetoMetric
 from tui_ledger.schema import SOURCE_COLUMN
 from tui_ledger.text.numbers import format_count
 from tui_ledger.tui.host import Host
@@ -27,7 +27,7 @@ from tui_ledger.tui.messages import Said
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from tui_ledger.checks import Check
+    from tui_ledger.accounting.checks import Check
     from tui_ledger.tui.pipeline import Pipeline
     from tui_ledger.tui.screens.screens import ExportRequest
 

@@ -19,16 +19,16 @@ from typing import TYPE_CHECKING
 import polars as pl
 from textual.worker import get_current_worker
 
-from tui_ledger.ledger import Comparison, same_groups, with_intervals
+from tui_ledger.accounting.ledger import Comparison, same_groups, with_intervals
 from tui_ledger.text.wording import first_line
 from tui_ledger.tui.messages import ChecksFailed, ChecksReady, IntervalsReady, PairsReady
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
-    from tui_ledger.checks import Check
+    from tui_ledger.accounting.checks import Check
+    from tui_ledger.accounting.pairs import PairCells
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger, LoadReport
-    from tui_ledger.pairs import PairCells
     from tui_ledger.tui.host import PipelineHost
 
 
@@ -154,7 +154,7 @@ class FollowUps:
         """What the pairs are drawn from (`pairs.task_cells`) of the snapshot's attempts, in
         the pairs' worker (on Spark, queries). Its per-value counts, read only for a pair
         drawn unpaired, are counted in the same worker from the same attempts."""
-        from tui_ledger.pairs import task_cells
+        from tui_ledger.accounting.pairs import task_cells
 
         return task_cells(snapshot.lazy(), snapshot.comparison.by)
 
@@ -162,8 +162,8 @@ class FollowUps:
         """The pairwise verdicts of the figures on screen (None if they could not be drawn:
         the summary then says nothing of noise)."""
         started = time.perf_counter()
-        from tui_ledger.pairs import pairs_from_cells
-        from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+        from tui_ledger.accounting.pairs import pairs_from_cells
+        from tui_ledger.accounting.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
 
         try:
             with self._turn() as go_on:
@@ -226,7 +226,7 @@ class FollowUps:
     ) -> list[Check]:
         """Every fair-comparison check of the snapshot's attempts, merged with the warnings
         `extra` (in the checks' worker; on Spark, a query). Raises `Stopped` when interrupted."""
-        from tui_ledger.checks import run_checks
+        from tui_ledger.accounting.checks import run_checks
 
         return run_checks(snapshot.lazy(), list(by), report, warnings=extra)
 

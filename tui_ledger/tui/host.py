@@ -22,9 +22,9 @@ if TYPE_CHECKING:
     from textual.worker import Worker
     from textual.worker_manager import WorkerManager
 
-    from tui_ledger.ledger import View
+    from tui_ledger.accounting.ledger import View
+    from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.load.early import EarlyLoad
-    from tui_ledger.prices import PriceTable
     from tui_ledger.tui.snapshot import Request, Timings
     from tui_ledger.tui.widgets.summary_pane import SummaryPane
 

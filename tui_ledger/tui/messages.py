@@ -28,13 +28,13 @@ if TYPE_CHECKING:
     import polars as pl
     from textual.notifications import SeverityLevel
 
-    from tui_ledger.checks import Check
-    from tui_ledger.compact import TextValues
+    from tui_ledger.accounting.checks import Check
+    from tui_ledger.accounting.compact import TextValues
+    from tui_ledger.accounting.ledger import Comparison
+    from tui_ledger.accounting.verdicts import Pairs
     from tui_ledger.findings import Finding
-    from tui_ledger.ledger import Comparison
     from tui_ledger.load import Ledger
     from tui_ledger.tui.snapshot import Snapshot
-    from tui_ledger.verdicts import Pairs
 
 
 @dataclass

@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 from textual.worker import get_current_worker
 
-from tui_ledger import compact
-from tui_ledger.compact import TextValues, compact_text
+from tui_ledger.accounting import compact
+from tui_ledger.accounting.compact import TextValues, compact_text
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import first_line
 from tui_ledger.tui.follow_ups import FollowUps
@@ -72,10 +72,10 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
     from typing import Any
 
+    from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
     from tui_ledger.load.early import EarlyLoad
-    from tui_ledger.prices import PriceTable
     from tui_ledger.tui.watching import WatchUpdate
 
 # Files this small (in all) load and compare in a few ms (20-30 ms at 16k rows, most of it fixed
@@ -142,7 +142,7 @@ def progress_text(partial: Partial, now: float, *, read: bool) -> str:
 def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Finding]]:
     """The ledger with each attempt's cost (`--prices`, `--flat-price`, or a provider cost
     column), and the price warnings. Runs in a worker thread (the load's, or the watch's)."""
-    from tui_ledger.prices import apply_prices, cost_beside_tokens
+    from tui_ledger.accounting.prices import apply_prices, cost_beside_tokens
 
     priced, price_warnings = apply_prices(ledger.attempts, prices)
     return dataclasses.replace(ledger, attempts=cost_beside_tokens(priced)), list(price_warnings)
@@ -221,7 +221,7 @@ class Pipeline(FollowUps):
     def per_task(self, snapshot: Snapshot, keys: Mapping[str, Any]) -> pl.DataFrame:
         """`p`: one group (`keys`, column -> value) of the snapshot's attempts task by task
         (in a worker; on Spark, a query)."""
-        from tui_ledger.per_task import per_task
+        from tui_ledger.accounting.per_task import per_task
 
         return per_task(snapshot.lazy(), dict(keys), snapshot.comparison.by)
 
@@ -368,7 +368,7 @@ class Pipeline(FollowUps):
         (`HEAD_DRAW_WAIT`)."""
         # What the first screen needs besides the loader, imported here rather than on the
         # screen's thread: the summary's callout (report) and the warnings count (checks).
-        import tui_ledger.checks
+        import tui_ledger.accounting.checks
         import tui_ledger.report  # noqa: F401
 
         if head_drawn is not None and self._load_head(paths, load_options, prices):

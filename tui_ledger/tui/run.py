@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from tui_ledger.tui.app import LedgerApp
 
 if TYPE_CHECKING:
+    from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.load.early import EarlyLoad
-    from tui_ledger.prices import PriceTable
 
 
 def run_app(

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
-from tui_ledger.ledger import Comparison, View, compare, counted, has_cost, read_columns
-from tui_ledger.rows import Rows, matching_rows, sorted_rows
+from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
+from tui_ledger.accounting.rows import Rows, matching_rows, sorted_rows
 from tui_ledger.tui import PROCESS_START
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ def compute_snapshot(
         matching = previous.matching  # a new sort of the rows on screen: they are picked
     else:
         if request.matched_only:
-            from tui_ledger.matched import matched_tasks_where
+            from tui_ledger.accounting.matched import matched_tasks_where
 
             matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
             where = matched if where is None else where & matched

@@ -40,10 +40,11 @@ import polars as pl
 from pyspark.errors import PySparkException
 from textual.worker import get_current_worker
 
-from tui_ledger.ledger import Comparison, View
+from tui_ledger.accounting.ledger import Comparison, View
+from tui_ledger.accounting.rows import Rows
+from tui_ledger.accounting.stats import IntervalSettings
 from tui_ledger.load.load_report import Ledger
 from tui_ledger.query import FilterError
-from tui_ledger.rows import Rows
 from tui_ledger.spark.commands import (
     SparkInput,
     on_engine,
@@ -58,7 +59,6 @@ from tui_ledger.spark.errors import SparkEngineError, SparkQueryCancelled
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.paging import Queries, page
 from tui_ledger.spark.session import first_line
-from tui_ledger.stats import IntervalSettings
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.follow_ups import Stopped
 from tui_ledger.tui.host import PipelineHost
@@ -74,10 +74,10 @@ from tui_ledger.tui.snapshot import Request, Snapshot
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from tui_ledger.checks import Check
+    from tui_ledger.accounting.checks import Check
+    from tui_ledger.accounting.pairs import PairCells
     from tui_ledger.findings import Finding
     from tui_ledger.load import LoadReport
-    from tui_ledger.pairs import PairCells
 
 PAGE_ROWS = 200  # rows a page query brings back
 PREFETCH_ROWS = 50  # the next page is fetched when the cursor comes this close to the end

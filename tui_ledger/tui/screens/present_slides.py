@@ -19,7 +19,7 @@ from rich.table import Table
 from rich.text import Text
 from textual.renderables.digits import Digits
 
-from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES, View
+from tui_ledger.accounting.ledger import VIEW_GLOSSES, VIEW_TITLES, View
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import MISSING, NOT_RECORDED
 from tui_ledger.text.wording import plural

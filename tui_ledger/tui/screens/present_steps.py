@@ -19,9 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from tui_ledger.ledger import Comparison, View
+from tui_ledger.accounting.ledger import Comparison, View
+from tui_ledger.accounting.ranking import rank_text as rank_range
 from tui_ledger.pair_report import flip_noise, ratio_text, sample_text
-from tui_ledger.ranking import rank_text as rank_range
 from tui_ledger.text.numbers import format_count, format_factor, format_rate, format_tokens
 from tui_ledger.text.textsafe import safe_label
 from tui_ledger.text.wording import plural

@@ -33,10 +33,10 @@ from textual.strip import Strip
 from textual.widgets import Button, Checkbox, Input, Label, SelectionList, Static
 from textual.widgets.selection_list import Selection
 
-from tui_ledger.checks import is_warning
+from tui_ledger.accounting.checks import is_warning
+from tui_ledger.accounting.ledger import VIEW_GLOSSES, VIEW_TITLES
+from tui_ledger.accounting.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.findings import Finding
-from tui_ledger.ledger import VIEW_GLOSSES, VIEW_TITLES
-from tui_ledger.prices import COST_COLUMN, TABLE_COST_COLUMN
 from tui_ledger.schema import INTEGER_COLUMNS, LINE_COLUMN, OUTCOME_SYMBOLS, SOURCE_COLUMN
 from tui_ledger.text.numbers import MISSING, format_count, format_money, format_tokens
 from tui_ledger.text.textsafe import safe_cell, safe_text

@@ -27,7 +27,7 @@ from textual.reactive import reactive, var
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tui_ledger.rows import Rows
+from tui_ledger.accounting.rows import Rows
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
 from tui_ledger.text.textsafe import safe_cell
 from tui_ledger.tui.widgets.attempts_columns import (

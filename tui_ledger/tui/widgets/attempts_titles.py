@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tui_ledger.ledger import View
+from tui_ledger.accounting.ledger import View
 from tui_ledger.text.numbers import format_count, format_money, format_tokens
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import plural

@@ -9,7 +9,7 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual.widget import Widget
 
-from tui_ledger.ledger import Comparison
+from tui_ledger.accounting.ledger import Comparison
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import MISSING, NOT_RECORDED, format_count
 from tui_ledger.text.textsafe import safe_text

@@ -23,8 +23,8 @@ from textual.reactive import Reactive
 from textual.widget import Widget
 from textual.widgets import Input, Label, Static
 
-from tui_ledger.compact import TextValues
-from tui_ledger.ledger import View
+from tui_ledger.accounting.compact import TextValues
+from tui_ledger.accounting.ledger import View
 from tui_ledger.query import FilterError, parse_filter
 from tui_ledger.text.numbers import format_count
 from tui_ledger.text.textsafe import safe_text

@@ -19,7 +19,7 @@ from textual.reactive import reactive, var
 from textual.widget import Widget
 from textual.widgets import Static
 
-from tui_ledger.ledger import DEFAULT_BY, VIEW_GLOSSES, VIEW_TITLES, View
+from tui_ledger.accounting.ledger import DEFAULT_BY, VIEW_GLOSSES, VIEW_TITLES, View
 from tui_ledger.text.numbers import format_bytes
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import plural

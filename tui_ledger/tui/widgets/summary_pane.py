@@ -19,7 +19,7 @@ from textual.message import Message
 from textual.reactive import var
 from textual.widgets import Static
 
-from tui_ledger.ledger import VIEW_TITLES, Comparison, Metric, View
+from tui_ledger.accounting.ledger import VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import format_count
 from tui_ledger.text.textsafe import safe_text

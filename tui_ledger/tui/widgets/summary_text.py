@@ -19,10 +19,10 @@ import polars as pl
 from rich.cells import cell_len
 from rich.text import Text
 
-from tui_ledger.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
-from tui_ledger.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
+from tui_ledger.accounting.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
+from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
+from tui_ledger.accounting.ranking import rank_text as range_text
 from tui_ledger.pair_report import noise_rank_columns, pair_line
-from tui_ledger.ranking import rank_text as range_text
 from tui_ledger.text.numbers import (
     MISSING,
     NOT_RECORDED,

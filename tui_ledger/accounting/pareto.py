@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from tui_ledger.ledger import VIEWS, Comparison, ParetoMetric
+from tui_ledger.accounting.ledger import VIEWS, Comparison, ParetoMetric
 
 
 def pareto_points(comparison: Comparison, metric: ParetoMetric = "tokens") -> pl.DataFrame:

@@ -19,10 +19,10 @@ from typing import Any, Literal
 
 import polars as pl
 
-from tui_ledger.detail_lines import DetailLines
+from tui_ledger.accounting.detail_lines import DetailLines
+from tui_ledger.accounting.key_order import sorted_by_text
+from tui_ledger.accounting.ledger import DEFAULT_BY, group_labels
 from tui_ledger.findings import Finding
-from tui_ledger.key_order import sorted_by_text
-from tui_ledger.ledger import DEFAULT_BY, group_labels
 from tui_ledger.load.load_report import LoadWarning
 from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
 from tui_ledger.schema import (

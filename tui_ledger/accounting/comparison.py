@@ -15,9 +15,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.accounting.stats import IntervalSettings
+from tui_ledger.accounting.verdicts import Pairs
 from tui_ledger.schema import VIEWS, View
-from tui_ledger.stats import IntervalSettings
-from tui_ledger.verdicts import Pairs
 
 # A group's usage in a view (the `usage` and `cost_usage` columns, SPEC.md sections 1 and 3):
 RECORDED = "recorded"  # every attempt's usage is known and none reads 0: figures are exact

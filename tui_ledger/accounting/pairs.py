@@ -27,11 +27,11 @@ from typing import Literal
 import numpy as np
 import polars as pl
 
-from tui_ledger.comparison import LOWER_BOUND, NOT_RECORDED, Comparison
-from tui_ledger.ledger import same_groups
+from tui_ledger.accounting.comparison import LOWER_BOUND, NOT_RECORDED, Comparison
+from tui_ledger.accounting.ledger import same_groups
+from tui_ledger.accounting.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
+from tui_ledger.accounting.verdicts import PAIRED, UNPAIRED, Pair, Pairs, verdict
 from tui_ledger.schema import ACCEPTED, VIEWS, View
-from tui_ledger.stats import BOOTSTRAP_RESAMPLES, BOOTSTRAP_SEED
-from tui_ledger.verdicts import PAIRED, UNPAIRED, Pair, Pairs, verdict
 
 ALL_PAIRS_UP_TO = 50
 """Groups (with a figure, per view) up to which every pair is compared."""

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import polars as pl
 
+from tui_ledger.accounting.ledger import DEFAULT_BY
 from tui_ledger.findings import Notice
-from tui_ledger.ledger import DEFAULT_BY
 
 __all__ = [
     "matched_tasks",

@@ -14,9 +14,9 @@ from typing import TypeVar
 
 import polars as pl
 
-from tui_ledger import stats
+from tui_ledger.accounting import stats
+from tui_ledger.accounting.stats import IntervalMethod, IntervalSettings
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, View
-from tui_ledger.stats import IntervalMethod, IntervalSettings
 
 FrameT = TypeVar("FrameT", pl.DataFrame, pl.LazyFrame)
 

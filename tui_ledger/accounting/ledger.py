@@ -25,36 +25,35 @@ import polars as pl
 
 # What `compare` returns, and the usage statuses, live in `comparison`; named here too, where
 # the rest of the package has always found them.
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     LOWER_BOUND as LOWER_BOUND,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     NOT_RECORDED as NOT_RECORDED,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     RECORDED as RECORDED,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     USAGE_STATUSES as USAGE_STATUSES,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     Comparison as Comparison,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     Metric as Metric,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     ParetoMetric as ParetoMetric,
 )
-from tui_ledger.comparison import (
+from tui_ledger.accounting.comparison import (
     group_labels as group_labels,
 )
-from tui_ledger.key_order import sorted_by_text
-from tui_ledger.medians import medians_in_memory, streamed_medians
-from tui_ledger.ranking import rank_range_stages
-from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
-from tui_ledger.stats import IntervalMethod, IntervalSettings
-from tui_ledger.view_intervals import (
+from tui_ledger.accounting.key_order import sorted_by_text
+from tui_ledger.accounting.medians import medians_in_memory, streamed_medians
+from tui_ledger.accounting.ranking import rank_range_stages
+from tui_ledger.accounting.stats import IntervalMethod, IntervalSettings
+from tui_ledger.accounting.view_intervals import (
     INTERVAL_NOTES,
     BootstrapRows,
     delta_intervals,
@@ -64,6 +63,7 @@ from tui_ledger.view_intervals import (
     interval_value_columns,
     with_view_intervals,
 )
+from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
 
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
 VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}

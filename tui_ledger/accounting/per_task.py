@@ -10,7 +10,7 @@ from typing import Any
 
 import polars as pl
 
-from tui_ledger.ledger import DEFAULT_BY, has_cost, summarize
+from tui_ledger.accounting.ledger import DEFAULT_BY, has_cost, summarize
 from tui_ledger.schema import OUTCOMES
 
 GroupSelector = pl.Expr | Mapping[str, Any] | Sequence[Any] | str | None
