@@ -887,8 +887,8 @@ def child_core(path: str, reps: int, repeat: int) -> None:
 
     from tui_ledger.accounting.compact import compact_text
     from tui_ledger.accounting.ledger import compare
+    from tui_ledger.filtering.query import parse_filter
     from tui_ledger.load import load
-    from tui_ledger.query import parse_filter
 
     result: dict[str, Any] = {
         "load": [],

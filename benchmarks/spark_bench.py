@@ -56,7 +56,7 @@ from tests.spark import server  # noqa: E402
 from tests.spark.reference import assert_same_aggregates, polars_aggregate_frame  # noqa: E402
 from tui_ledger import load  # noqa: E402
 from tui_ledger.accounting import ledger
-from tui_ledger.query import parse_filter  # noqa: E402
+from tui_ledger.filtering.query import parse_filter  # noqa: E402
 
 Result = TypeVar("Result")
 SIZES = {"1m": 1_000_000, "10m": 10_000_000, "100m": 100_000_000}

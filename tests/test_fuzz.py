@@ -38,8 +38,8 @@ from tests.oracle import oracle_summary
 from tui_ledger import schema
 from tui_ledger.accounting.compact import text_values
 from tui_ledger.accounting.ledger import compare
+from tui_ledger.filtering.query import OPERATORS, FilterError, parse_filter
 from tui_ledger.load import Ledger, LoadError, load, scan
-from tui_ledger.query import OPERATORS, FilterError, parse_filter
 from tui_ledger.text.numbers import exact_per_accepted
 from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS
 

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui_ledger.accounting.compact import compact_text, text_values
-from tui_ledger.filter_terms import filter_term, quote_value
-from tui_ledger.query import (
+from tui_ledger.filtering.filter_terms import filter_term, quote_value
+from tui_ledger.filtering.query import (
     FilterError,
     describe_terms,
     parse_filter,

@@ -23,8 +23,8 @@ from tui_ledger.accounting.ledger import Comparison, compare, in_view
 from tui_ledger.accounting.matched import matched_tasks_only
 from tui_ledger.accounting.pairs import pairs_from_cells, task_cells
 from tui_ledger.accounting.rows import Rows, matching_rows, sorted_rows
+from tui_ledger.filtering.query import parse_filter
 from tui_ledger.load import load
-from tui_ledger.query import parse_filter
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 
 WORKFLOWS = ("lean", "steady", "wide")

@@ -176,7 +176,7 @@ def _group_columns(text: str, available: Sequence[str]) -> list[str]:
 
 
 def _filtered(attempts: Any, where: str) -> Any:
-    from tui_ledger.query import parse_filter
+    from tui_ledger.filtering.query import parse_filter
 
     expression = parse_filter(where, attempts.collect_schema())
     return attempts if expression is None else attempts.filter(expression)
@@ -387,8 +387,8 @@ def _watch_summary(args: argparse.Namespace) -> int:
     that cannot be read is said on stderr and the watching goes on. Ctrl+C ends it (exit 0).
     """
     from tui_ledger.export_files import ExportError
+    from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
-    from tui_ledger.query import FilterError
     from tui_ledger.text.textsafe import safe_text
     from tui_ledger.text.wording import plural
     from tui_ledger.watch import Watcher
@@ -702,8 +702,8 @@ def _bad_input_message(error: Exception) -> str | None:
         return str(error)
     from tui_ledger.accounting.prices import PriceError
     from tui_ledger.export_files import ExportError
+    from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
-    from tui_ledger.query import FilterError
     from tui_ledger.spark.errors import SparkEngineError
     from tui_ledger.trajectory import TrajectoryError
 

@@ -102,7 +102,7 @@ def _matching_position(attempts: Any, text: str) -> int:
     """The one attempt `--attempt` matches, or a one-line refusal saying how many did."""
     import polars as pl
 
-    from tui_ledger.query import FilterError, parse_filter
+    from tui_ledger.filtering.query import FilterError, parse_filter
     from tui_ledger.text.wording import plural
 
     try:

@@ -26,7 +26,7 @@ from tests.spark.reference import (
 )
 from tui_ledger import load
 from tui_ledger.accounting import checks
-from tui_ledger.query import parse_filter
+from tui_ledger.filtering.query import parse_filter
 
 pytestmark = pytest.mark.spark
 
@@ -296,7 +296,7 @@ def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
 )
 def test_a_bad_filter_gives_the_same_error_on_both_engines(spark: Any, where: str) -> None:
     """The term rules are `query.term_value`, shared: the same message and the same span."""
-    from tui_ledger.query import FilterError
+    from tui_ledger.filtering.query import FilterError
     from tui_ledger.spark.engine import open_ledger, polars_schema
     from tui_ledger.spark.filters import spark_filter
 

@@ -1,4 +1,4 @@
-"""The filter language (`tui_ledger.query`) as a Spark column expression.
+"""The filter language (`tui_ledger.filtering.query`) as a Spark column expression.
 
 The text is split into terms by `query.tokenize`, and each term is checked by query.py's own
 rules (column resolution with aliases and suggestions, number, date and regex parsing, the
@@ -29,7 +29,7 @@ import polars as pl
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from tui_ledger.query import (
+from tui_ledger.filtering.query import (
     NULL_WORDS,
     OUTCOME_COLUMN,
     Kind,

@@ -242,7 +242,7 @@ class LedgerApp(LedgerShell):
     def _add_term(self, negate: bool) -> None:
         cell = self.cell_under_cursor()
         if cell is not None:
-            from tui_ledger.filter_terms import filter_term
+            from tui_ledger.filtering.filter_terms import filter_term
 
             self._filter_bar.add_term(filter_term(*cell, exclude=negate))
 

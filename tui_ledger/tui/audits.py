@@ -16,7 +16,7 @@ import polars as pl
 from textual.worker import get_current_worker
 
 from tui_ledger.accounting.ledger import Comparison, ParetoMetric
-from tui_ledger.filter_terms import filter_term
+from tui_ledger.filtering.filter_terms import filter_term
 from tui_ledger.tui.exporting import ExportHost, save_chart
 from tui_ledger.tui.messages import PerTaskReady
 from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen

@@ -43,8 +43,8 @@ from textual.worker import get_current_worker
 from tui_ledger.accounting.ledger import Comparison, View
 from tui_ledger.accounting.rows import Rows
 from tui_ledger.accounting.stats import IntervalSettings
+from tui_ledger.filtering.query import FilterError
 from tui_ledger.load.load_report import Ledger
-from tui_ledger.query import FilterError
 from tui_ledger.spark.commands import (
     SparkInput,
     on_engine,

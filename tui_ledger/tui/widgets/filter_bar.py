@@ -25,7 +25,7 @@ from textual.widgets import Input, Label, Static
 
 from tui_ledger.accounting.compact import TextValues
 from tui_ledger.accounting.ledger import View
-from tui_ledger.query import FilterError, parse_filter
+from tui_ledger.filtering.query import FilterError, parse_filter
 from tui_ledger.text.numbers import format_count
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.snapshot import Snapshot
