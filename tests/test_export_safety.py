@@ -30,7 +30,7 @@ from tui_ledger import export_files
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.export_files import ExportError, write_text_atomic
 from tui_ledger.load import load
-from tui_ledger.report import render_summary
+from tui_ledger.reports.report import render_summary
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.screens import ConfirmScreen, ExportScreen
 

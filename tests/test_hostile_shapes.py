@@ -18,7 +18,7 @@ import polars as pl
 from tui_ledger.accounting.checks import run_checks
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.load import load
-from tui_ledger.report import render_summary
+from tui_ledger.reports.report import render_summary
 from tui_ledger.text.textsafe import LABEL_WIDTH
 
 BIG = 5 * 1024 * 1024

@@ -28,7 +28,7 @@ from tests.real_shaped import (
 )
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
-from tui_ledger.report import callout, render_summary
+from tui_ledger.reports.report import callout, render_summary
 from tui_ledger.schema import OUTCOME_DTYPE
 
 

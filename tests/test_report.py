@@ -20,7 +20,7 @@ from tui_ledger.accounting.pareto import pareto_points
 from tui_ledger.accounting.per_task import never_passed_spend, per_task
 from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
 from tui_ledger.pareto_svg import pareto_svg
-from tui_ledger.report import render_summary, summary_json
+from tui_ledger.reports.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.text.numbers import (
     exact_per_accepted,

@@ -300,7 +300,7 @@ def _summary_text(
     aggregates and check cells; everything else is this path's own."""
     from tui_ledger.accounting.ledger import compare
     from tui_ledger.accounting.stats import IntervalSettings
-    from tui_ledger.report import render_summary
+    from tui_ledger.reports.report import render_summary
 
     settings = IntervalSettings(method=args.intervals, seed=args.seed)
     if engine is not None:
@@ -447,7 +447,7 @@ def run_check(argv: Sequence[str]) -> int:
 
     conditions: tuple[str, ...] = ()
     if args.fail_on is not None:
-        from tui_ledger.fail_on import parse_fail_on
+        from tui_ledger.reports.fail_on import parse_fail_on
 
         try:
             conditions = parse_fail_on(args.fail_on)
@@ -484,7 +484,7 @@ def run_check(argv: Sequence[str]) -> int:
         return 0
     from tui_ledger.accounting.ledger import compare
     from tui_ledger.accounting.pairs import with_pairs
-    from tui_ledger.fail_on import conditions_met
+    from tui_ledger.reports.fail_on import conditions_met
 
     comparison = compare(prepared.attempts, prepared.by, intervals="delta")
     comparison = with_pairs(comparison, prepared.attempts, seed=args.seed)

@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from decimal import Decimal
 from typing import Any
 
-from tui_ledger.report import json_text
+from tui_ledger.reports.report import json_text
 from tui_ledger.text.numbers import MISSING, NOT_RECORDED, format_count, format_money
 from tui_ledger.text.textsafe import safe_cell, safe_label, safe_text
 from tui_ledger.trajectory.model import (

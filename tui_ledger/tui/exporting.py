@@ -120,7 +120,7 @@ def _write_exports(
         write_attempts,
         write_text_atomic,
     )
-    from tui_ledger.report import SUMMARY_FORMATS, render_summary
+    from tui_ledger.reports.report import SUMMARY_FORMATS, render_summary
     from tui_ledger.tui.serve.served_exports import deliver_staged, discard_staged
 
     paths = [request.summary_path, request.attempts_path]
@@ -160,7 +160,7 @@ def _write_exports(
 def export_problem(request: ExportRequest) -> str | None:
     """Why the file names cannot be used (their extensions), or None."""
     from tui_ledger.export_files import ATTEMPT_FORMATS, ExportError, format_for_path
-    from tui_ledger.report import SUMMARY_FORMATS
+    from tui_ledger.reports.report import SUMMARY_FORMATS
 
     try:
         if request.summary_path:

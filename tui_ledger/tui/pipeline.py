@@ -326,7 +326,7 @@ class Pipeline(FollowUps):
         """The first load of small files, on the screen's thread (`SMALL_LOAD_BYTES`), or the
         ledger of a load started before the app and done (`early`): what `_load_worker` does,
         then the first recompute, so the first frame shows the figures."""
-        import tui_ledger.report  # noqa: F401  (the summary's callout)
+        import tui_ledger.reports.report  # noqa: F401  (the summary's callout)
         from tui_ledger.load import LoadError
 
         app = self.app
@@ -369,7 +369,7 @@ class Pipeline(FollowUps):
         # What the first screen needs besides the loader, imported here rather than on the
         # screen's thread: the summary's callout (report) and the warnings count (checks).
         import tui_ledger.accounting.checks
-        import tui_ledger.report  # noqa: F401
+        import tui_ledger.reports.report  # noqa: F401
 
         if head_drawn is not None and self._load_head(paths, load_options, prices):
             # Polars runs every query on one thread pool: the whole read would take it from

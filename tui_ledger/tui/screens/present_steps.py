@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from tui_ledger.accounting.ledger import Comparison, View
 from tui_ledger.accounting.ranking import rank_text as rank_range
-from tui_ledger.pair_report import flip_noise, ratio_text, sample_text
+from tui_ledger.reports.pair_report import flip_noise, ratio_text, sample_text
 from tui_ledger.text.numbers import format_count, format_factor, format_rate, format_tokens
 from tui_ledger.text.textsafe import safe_label
 from tui_ledger.text.wording import plural
@@ -253,7 +253,7 @@ def _figure(comparison: Comparison, label: str, view: View) -> Figure:
 def flip_step(comparison: Comparison) -> Flip:
     """The flip in words and numbers, claimed only as far as the bounds allow (SPEC.md,
     "Honest ranking"); otherwise `undecided: ...` or `no flip: ...` with the reason."""
-    from tui_ledger.report import undecided  # the callout's own reason, word for word
+    from tui_ledger.reports.report import undecided  # the callout's own reason, word for word
 
     if comparison.keep.height == 0:
         return Flip("no_flip", "No flip", "no flip: no attempt to compare.", (), "")

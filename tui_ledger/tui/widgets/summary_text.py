@@ -22,7 +22,7 @@ from rich.text import Text
 from tui_ledger.accounting.ledger import LOWER_BOUND, VIEW_TITLES, Comparison, Metric, View
 from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.accounting.ranking import rank_text as range_text
-from tui_ledger.pair_report import noise_rank_columns, pair_line
+from tui_ledger.reports.pair_report import noise_rank_columns, pair_line
 from tui_ledger.text.numbers import (
     MISSING,
     NOT_RECORDED,
@@ -699,8 +699,8 @@ def callout_text(
     """The callout under the focused group: what dropping failures hides, in the headline
     metric, in colour when the ranking flips (and the sample decides it). `pairs_coming`: the
     pairwise verdicts are still being drawn, and a flip says it is being checked."""
-    from tui_ledger.pair_report import flip_noise
-    from tui_ledger.report import callout  # imported on first use
+    from tui_ledger.reports.pair_report import flip_noise
+    from tui_ledger.reports.report import callout  # imported on first use
 
     if comparison.keep.height == 0:
         return Text("No attempts match the filter.", style=MISSING_STYLE)

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from tui_ledger.accounting.checks import is_warning
 from tui_ledger.accounting.comparison import Comparison
-from tui_ledger.pair_report import cheapest_decided, pair_line
+from tui_ledger.reports.pair_report import cheapest_decided, pair_line
 from tui_ledger.text.textsafe import safe_label
 from tui_ledger.text.wording import listing
 

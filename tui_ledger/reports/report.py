@@ -48,7 +48,7 @@ from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.accounting.ranking import rank_text
 from tui_ledger.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
-from tui_ledger.pair_report import (
+from tui_ledger.reports.pair_report import (
     flip_noise,
     noise_rank_columns,
     pair_lines,
