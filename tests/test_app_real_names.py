@@ -25,7 +25,7 @@ from tests import real_shaped
 from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.accounting import ledger
 from tui_ledger.accounting.prices import PriceTable
-from tui_ledger.pareto_svg import not_recorded_groups, pareto_svg
+from tui_ledger.exports.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.text.numbers import format_money
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen

@@ -26,9 +26,9 @@ import pytest
 from textual.widgets import Checkbox, Input
 
 from tests.pilot_helpers import press, record_toasts, settle, wait_until
-from tui_ledger import export_files
 from tui_ledger.accounting.ledger import compare
-from tui_ledger.export_files import ExportError, write_text_atomic
+from tui_ledger.exports import export_files
+from tui_ledger.exports.export_files import ExportError, write_text_atomic
 from tui_ledger.load import load
 from tui_ledger.reports.report import render_summary
 from tui_ledger.tui.app import LedgerApp

@@ -14,12 +14,12 @@ import polars as pl
 import pytest
 
 from tests.corpus.guard import unchanged
-from tui_ledger import export_files
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.accounting.pareto import pareto_points
 from tui_ledger.accounting.per_task import never_passed_spend, per_task
-from tui_ledger.export_files import ExportError, write_attempts, write_text_atomic
-from tui_ledger.pareto_svg import pareto_svg
+from tui_ledger.exports import export_files
+from tui_ledger.exports.export_files import ExportError, write_attempts, write_text_atomic
+from tui_ledger.exports.pareto_svg import pareto_svg
 from tui_ledger.reports.report import render_summary, summary_json
 from tui_ledger.schema import OUTCOME_DTYPE
 from tui_ledger.text.numbers import (

@@ -31,7 +31,7 @@ import pytest
 from textual_serve.download_manager import DownloadManager
 
 from tests.test_serve import free_port, ledger_command, stop
-from tui_ledger.export_policy import decide_export, delivery_name, export_dir_problem
+from tui_ledger.exports.export_policy import decide_export, delivery_name, export_dir_problem
 from tui_ledger.tui.serve.serve_guard import build_gate, clamp_terminal_size, token_problem
 from tui_ledger.tui.serve.serve_session import LedgerSession
 

@@ -345,8 +345,8 @@ def _summary_text(
         spreadsheet_safe=not args.csv_raw,
     )
     if args.pareto_svg:
-        from tui_ledger.export_files import write_text_atomic
-        from tui_ledger.pareto_svg import pareto_svg
+        from tui_ledger.exports.export_files import write_text_atomic
+        from tui_ledger.exports.pareto_svg import pareto_svg
 
         target = write_text_atomic(
             args.pareto_svg,
@@ -386,7 +386,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
     On a terminal each summary replaces the last one; piped, they follow one another. A change
     that cannot be read is said on stderr and the watching goes on. Ctrl+C ends it (exit 0).
     """
-    from tui_ledger.export_files import ExportError
+    from tui_ledger.exports.export_files import ExportError
     from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
     from tui_ledger.text.textsafe import safe_text
@@ -499,7 +499,7 @@ def run_check(argv: Sequence[str]) -> int:
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
     args = _convert_parser().parse_args(argv)
-    from tui_ledger.export_files import (
+    from tui_ledger.exports.export_files import (
         ATTEMPT_FORMATS,
         format_for_path,
         input_problem,
@@ -579,7 +579,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
 
 
 def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
-    from tui_ledger.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
+    from tui_ledger.exports.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
     from tui_ledger.spark.commands import spark_rows
 
     attempts = spark_rows(opened)
@@ -701,7 +701,7 @@ def _bad_input_message(error: Exception) -> str | None:
     if isinstance(error, UsageError):
         return str(error)
     from tui_ledger.accounting.prices import PriceError
-    from tui_ledger.export_files import ExportError
+    from tui_ledger.exports.export_files import ExportError
     from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
     from tui_ledger.spark.errors import SparkEngineError

@@ -46,7 +46,7 @@ from tui_ledger.accounting.ledger import (
 )
 from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.accounting.ranking import rank_text
-from tui_ledger.export_files import escape_html, neutralise_text
+from tui_ledger.exports.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
 from tui_ledger.reports.pair_report import (
     flip_noise,

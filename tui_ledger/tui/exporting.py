@@ -114,7 +114,7 @@ def _write_exports(
 ) -> None:
     """Write the summary and the attempts (in a worker thread): never over a file the ledger
     reads (`protected`); CSV spreadsheet-safe unless the user asked for raw cells."""
-    from tui_ledger.export_files import (
+    from tui_ledger.exports.export_files import (
         ExportError,
         format_for_path,
         write_attempts,
@@ -159,7 +159,7 @@ def _write_exports(
 
 def export_problem(request: ExportRequest) -> str | None:
     """Why the file names cannot be used (their extensions), or None."""
-    from tui_ledger.export_files import ATTEMPT_FORMATS, ExportError, format_for_path
+    from tui_ledger.exports.export_files import ATTEMPT_FORMATS, ExportError, format_for_path
     from tui_ledger.reports.report import SUMMARY_FORMATS
 
     try:
@@ -218,8 +218,8 @@ def _write_svg(
     protected: list[str],
 ) -> None:
     """Write the chart (in a worker thread), never over a file the ledger reads."""
-    from tui_ledger.export_files import ExportError, write_text_atomic
-    from tui_ledger.pareto_svg import pareto_svg
+    from tui_ledger.exports.export_files import ExportError, write_text_atomic
+    from tui_ledger.exports.pareto_svg import pareto_svg
     from tui_ledger.tui.serve.served_exports import deliver_staged, discard_staged
 
     try:
@@ -260,7 +260,7 @@ def reads(app: ExportHost) -> list[str]:
 def write_asking_first(app: ExportHost, paths: list[str], write: Callable[[bool], None]) -> None:
     """Call `write(overwrite)`: at once when no file is in the way, else after a yes; never
     (said in one line) when a file is one the ledger reads."""
-    from tui_ledger.export_files import input_problem
+    from tui_ledger.exports.export_files import input_problem
 
     protected = reads(app)
     for path in paths:

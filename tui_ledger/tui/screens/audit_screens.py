@@ -37,7 +37,7 @@ from tui_ledger.accounting.ledger import (
 from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.accounting.pareto import pareto_points
 from tui_ledger.accounting.per_task import never_passed_spend
-from tui_ledger.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
+from tui_ledger.exports.pareto_svg import log_axis_bounds, nice_step, not_recorded_groups
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import (
     MISSING,

@@ -13,7 +13,7 @@ owner gets in and nothing grows without bound:
   goes and when the server stops (`serve_session.LedgerSession.end`);
 - **exports to the browser**: each app learns from Textual that it runs on the web and sends
   exports there, or writes them inside `--export-dir` when the owner named one
-  (`tui_ledger.export_policy`).
+  (`tui_ledger.exports.export_policy`).
 
 docs/SECURITY.md says what this guarantees and what it does not. Only `ledger-tui serve`
 imports this module; the headless commands never load textual or textual-serve.
@@ -51,7 +51,7 @@ from tui_ledger.cli_options import (
     column_mapping,
     price_table,
 )
-from tui_ledger.export_policy import EXPORT_DIR_VARIABLE, export_dir_problem
+from tui_ledger.exports.export_policy import EXPORT_DIR_VARIABLE, export_dir_problem
 from tui_ledger.tui.serve.serve_guard import (
     Gate,
     build_gate,

@@ -8,7 +8,7 @@ the browser tab, so the app never writes where it says:
   `ledger-tui-export-*`), opened, removed from the disk, and delivered to the browser with
   Textual's `App.deliver_binary`; the browser saves it under the name's last component;
 - with `--export-dir` (passed to the app in `LEDGER_TUI_EXPORT_DIR`) the name is placed
-  inside that folder, or refused, by `tui_ledger.export_policy.decide_export`.
+  inside that folder, or refused, by `tui_ledger.exports.export_policy.decide_export`.
 
 The app calls `place_exports` before asking about replacing files (and writes to the paths it
 returns), then `deliver_staged` on its own thread once the writing worker has written.
@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import BinaryIO, Protocol
 
-from tui_ledger.export_policy import decide_export, delivery_name, export_dir_from
+from tui_ledger.exports.export_policy import decide_export, delivery_name, export_dir_from
 
 __all__ = ["STAGING_PREFIX", "deliver_staged", "discard_staged", "place_exports"]
 
