@@ -630,7 +630,7 @@ def test_scan_joins_the_outcomes_as_load_does(tmp_path: Path) -> None:
 
 
 def test_watch_reads_with_the_importer_options(tmp_path: Path) -> None:
-    from tui_ledger.watch import Watcher
+    from tui_ledger.watching.watch import Watcher
 
     grades = tmp_path / "grades.csv"
     grades.write_text(f"session_id,passed\n{S1},true\n")

@@ -24,7 +24,7 @@ import pytest
 
 from tests.pilot_helpers import SETTLE_SECONDS
 from tui_ledger.load import Ledger, LoadError, load
-from tui_ledger.watch import Change, Watcher
+from tui_ledger.watching.watch import Change, Watcher
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "sample_data" / "runs.csv"

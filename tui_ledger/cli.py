@@ -391,7 +391,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
     from tui_ledger.load import LoadError
     from tui_ledger.text.textsafe import safe_text
     from tui_ledger.text.wording import plural
-    from tui_ledger.watch import Watcher
+    from tui_ledger.watching.watch import Watcher
 
     check_paths(args.files)
     on_terminal = sys.stdout.isatty()

@@ -26,7 +26,7 @@ from textual.worker import get_current_worker
 
 from tui_ledger.load import Ledger, LoadError
 from tui_ledger.tui.host import Host
-from tui_ledger.watch import INTERVAL, Change, Watcher
+from tui_ledger.watching.watch import INTERVAL, Change, Watcher
 
 __all__ = ["WatchUpdate", "start_watching"]
 

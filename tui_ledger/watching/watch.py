@@ -56,7 +56,7 @@ import polars as pl
 from tui_ledger import schema
 from tui_ledger.load import SUPPORTED_SUFFIXES, Ledger, LoadError, LoadReport, load
 from tui_ledger.text.wording import plural
-from tui_ledger.watch_merge import merge_appended, relocate, same_mapping
+from tui_ledger.watching.watch_merge import merge_appended, relocate, same_mapping
 
 if TYPE_CHECKING:
     from tui_ledger.importers import ImportOptions

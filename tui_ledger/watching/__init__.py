@@ -1,0 +1,1 @@
+"""Following files as they grow, and merging what they gain into the ledger."""
