@@ -55,7 +55,7 @@ from benchmarks.generate import ledger_plan  # noqa: E402
 from tests.spark import server  # noqa: E402
 from tests.spark.reference import assert_same_aggregates, polars_aggregate_frame  # noqa: E402
 from tui_ledger import load  # noqa: E402
-from tui_ledger.accounting import ledger
+from tui_ledger.accounting import ledger  # noqa: E402
 from tui_ledger.filtering.query import parse_filter  # noqa: E402
 
 Result = TypeVar("Result")

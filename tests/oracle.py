@@ -1,7 +1,7 @@
 """A deliberately naive plain-Python reading of the accounting contract, for property tests.
 
-It shares nothing with tui_ledger.accounting.ledger but the contract's words: if the two disagree, one
-of them has a bug.
+It shares nothing with tui_ledger.accounting.ledger but the contract's words: if the two
+disagree, one of them has a bug.
 """
 
 from __future__ import annotations

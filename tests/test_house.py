@@ -21,3 +21,21 @@ def test_no_module_is_past_800_lines() -> None:
 def test_type_checking_imports_count_for_cycles() -> None:
     text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
     assert "exclude_type_checking_imports = false" in text
+
+
+MOST_TOP_MODULES = 10
+
+
+def test_the_top_keeps_the_entry_points_and_the_few_modules_everything_uses() -> None:
+    """The package's top holds at most ten modules beside its rooms (issue 44): a new module
+    goes into the room of its concern, where the folders show the design."""
+    top = sorted(path.name for path in PACKAGE.glob("*.py"))
+    assert len(top) <= MOST_TOP_MODULES, f"{len(top)} modules at the top: {top}"
+
+
+def test_the_rooms_are_layers() -> None:
+    """lint-imports (run by .ci/run) keeps the rooms' layers; this keeps the contract there."""
+    text = (PACKAGE.parent / "pyproject.toml").read_text(encoding="utf-8")
+    assert 'type = "layers"' in text
+    for room in ("accounting", "filtering", "reports", "exports", "watching", "trajectory"):
+        assert f'"tui_ledger.{room}"' in text, room

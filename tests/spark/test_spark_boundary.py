@@ -22,7 +22,8 @@ def test_the_engine_tests_are_collected() -> None:
 
 def test_the_core_and_the_cli_never_import_pyspark() -> None:
     code = (
-        "import sys; import tui_ledger, tui_ledger.cli, tui_ledger.accounting.ledger, tui_ledger.spark; "
+        "import sys; import tui_ledger, tui_ledger.cli, tui_ledger.accounting.ledger; "
+        "import tui_ledger.spark; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))"
     )
     result = subprocess.run(
