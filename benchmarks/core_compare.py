@@ -47,23 +47,31 @@ def base_modules(revision: str) -> tuple[ModuleType, ModuleType]:
     """The base revision's ledger and checks modules, imported as `base_ledger`/`base_checks`."""
     folder = Path(tempfile.mkdtemp(prefix="core-compare-"))
     renames = {
+        # Trees before and after the accounting room (issue 44) name them differently.
         "from tui_ledger import stats\n": "import base_stats as stats\n",
+        "from tui_ledger.accounting import stats\n": "import base_stats as stats\n",
+        "from tui_ledger.stats import": "from base_stats import",
         "from tui_ledger.accounting.stats import": "from base_stats import",
+        "from tui_ledger.ledger import": "from base_ledger import",
         "from tui_ledger.accounting.ledger import": "from base_ledger import",
     }
     for name in ("stats", "ledger", "checks"):
-        text = subprocess.run(
-            ["git", "show", f"{revision}:tui_ledger/{name}.py"],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
+        text = _revision_file(revision, f"tui_ledger/accounting/{name}.py") or _revision_file(
+            revision, f"tui_ledger/{name}.py"
+        )
         for old, new in renames.items():
             text = text.replace(old, new)
         (folder / f"base_{name}.py").write_text(text)
     sys.path.insert(0, str(folder))
     return importlib.import_module("base_ledger"), importlib.import_module("base_checks")
+
+
+def _revision_file(revision: str, path: str) -> str:
+    """The file at `revision`, or "" where that revision has none."""
+    shown = subprocess.run(
+        ["git", "show", f"{revision}:{path}"], cwd=ROOT, capture_output=True, text=True
+    )
+    return shown.stdout if shown.returncode == 0 else ""
 
 
 def attempts(size: str) -> pl.DataFrame:

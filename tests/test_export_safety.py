@@ -203,7 +203,7 @@ def test_a_write_cut_short_by_exit_leaves_no_temporary_file(tmp_path: Path) -> N
     script = (
         "import sys\n"
         "from pathlib import Path\n"
-        "from tui_ledger import export_files\n"
+        "from tui_ledger.exports import export_files\n"
         "def write(handle):\n"
         "    handle.write(b'half')\n"
         "    sys.exit(0)\n"
