@@ -1,4 +1,5 @@
-"""The house rules that keep the code readable: no module past 800 lines (ARCHITECTURE.md).
+"""The house rules that keep the code readable: no module past 800 lines (ARCHITECTURE.md), no
+benchmark script past 500 (benchmarks/README.md: one module per figure, on a shared harness).
 Import cycles, `TYPE_CHECKING` imports included, are lint-imports' (pyproject.toml)."""
 
 from __future__ import annotations
@@ -7,6 +8,8 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "tui_ledger"
 MOST_LINES = 800
+BENCHMARKS = PACKAGE.parent / "benchmarks"
+MOST_BENCHMARK_LINES = 500
 
 
 def test_no_module_is_past_800_lines() -> None:
@@ -16,6 +19,17 @@ def test_no_module_is_past_800_lines() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
     }
     assert long == {}, f"past {MOST_LINES} lines: {long} (split by what each part is about)"
+
+
+def test_no_benchmark_script_is_past_500_lines() -> None:
+    scripts = sorted(BENCHMARKS.glob("*.py"))
+    assert len(scripts) > 1, f"no benchmark scripts under {BENCHMARKS}"
+    long = {
+        path.name: lines
+        for path in scripts
+        if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MOST_BENCHMARK_LINES
+    }
+    assert long == {}, f"past {MOST_BENCHMARK_LINES} lines: {long} (one module per figure)"
 
 
 def test_type_checking_imports_count_for_cycles() -> None:
