@@ -20,7 +20,9 @@ built, with the standard library only and a fixed seed, to show what the ledger 
   in both views. The script checks all this with plain Python (no polars, no project code) and
   refuses to write a demo that does not show it;
 - a few `notes` cells hold what a hostile harness might write (markup, a formula, quotes and
-  commas, non-ASCII), never a raw control byte.
+  commas, non-ASCII), never a raw control byte;
+- every attempt has a small synthetic ATIF trajectory (`demo_traces.py`), named by its `trace`
+  cell, whose steps' tokens add up exactly to the row's.
 
 Tokens are `input_tokens + cached_input_tokens + output_tokens`; a row missing any bucket has
 missing usage and counts in no sum (SPEC.md section 1); a row whose buckets are all 0 is the
@@ -39,6 +41,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # demo_traces.py, beside this file
+import demo_traces  # noqa: E402
+
 SEED = 20240611
 DEMO_PATH = Path(__file__).resolve().parent.parent / "sample_data" / "demo.csv"
 COLUMNS: tuple[str, ...] = (
@@ -52,6 +57,7 @@ COLUMNS: tuple[str, ...] = (
     "output_tokens",
     "duration_s",
     "notes",
+    "trace",
 )
 BUCKETS: tuple[str, ...] = ("input_tokens", "cached_input_tokens", "output_tokens")
 ATTEMPTS = 3
@@ -256,6 +262,8 @@ def build_rows(seed: int = SEED) -> list[dict[str, str]]:
                         "notes": HOSTILE_NOTES.get(key, ""),
                     }
                 )
+    for row in rows:
+        row["trace"] = demo_traces.trace_name(row)
     return rows
 
 
@@ -504,15 +512,20 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print("\n".join(report))
     text = render_csv(rows)
+    traces = demo_traces.trace_files(rows, SEED)
+    folder = args.output.parent
     if args.check:
         current = args.output.read_text(encoding="utf-8") if args.output.exists() else None
-        if current != text:
-            print(f"{args.output} differs from a rebuild", file=sys.stderr)
+        wrong = demo_traces.differences(folder, traces)
+        if current != text or wrong:
+            named = [str(args.output)] if current != text else []
+            print(f"differs from a rebuild: {', '.join(named + wrong[:3])}", file=sys.stderr)
             return 1
-        print(f"{args.output} is up to date")
+        print(f"{args.output} and its {len(traces)} trajectories are up to date")
         return 0
     args.output.write_text(text, encoding="utf-8", newline="")
-    print(f"wrote {args.output} ({len(rows)} rows)")
+    demo_traces.write(folder, traces)
+    print(f"wrote {args.output} ({len(rows)} rows) and {len(traces)} trajectories")
     return 0
 
 
