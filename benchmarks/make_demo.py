@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # demo_traces.py, beside this file
-import demo_traces  # noqa: E402
+import demo_traces
 
 SEED = 20240611
 DEMO_PATH = Path(__file__).resolve().parent.parent / "sample_data" / "demo.csv"
