@@ -263,3 +263,26 @@ async def test_the_demo_talk_shows_the_failure_step_by_step() -> None:
         assert "the 2 reruns spent" in text and "↻" in text
         await pilot.press("right")
         assert presenter.step == "open"
+
+
+async def test_a_reader_that_breaks_leaves_the_step_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_args: object) -> None:
+        raise RuntimeError("the log went away")
+
+    monkeypatch.setattr("tui_ledger.tui.presenter.failure_walk", broken)
+    app = PresentingApp([DEMO])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await pilot.press(*["right"] * STEPS.index("failure"))
+        for _ in range(200):  # read in a worker: wait for it, not a clock
+            if str(presenter.failure).startswith("Could not"):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert "Could not read the failed attempt: the log went away" in screen_text(app)
+        await pilot.press("right")
+        assert presenter.step == "open"

@@ -111,16 +111,18 @@ def failure_walk(
 ) -> FailureWalk | None:
     """A failed attempt of the group `label` (grouped by `by`, labelled as `Comparison.labels`
     labels them) with a trajectory to read; None when none of the first `TRIES` has one."""
-    from tui_ledger.comparison import group_labels
-
-    if attempts.height == 0 or not by or "outcome" not in attempts.columns:
+    if attempts.height == 0 or "outcome" not in attempts.columns:
         return None
-    labels = pl.Series(group_labels(attempts, by))
-    outcome = attempts.get_column("outcome").cast(pl.String)
+    if not by or any(name not in attempts.columns for name in by):
+        return None
+    # The label as `comparison.group_labels` writes it, compared in polars (no list of labels).
+    keys = [pl.col(name).cast(pl.String).fill_null("—") for name in by]
+    labelled = pl.concat_str(keys, separator=" · ") if len(keys) > 1 else keys[0]
+    outcome = pl.col("outcome").cast(pl.String)
     positions: list[int] = []
     for wanted in _FAILED_FIRST:
-        chosen = (labels == label) & (outcome == wanted)
-        positions += chosen.arg_true().to_list()
+        found = attempts.select(pl.arg_where((labelled == label) & (outcome == wanted)))
+        positions += found.to_series().head(TRIES).to_list()
         if len(positions) >= TRIES:
             break
     first: FailureWalk | None = None

@@ -175,11 +175,21 @@ class PresenterScreen(Screen[None]):
         def read() -> tuple[object, FailureStep]:
             return comparison, failure_step(failure_walk(attempts, by, group, inputs), group)
 
-        self.run_worker(read, thread=True, exclusive=True, group="present-failure")
+        # A reader's unforeseen failure leaves this step saying so; the talk goes on.
+        self.run_worker(
+            read, thread=True, exclusive=True, group="present-failure", exit_on_error=False
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
-        if worker.group != "present-failure" or event.state != WorkerState.SUCCESS:
+        if worker.group != "present-failure":
+            return
+        if event.state == WorkerState.ERROR:
+            self.failure = f"Could not read the failed attempt: {safe_text(worker.error)}"
+            if self.is_mounted:
+                self.redraw()
+            return
+        if event.state != WorkerState.SUCCESS:
             return
         result = worker.result
         if isinstance(result, tuple) and result[0] is self._failure_of:
