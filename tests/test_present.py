@@ -1,7 +1,9 @@
-"""Presenter mode (`--present`): five steps over the app, from the app's own comparison."""
+"""Presenter mode (`--present`): six steps over the app, from the app's own comparison and,
+for the failure step, one failed attempt read through the trajectory reader."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import polars as pl
@@ -11,8 +13,16 @@ from tests.pilot_helpers import screen_text, settle
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
 from tui_ledger.load import load
+from tui_ledger.trajectory import Step, ToolCall
+from tui_ledger.trajectory.failure_walk import failure_walk, retries
 from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
-from tui_ledger.tui.screens.present_steps import STEPS, presentation
+from tui_ledger.tui.screens.present_steps import (
+    STEPS,
+    FailureStep,
+    failure_group,
+    failure_step,
+    presentation,
+)
 
 REPO = Path(__file__).resolve().parent.parent
 ARTICLE = str(REPO / "sample_data" / "runs.csv")
@@ -168,3 +178,111 @@ def test_present_with_a_bad_file_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip()
     assert err.startswith("ledger-tui: error:") and "missing.csv" in err
     assert len(err.splitlines()) == 1
+
+
+DEMO = str(REPO / "sample_data" / "demo.csv")
+
+
+def test_the_failure_step_walks_one_of_lean_loops_failures_from_its_log() -> None:
+    ledger = load([DEMO])
+    comparison = compare(ledger.attempts)
+    group = failure_group(comparison)
+    assert group == "lean-loop"  # the group dropping failures flatters
+    walk = failure_walk(ledger.attempts, comparison.by, group, [DEMO])
+    assert walk is not None and walk.retries is not None
+    row = walk.row
+    assert (row["workflow"], row["outcome"]) == ("lean-loop", "failed")
+    # Read the file by hand (not through the reader): ATIF's prompt_tokens holds the cache hits.
+    raw = json.loads((REPO / "sample_data" / str(row["trace"])).read_text(encoding="utf-8"))
+    spent = {
+        step["step_id"]: step["metrics"]["prompt_tokens"] + step["metrics"]["completion_tokens"]
+        for step in raw["steps"]
+        if "metrics" in step
+    }
+    assert sum(spent.values()) == row["tokens"]
+    failing = [s["step_id"] for s in raw["steps"] if s.get("extra", {}).get("is_error")]
+    assert walk.retries.runs == tuple(failing) and len(failing) >= 3
+    reruns = sum(spent[index] for index in failing[1:])
+
+    step = failure_step(walk, group)
+    assert step.headline.startswith(f"lean-loop · {row['task']} · failed · {row['tokens']:,} ")
+    assert [r.index for r in step.rows if r.rerun] == failing[1:]
+    assert sum(r.tokens or 0 for r in step.rows) == row["tokens"]
+    first = next(s for s in raw["steps"] if s["step_id"] == failing[0])
+    assert step.command == f"bash {first['tool_calls'][0]['arguments']['command']}"
+    assert step.command.startswith("bash pytest -q tests/")
+    assert step.error is not None and step.error.startswith("FAILED")
+    share = f"{reruns / row['tokens']:.0%}"
+    assert step.spent == (
+        f"It ran the same failing command {len(failing)} times: the {len(failing) - 1} reruns "
+        f"spent {reruns:,} of its {row['tokens']:,} tokens ({share})."
+    )
+    assert step.adds_up.startswith("The steps add up")
+
+
+def test_without_trajectories_the_failure_step_says_so_in_a_line() -> None:
+    ledger = load([ARTICLE])
+    comparison = compare(ledger.attempts)
+    group = failure_group(comparison)
+    assert group == "lean"
+    assert failure_walk(ledger.attempts, comparison.by, group, [ARTICLE]) is None
+    step = failure_step(None, group)
+    assert step.rows == () and "\n" not in step.headline
+    assert step.headline.startswith("No trajectory to open for lean's failures")
+
+
+def test_a_rerun_is_the_same_call_failing_again_not_another_call() -> None:
+    run = ToolCall("bash", '{"command": "pytest -q"}')
+    other = ToolCall("bash", '{"command": "pytest -q -x"}')
+    steps = [
+        Step(1, "agent", "", (run,), "1 failed", tokens=10, error=True),
+        Step(2, "agent", "", (other,), "1 failed", tokens=20, error=True),
+        Step(3, "agent", "", (run,), "1 failed", tokens=30, error=True),
+        Step(4, "agent", "", (run,), "passed", tokens=40),
+    ]
+    found = retries(steps)
+    assert found is not None
+    assert (found.runs, found.reruns, found.tokens, found.error) == ((1, 3), (3,), 30, "1 failed")
+    assert retries(steps[:2]) is None
+
+
+async def test_the_demo_talk_shows_the_failure_step_by_step() -> None:
+    app = PresentingApp([DEMO])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await pilot.press(*["right"] * STEPS.index("failure"))
+        for _ in range(200):  # read in a worker: wait for it, not a clock
+            if isinstance(presenter.failure, FailureStep):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        text = " ".join(screen_text(app).split())
+        assert "lean-loop · fix-login-redirect · failed" in text
+        assert "the 2 reruns spent" in text and "↻" in text
+        await pilot.press("right")
+        assert presenter.step == "open"
+
+
+async def test_a_reader_that_breaks_leaves_the_step_saying_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def broken(*_args: object) -> None:
+        raise RuntimeError("the log went away")
+
+    monkeypatch.setattr("tui_ledger.tui.presenter.failure_walk", broken)
+    app = PresentingApp([DEMO])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await pilot.press(*["right"] * STEPS.index("failure"))
+        for _ in range(200):  # read in a worker: wait for it, not a clock
+            if str(presenter.failure).startswith("Could not"):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+        assert "Could not read the failed attempt: the log went away" in screen_text(app)
+        await pilot.press("right")
+        assert presenter.step == "open"

@@ -1,4 +1,5 @@
-"""Snapshots of presenter mode's five steps at 80x24 on the article's six attempts.
+"""Snapshots of presenter mode's six steps at 80x24 on the article's six attempts (which have
+no trajectories: the failure step says so in a line), and the failure step on the demo.
 
 Update them after an intended change with
 `pytest tests/test_present_snapshots.py --snapshot-update`, and look at the new SVGs first.
@@ -12,8 +13,8 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.pilot_helpers import settle
-from tui_ledger.tui.presenter import PresentingApp
-from tui_ledger.tui.screens.present_steps import STEPS
+from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
+from tui_ledger.tui.screens.present_steps import STEPS, FailureStep
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,3 +34,21 @@ def test_step_at_80x24(snap_compare: object, step: int) -> None:
 
     app = PresentingApp(["sample_data/runs.csv"])
     assert snap_compare(app, terminal_size=(80, 24), run_before=at_step)  # type: ignore[operator]
+
+
+def test_a_failure_step_by_step_on_the_demo_at_80x24(snap_compare: object) -> None:
+    async def at_failure(pilot: Pilot) -> None:
+        await settle(pilot)
+        for _ in range(STEPS.index("failure")):
+            await pilot.press("right")
+        presenter = pilot.app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await pilot.wait_for_scheduled_animations()
+        for _ in range(200):  # the attempt is read in a worker: wait for it, not a clock
+            if isinstance(presenter.failure, FailureStep):
+                break
+            await pilot.pause(0.05)
+        await settle(pilot)
+
+    app = PresentingApp(["sample_data/demo.csv"])
+    assert snap_compare(app, terminal_size=(80, 24), run_before=at_failure)  # type: ignore[operator]

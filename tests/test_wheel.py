@@ -59,7 +59,10 @@ def source_modules() -> set[str]:
     """Every module file of the package in the source tree, as the wheel would hold it."""
     found = set()
     for path in PACKAGE.rglob("*"):
-        if path.suffix in (".py", ".tcss", ".csv", ".toml") and "__pycache__" not in path.parts:
+        if (
+            path.suffix in (".py", ".tcss", ".csv", ".toml", ".json")
+            and "__pycache__" not in path.parts
+        ):
             found.add(path.relative_to(REPO).as_posix())
     return found
 
@@ -109,3 +112,17 @@ def test_the_installed_wheel_holds_every_module_and_runs_summary(tmp_path: Path)
     assert summary.returncode == 0, summary.stderr
     document = json.loads(summary.stdout)
     assert document["views"]["keep"]["lean"]["tokens_per_accepted_result"] == 3000
+
+    # The demo's trajectories ship beside it and open from the installed copy.
+    demo = str(Path(sample).with_name("demo.csv"))
+    trace = subprocess.run(
+        [str(venv / "bin" / "ledger-tui"), "trace", demo, "--row", "1", "--format", "json"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert trace.returncode == 0, trace.stderr
+    opened = json.loads(trace.stdout)
+    assert opened["tokens_match"] == "equal", opened

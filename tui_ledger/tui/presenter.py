@@ -20,11 +20,22 @@ from textual.reactive import reactive
 from textual.screen import ModalScreen, Screen
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
+from tui_ledger.accounting.ledger import Comparison
 from tui_ledger.text.textsafe import safe_text
+from tui_ledger.trajectory.failure_walk import failure_walk
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.present_slides import body, keys_hint, progress, title
-from tui_ledger.tui.screens.present_steps import STEPS, Presentation, noise_line, presentation
+from tui_ledger.tui.screens.present_steps import (
+    STEPS,
+    FailureStep,
+    Presentation,
+    failure_group,
+    failure_step,
+    noise_line,
+    presentation,
+)
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, TITLE_STYLE
 
 _KEYS: tuple[tuple[str, str], ...] = (
@@ -75,8 +86,14 @@ class Slide(Widget):
         shown = self._presenter.shown
         if shown is None:
             return Text(self._presenter.waiting_text(), style=MISSING_STYLE)
+        presenter = self._presenter
         return body(
-            self._presenter.step, shown, self.size.width, self.size.height, self._presenter.source
+            presenter.step,
+            shown,
+            self.size.width,
+            self.size.height,
+            presenter.source,
+            presenter.failure,
         )
 
 
@@ -108,6 +125,9 @@ class PresenterScreen(Screen[None]):
         super().__init__()
         self._shown: Presentation | None = None
         self._figures_of: object = None  # the comparison `_shown` was made from
+        self.failure: FailureStep | str | None = None
+        """The failure step's content (text while its attempt is read; None before figures)."""
+        self._failure_of: object = None  # the comparison `failure` is read for
 
     @property
     def step(self) -> str:
@@ -136,7 +156,46 @@ class PresenterScreen(Screen[None]):
             return None
         if comparison is not self._figures_of:
             self._shown, self._figures_of = presentation(comparison, noise_line), comparison
+        if comparison is not self._failure_of:
+            self._read_failure(comparison)
         return self._shown
+
+    def _read_failure(self, comparison: Comparison) -> None:
+        """Read one failure of the group the talk is about, through the trajectory reader, in a
+        thread (a harness's log may be large); the step shows it once read."""
+        self._failure_of = comparison
+        group = failure_group(comparison)
+        ledger = self.ledger_app.ledger
+        if group is None or ledger is None:
+            self.failure = failure_step(None, group)
+            return
+        self.failure = f"Reading one of {safe_text(group)}'s failures…"
+        attempts, by, inputs = ledger.attempts, comparison.by, list(self.ledger_app.paths)
+
+        def read() -> tuple[object, FailureStep]:
+            return comparison, failure_step(failure_walk(attempts, by, group, inputs), group)
+
+        # A reader's unforeseen failure leaves this step saying so; the talk goes on.
+        self.run_worker(
+            read, thread=True, exclusive=True, group="present-failure", exit_on_error=False
+        )
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "present-failure":
+            return
+        if event.state == WorkerState.ERROR:
+            self.failure = f"Could not read the failed attempt: {safe_text(worker.error)}"
+            if self.is_mounted:
+                self.redraw()
+            return
+        if event.state != WorkerState.SUCCESS:
+            return
+        result = worker.result
+        if isinstance(result, tuple) and result[0] is self._failure_of:
+            self.failure = result[1]
+            if self.is_mounted:
+                self.redraw()
 
     def waiting_text(self) -> str:
         return f"Reading {self.source}…"

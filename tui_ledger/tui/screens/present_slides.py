@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from rich.cells import cell_len
-from rich.console import Group, RenderableType
+from rich.console import Console, Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.renderables.digits import Digits
@@ -23,7 +23,13 @@ from tui_ledger.accounting.ledger import VIEW_GLOSSES, VIEW_TITLES, View
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import MISSING, NOT_RECORDED
 from tui_ledger.text.wording import plural
-from tui_ledger.tui.screens.present_steps import STEPS, Figure, GroupFigures, Presentation
+from tui_ledger.tui.screens.present_steps import (
+    STEPS,
+    FailureStep,
+    Figure,
+    GroupFigures,
+    Presentation,
+)
 from tui_ledger.tui.theme import (
     CALLOUT_STYLE,
     KEY_STYLE,
@@ -40,6 +46,7 @@ _QUESTIONS: dict[str, str] = {
     "drop": "The same workflows, with the failed attempts dropped",
     "flip": "Which one is cheaper?",
     "hides": "What dropping failures hides",
+    "failure": "One hidden failure, step by step: where its tokens went",
     "open": "Now look for yourself",
 }
 
@@ -114,8 +121,16 @@ def title(step: str, shown: Presentation | None, width: int) -> Text:
 # --------------------------------------------------------------------------- bodies
 
 
-def body(step: str, shown: Presentation, width: int, height: int, source: str) -> RenderableType:
-    """The step's body in `width` x `height` cells."""
+def body(
+    step: str,
+    shown: Presentation,
+    width: int,
+    height: int,
+    source: str,
+    failure: FailureStep | str | None = None,
+) -> RenderableType:
+    """The step's body in `width` x `height` cells; `failure` is the failure step's content
+    (text while the attempt is still being read)."""
     if step == "keep":
         return _groups_body(shown.keep, "keep", shown, width, height)
     if step == "drop":
@@ -124,6 +139,10 @@ def body(step: str, shown: Presentation, width: int, height: int, source: str) -
         return _flip_body(shown, width)
     if step == "hides":
         return _hides_body(shown, width, height)
+    if step == "failure":
+        if isinstance(failure, FailureStep):
+            return _failure_body(failure, width, height)
+        return Text(failure or "Reading one failed attempt…", style=MISSING_STYLE)
     return _open_body(source)
 
 
@@ -314,6 +333,69 @@ def _hides_body(shown: Presentation, width: int, height: int) -> RenderableType:
         ),
     ]
     return Group(*parts)
+
+
+def _failure_body(failure: FailureStep, width: int, height: int) -> RenderableType:
+    """The attempt's steps, each with its tokens as a bar on one scale (the reruns of the
+    failing call in the drop view's colour), then the call, its error, and their share."""
+    headline = Text(failure.headline, style="bold")
+    if not failure.rows:
+        return headline
+    rerun_style = VIEW_STYLES["drop"]
+    tail: list[RenderableType] = [Text("")]
+    if failure.command is not None:
+        call = Text.assemble(("↻ ", rerun_style), (failure.command, "bold"))
+        call.truncate(width, overflow="ellipsis")
+        tail.append(call)
+        if failure.error:
+            error = Text(f"  {failure.error}", style=LABEL_STYLE)
+            error.truncate(width, overflow="ellipsis")
+            tail.append(error)
+    tail += [Text(failure.spent, style=CALLOUT_STYLE), Text(failure.adds_up, style=LABEL_STYLE)]
+    tail_lines = sum(
+        1 if not isinstance(part, Text) else max(len(part.wrap(_console(), width)), 1)
+        for part in tail
+    )
+    room = max(height - 2 - 1 - tail_lines, 1)  # the headline, its gap, the table's heading
+    rows = list(failure.rows)
+    if len(rows) > room:
+        rows = rows[: room - 1]
+    tokens_width = max(
+        [cell_len(f"{row.tokens:,}") for row in rows if row.tokens is not None] + [6]
+    )
+    what_width = max(min(width * 55 // 100, width - tokens_width - 24), 12)
+    bar_width = max(width - 4 - 6 - what_width - tokens_width - 8, 0)
+    table = Table.grid(padding=(0, 2))
+    table.add_column(width=3, justify="right", no_wrap=True)
+    table.add_column(width=6, no_wrap=True)
+    table.add_column(width=what_width, no_wrap=True, overflow="ellipsis")
+    table.add_column(width=tokens_width, justify="right", no_wrap=True)
+    table.add_column(width=bar_width, no_wrap=True)
+    table.add_row(
+        Text("#", style=LABEL_STYLE),
+        Text("who", style=LABEL_STYLE),
+        Text("what it did", style=LABEL_STYLE),
+        Text("tokens", style=LABEL_STYLE, justify="right"),
+        Text(""),
+    )
+    for row in rows:
+        style = rerun_style if row.rerun else ""
+        mark = "↻ " if row.rerun else "✘ " if row.error else ""
+        table.add_row(
+            Text(str(row.index), style=LABEL_STYLE),
+            Text(row.who, style=style),
+            Text(mark + row.what, style=style, no_wrap=True, overflow="ellipsis"),
+            Text(MISSING if row.tokens is None else f"{row.tokens:,}", style=style),
+            _bar(row.tokens, failure.scale, bar_width, rerun_style if row.rerun else "bold"),
+        )
+    parts: list[RenderableType] = [headline, Text(""), table]
+    if len(rows) < len(failure.rows):
+        parts.append(Text(f"and {plural(len(failure.rows) - len(rows), 'more step')}"))
+    return Group(*parts, *tail)
+
+
+def _console() -> Console:
+    return Console(width=200, legacy_windows=False, color_system=None)
 
 
 def _open_body(source: str) -> RenderableType:

@@ -5,7 +5,9 @@ Every figure comes from the comparison the app draws (`ledger.compare`, through 
 pipeline) and reads as the summary writes it (`summary_text`, `numbers`); every verdict (a
 flip, undecided, no flip) is the comparison's own (`flips`, `flip_undecided`, `best`, `moves`)
 and says what `report.callout` says, in fewer words. `presentation(comparison)` gives the
-five steps' content; `present_slides` lays them out.
+first four steps' content; `failure_step(walk)` the fifth's, from one failed attempt read
+through the trajectory reader (`trajectory.failure_walk`, read by the presenter in a worker);
+`present_slides` lays them out.
 
 The flip step has a place for one more line, `Flip.noise`: the pairwise noise verdict of the
 flip's pair ("within noise on this sample: 3 attempts a side"), filled by the `noise` function
@@ -23,8 +25,9 @@ from tui_ledger.accounting.ledger import Comparison, View
 from tui_ledger.accounting.ranking import rank_text as rank_range
 from tui_ledger.reports.pair_report import flip_noise, ratio_text, sample_text
 from tui_ledger.text.numbers import format_count, format_factor, format_rate, format_tokens
-from tui_ledger.text.textsafe import safe_label
+from tui_ledger.text.textsafe import safe_label, safe_text
 from tui_ledger.text.wording import plural
+from tui_ledger.trajectory.failure_walk import FailureWalk
 from tui_ledger.tui.widgets.summary_text import (
     NO_ACCEPTED,
     TOKENS,
@@ -34,8 +37,9 @@ from tui_ledger.tui.widgets.summary_text import (
     rank_text,
 )
 
-STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "open")
-"""The steps in order: the honest view, the trap, the flip, what dropping hides, the app."""
+STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "failure", "open")
+"""The steps in order: the honest view, the trap, the flip, what dropping hides, one hidden
+failure step by step (`failure_step`), the app."""
 
 Verdict = Literal["flip", "undecided", "no_flip"]
 NoiseLine = Callable[[Comparison], "str | None"]
@@ -344,3 +348,122 @@ def _unranked(comparison: Comparison) -> str:
     if unrecorded:
         return f"Usage not recorded for {plural(len(unrecorded), 'group')}: nothing to rank."
     return f"No group has an accepted attempt ({NO_ACCEPTED} anywhere)."
+
+
+@dataclass(frozen=True)
+class WalkRow:
+    """One step of the failure step's table."""
+
+    index: int
+    who: str
+    what: str  # its tool call, else its text's first line: terminal-safe, one line
+    tokens: int | None
+    rerun: bool  # a rerun of the failing call
+    error: bool
+
+
+@dataclass(frozen=True)
+class FailureStep:
+    """The failure step: one failed attempt of the group dropping failures flatters, step by
+    step, with where its tokens went; or, with no trajectory to read, one line saying so."""
+
+    group: str | None
+    headline: str  # `lean-loop · fix-login-redirect · failed · 12,499 tokens in 6 steps`
+    rows: tuple[WalkRow, ...] = ()
+    command: str | None = None  # the failing call it ran again, one line
+    error: str | None = None  # what that call returned, first line
+    spent: str = ""  # where the tokens went, in one sentence
+    adds_up: str = ""  # whether the steps add up to the attempt's tokens in the ledger
+    scale: int = 0  # the largest step's tokens: the bars' full width
+
+
+def failure_group(comparison: Comparison) -> str | None:
+    """The group whose failure the step walks through: the one that looks cheapest once
+    failures are dropped (the flip's), else the one whose dropped attempts are most."""
+    best = comparison.best("drop")
+    labels = comparison.labels
+    hidden = comparison.trap["hidden_attempts"].to_list() if comparison.trap.height else []
+    if best is not None and best in labels and hidden[labels.index(best)]:
+        return best
+    most = max(range(len(hidden)), key=lambda i: hidden[i] or 0, default=None)
+    return labels[most] if most is not None and hidden[most] else None
+
+
+def failure_step(walk: FailureWalk | None, group: str | None) -> FailureStep:
+    """The failure step's content from the attempt read (None: no failure had a log)."""
+    name = _safe(group)
+    if group is None:
+        return FailureStep(None, "No attempt failed here: dropping failures hides none to open.")
+    if walk is None:
+        whose = f"{name}'s failures" if name else "its failures"
+        return FailureStep(
+            name,
+            f"No trajectory to open for {whose}: the ledger names none per attempt.",
+        )
+    row = walk.row
+    steps = walk.trajectory.steps
+    total = walk.steps_tokens
+    facts = [name or "", safe_label(row.get("task") or ""), str(row.get("outcome") or "")]
+    tokens = row.get("tokens")
+    facts.append(f"{format_count(tokens)} tokens" if isinstance(tokens, int) else "no usage")
+    headline = " · ".join(fact for fact in facts if fact) + f" in {plural(len(steps), 'step')}"
+    retries = walk.retries
+    reruns = set(retries.reruns) if retries else set()
+    rows = tuple(
+        WalkRow(
+            step.index,
+            step.source,
+            _what(
+                step.text,
+                step.tool_calls[0].name if step.tool_calls else None,
+                step.tool_calls[0].arguments if step.tool_calls else None,
+            ),
+            step.tokens,
+            step.index in reruns,
+            step.error,
+        )
+        for step in steps
+    )
+    if retries is None:
+        command = error = None
+        spent = "No failing command was run twice: its tokens went on the steps above."
+    else:
+        command = safe_text(f"{retries.call.name} {_one_line(retries.call.arguments)}")
+        error = None if retries.error is None else safe_text(retries.error)
+        share = walk.retry_share
+        runs = len(retries.runs)
+        if retries.tokens is None or share is None:
+            spent = f"It ran the same failing command {runs} times; no rerun records its tokens."
+        else:
+            spent = (
+                f"It ran the same failing command {runs} times: the {plural(runs - 1, 'rerun')} "
+                f"spent {format_count(retries.tokens)} of its {format_count(total)} tokens "
+                f"({share:.0%})."
+            )
+    adds_up = {
+        "equal": "The steps add up to the attempt's tokens in the ledger.",
+        "differs": "The steps do not add up to the attempt's tokens in the ledger.",
+    }.get(walk.match, "Its log records no tokens per step.")
+    scale = max((step.tokens or 0 for step in steps), default=0)
+    return FailureStep(name, headline, rows, command, error, spent, adds_up, scale)
+
+
+def _what(text: str, tool: str | None, arguments: str | None) -> str:
+    if tool is not None:
+        return safe_text(f"{tool} {_one_line(arguments or '')}".strip())
+    return safe_text(next((line.strip() for line in text.splitlines() if line.strip()), ""))
+
+
+def _one_line(arguments: str) -> str:
+    """A call's arguments on one line: a lone JSON string value (a command, a path) bare."""
+    import json
+
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict) and len(parsed) == 1:
+        (value,) = parsed.values()
+        if isinstance(value, str):
+            arguments = value
+    return " ".join(arguments.split())
