@@ -129,7 +129,7 @@ def test_a_crashed_exercise_says_so(run: Path) -> None:
         ("not json", None, "is not valid JSON"),
         ('{"testcase": "anagram", "tests_outcomes": "yes"}', None, "tests_outcomes is 'yes'"),
         ('{"tests_outcomes": []}', b"#### hi\x00\x01", "holds binary bytes"),
-        ('{"tests_outcomes": []}', b"#### \xff\xfe", "is not UTF-8 text"),
+        ('{"tests_outcomes": []}', b"#### \xff\xfe", "not UTF-8 text"),
     ],
 )
 def test_broken_files_are_one_line_naming_the_file(

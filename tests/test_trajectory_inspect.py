@@ -321,7 +321,7 @@ def test_broken_logs_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(TrajectoryError, match=r"sample #2 is sample fix epoch 1 \(the log changed"):
         read_all(reader.open(row))
     log.unlink()
-    with pytest.raises(TrajectoryError, match=r"log\.json: does not exist"):
+    with pytest.raises(TrajectoryError, match=r"log\.json: no such file"):
         read_all(reader.open(row))
 
     path = eval_log(tmp_path, [agent_sample()])
@@ -441,7 +441,7 @@ def test_an_error_stays_on_one_line_whatever_the_names_hold(tmp_path: Path) -> N
     row = {"source": str(tmp_path / "gone\nlog.json"), "sample": "a\nb", "run": "1", "line": 1}
     with pytest.raises(TrajectoryError) as caught:
         reader.open(row)
-    assert "\n" not in str(caught.value) and "does not exist" in str(caught.value)
+    assert "\n" not in str(caught.value) and "no such file" in str(caught.value)
 
 
 def test_a_tool_message_carries_the_call_it_answers(tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import load_document, read_bytes, source_path
+from tui_ledger.trajectory.files import load_document, read_text, source_file
 from tui_ledger.trajectory.model import Opened, Step, Test, TrajectoryError, Verdict, Who
 
 HISTORY_FILE = ".aider.chat.history.md"
@@ -33,7 +33,7 @@ NOT_PER_STEP = (
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "chat history")
+    path = source_file(row, "chat history")
     results = load_document(path)
     if not isinstance(results, dict):
         raise TrajectoryError(f"{path}: is not an Aider results object")
@@ -59,13 +59,7 @@ def open(row: Mapping[str, Any]) -> Opened:
             looked_for=[f"{history} (the exercise's chat history)"],
             notes=notes,
         )
-    data = read_bytes(history)
-    if b"\x00" in data:
-        raise TrajectoryError(f"{history}: holds binary bytes, not Aider's chat history")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TrajectoryError(f"{history}: is not UTF-8 text") from None
+    text = read_text(history)
     blocks = list(_blocks(text))
     instruction = next((body for who, body, _ in blocks if who == "user"), None)
     test_outputs = [body for _, body, kind in blocks if kind == "tests"]

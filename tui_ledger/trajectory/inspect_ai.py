@@ -30,14 +30,8 @@ from typing import Any
 
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers.inspect_ai import _member_bytes, _usage
-from tui_ledger.trajectory._json_text import (
-    Absent,
-    failure,
-    importer_problem,
-    parse,
-    read_text,
-    value_at,
-)
+from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
+from tui_ledger.trajectory.files import failure, parse, read_text, unreadable
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -85,12 +79,10 @@ def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
     prefix = f"samples/{sample_id}_epoch_{epoch}/"
     try:
         archive = zipfile.ZipFile(path)
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except zipfile.BadZipFile as exc:
         raise failure(path, None, f"is not a readable .eval archive ({exc})") from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
     with archive:
         names = archive.namelist()
         if member in names:

@@ -27,21 +27,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import (
-    arguments_text,
-    as_object,
-    as_text,
-    count,
-    decode,
-    epoch_iso,
-    litellm_buckets,
+from tui_ledger.trajectory.files import (
+    lines,
     load_document,
     load_line,
-    parse,
+    parse_line,
     read_text_tail,
     row_line,
-    source_path,
+    source_file,
 )
+from tui_ledger.trajectory.harness_files import as_object, count, litellm_buckets
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -50,25 +45,30 @@ from tui_ledger.trajectory.model import (
     TrajectoryError,
     Verdict,
     Who,
-    bucket_total,
+)
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    content_text,
+    iso_time,
+    make_step,
 )
 
-Buckets = tuple[int | None, int | None, int | None, int | None]
 _SOURCES: dict[str, Who] = {"agent": "agent", "user": "user", "environment": "tool"}
 _TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
-_NONE: Buckets = (None, None, None, None)
 # The SDK's events that record the conversation's machinery, not a step of it.
 _BOOKKEEPING = frozenset({"TokenEvent", "ConversationStateUpdateEvent", "PauseEvent"})
 _CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "history")
+    path = source_file(row, "history")
     line = row_line(row, path)
     record = _record(load_line(path, line), path, line)
     verdict, verdict_files, notes = _verdict(record, path, f"{path}: line {line}")
     instruction = record.get("instruction")
-    instruction = as_text(instruction) if instruction is not None else None
+    instruction = content_text(instruction) if instruction is not None else None
     tries = [*_earlier_tries(path, record), (path, line, record)]
     files = [str(file) for file, _, _ in tries] + verdict_files
     if len(tries) > 1:
@@ -137,18 +137,12 @@ def _earlier_tries(path: Path, record: Mapping[str, Any]) -> list[tuple[Path, in
         if (other_match := _CRITIC_FILE.match(other.name)) and other.name != path.name
     )
     for order, other in others:
-        try:
-            with other.open("rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if needle not in raw:
-                        continue
-                    where = f"line {number}"
-                    text = decode(raw, f"{other}: {where}")
-                    document = _record(parse(text, other, where), other, number)
-                    if document.get("instance_id") == instance:
-                        found.append((_try_number(document, order), other, number, document))
-        except OSError as exc:
-            raise TrajectoryError(f"{other}: cannot be read ({exc.strerror or exc})") from None
+        for number, raw in lines(other):
+            if needle not in raw:
+                continue
+            document = _record(parse_line(raw, other, number), other, number)
+            if document.get("instance_id") == instance:
+                found.append((_try_number(document, order), other, number, document))
     mine = _try_number(record, int(match.group(1)))
     found = [entry for entry in found if entry[0] < mine]
     found.sort(key=lambda entry: entry[0])
@@ -224,21 +218,17 @@ def _steps(history: list[dict[str, Any]], usage: dict[int, Buckets]) -> Iterator
         if position in attached or event.get("kind") in _BOOKKEEPING:
             continue
         index += 1
-        buckets = usage.get(position, _NONE)
+        buckets = usage.get(position, NO_BUCKETS)
         observed = answered.get(position)
         action = _is_action(event)
-        yield Step(
-            index=index,
-            source=_source(event),
-            text=_action_text(event) if action else _observation_text(event),
+        yield make_step(
+            index,
+            _source(event),
+            _action_text(event) if action else _observation_text(event),
             tool_calls=_calls(event) if action else (),
             observation="\n".join(observed) if observed else None,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=epoch_iso(event.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(event.get("timestamp")),
             error=position in errors or _failed(event),
             kind=_kind(event),
         )
@@ -250,7 +240,7 @@ def _moved(usage: dict[int, Buckets], position: int, owner: int) -> dict[int, Bu
         return usage
     moved = dict(usage)
     theirs = moved.pop(position)
-    mine = moved.get(owner, _NONE)
+    mine = moved.get(owner, NO_BUCKETS)
     if all(value is None for value in mine):
         moved[owner] = theirs
     else:
@@ -282,11 +272,11 @@ def _action_text(event: Mapping[str, Any]) -> str:
     if isinstance(event.get("kind"), str):  # the SDK
         message = event.get("llm_message")
         if isinstance(message, dict):
-            return as_text(message.get("content"))
+            return content_text(message.get("content"))
         if event.get("kind") == "SystemPromptEvent":
-            return as_text(event.get("system_prompt"))
-        thought = as_text(event.get("thought"))
-        return thought or as_text(event.get("reasoning_content"))
+            return content_text(event.get("system_prompt"))
+        thought = content_text(event.get("thought"))
+        return thought or content_text(event.get("reasoning_content"))
     args = as_object(event.get("args"))
     for key in ("thought", "content", "final_thought"):
         text = args.get(key)
@@ -299,9 +289,9 @@ def _action_text(event: Mapping[str, Any]) -> str:
 def _observation_text(event: Mapping[str, Any]) -> str:
     observation = event.get("observation")
     if isinstance(observation, dict):  # the SDK: an observation object
-        return as_text(observation.get("content", observation.get("output", observation)))
+        return content_text(observation.get("content", observation.get("output", observation)))
     if isinstance(event.get("kind"), str):
-        return as_text(event.get("error", event.get("content")))
+        return content_text(event.get("error", event.get("content")))
     content = event.get("content")
     if isinstance(content, str):
         return content

@@ -37,14 +37,8 @@ from tui_ledger.importers.otel import (
     _sum_usage,
     _top_agents,
 )
-from tui_ledger.trajectory._json_text import (
-    Absent,
-    failure,
-    importer_problem,
-    items_of,
-    parse,
-    read_text,
-)
+from tui_ledger.trajectory._json_text import Absent, importer_problem, items_of
+from tui_ledger.trajectory.files import failure, lines, parse, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, Who
 
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
@@ -154,23 +148,13 @@ def _batches(path: Path, trace_id: str) -> Iterator[tuple[int, Any]]:
         base64_id = base64.b64encode(bytes.fromhex(trace_id))
     except ValueError:
         base64_id = hex_id
-    try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                whole = line.rstrip().endswith(b"}")
-                if whole and base64_id not in line and hex_id not in line.lower():
-                    continue  # another trace's batch: not decoded (a cut one might be this one's)
-                yield number, parse(line, path, f"line {number}")
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except IsADirectoryError:
-        raise failure(path, None, "is a folder, not a trace file") from None
-    except OSError as exc:
-        raise failure(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    for number, line in lines(path):
+        if line.isspace():
+            continue
+        whole = line.rstrip().endswith(b"}")
+        if whole and base64_id not in line and hex_id not in line.lower():
+            continue  # another trace's batch: not decoded (a cut one might be this one's)
+        yield number, parse_line(line, path, number)
 
 
 def _attempt_spans(spans: list[_Span], span_id: Any) -> list[_Span]:

@@ -22,14 +22,8 @@ from typing import Any
 
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers.promptfoo import _usage, _verdict
-from tui_ledger.trajectory._json_text import (
-    Absent,
-    failure,
-    importer_problem,
-    parse,
-    read_text,
-    value_at,
-)
+from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
+from tui_ledger.trajectory.files import failure, lines, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who, bucket_total
 
 _ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
@@ -70,21 +64,11 @@ def _json_result(path: Path, index: int, where: str) -> Any:
 
 
 def _jsonl_result(path: Path, line: int, where: str) -> Any:
-    try:
-        with path.open("rb") as handle:
-            for number, data in enumerate(handle, start=1):
-                if number == line:
-                    if not data.strip():
-                        break
-                    return parse(data, path, where)
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except IsADirectoryError:
-        raise failure(path, None, "is a folder, not a results file") from None
-    except OSError as exc:
-        raise failure(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    for number, data in lines(path):
+        if number == line:
+            if data.isspace():
+                break
+            return parse_line(data, path, number)
     raise failure(path, where, "is not in the file (it has fewer lines)")
 
 

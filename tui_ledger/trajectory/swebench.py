@@ -22,16 +22,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import (
-    arguments_text,
-    as_object,
-    as_text,
-    epoch_iso,
-    litellm_buckets,
-    load_document,
-    read_text_tail,
-    source_path,
-)
+from tui_ledger.trajectory.files import load_document, read_text_tail, source_file
+from tui_ledger.trajectory.harness_files import as_object, litellm_buckets
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -40,8 +32,8 @@ from tui_ledger.trajectory.model import (
     TrajectoryError,
     Verdict,
     Who,
-    bucket_total,
 )
+from tui_ledger.trajectory.text import arguments_text, content_text, iso_time, make_step
 
 REPORT_FILE = "report.json"
 TEST_OUTPUT_FILE = "test_output.txt"
@@ -68,7 +60,7 @@ _REPORT_PATTERNS = (
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "trajectory")
+    path = source_file(row, "trajectory")
     document = load_document(path)
     if not isinstance(document, dict):
         raise TrajectoryError(f"{path}: is not a SWE-bench trajectory (not a JSON object)")
@@ -115,7 +107,7 @@ def _first_user_text(messages: Any) -> str | None:
             and message.get("role") == "user"
             and not message.get("is_demo")
         ):
-            return as_text(message.get("content")) or None
+            return content_text(message.get("content")) or None
     return None
 
 
@@ -183,24 +175,22 @@ def _mini_steps(messages: list[dict[str, Any]], path: Path) -> Iterator[Step]:
             ):
                 answers.append(messages[position])
                 position += 1
-            observation = "\n".join(as_text(answer.get("content")) for answer in answers) or None
+            observation = (
+                "\n".join(content_text(answer.get("content")) for answer in answers) or None
+            )
             failed = any(_failed(answer) for answer in answers)
         buckets = _buckets(message, path, here)
         extra = as_object(message.get("extra"))
-        text = as_text(message.get("content"))
+        text = content_text(message.get("content"))
         index += 1
-        yield Step(
-            index=index,
-            source=_ROLES.get(str(role), "system"),
-            text=text,
+        yield make_step(
+            index,
+            _ROLES.get(str(role), "system"),
+            text,
             tool_calls=_mini_calls(message, extra, text) if role == "assistant" else (),
             observation=observation,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=epoch_iso(extra.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(extra.get("timestamp")),
             error=failed
             or (role == "exit" and extra.get("exit_status") not in (None, "Submitted")),
             kind="exit" if role == "exit" else None,
@@ -211,7 +201,7 @@ def _failed(answer: Mapping[str, Any]) -> bool:
     """A command's answer that says it exited non-zero (v2's `extra.returncode`, v1's text)."""
     code = as_object(answer.get("extra")).get("returncode")
     if code is None:
-        found = _RETURNCODE.search(as_text(answer.get("content"))[:200])
+        found = _RETURNCODE.search(content_text(answer.get("content"))[:200])
         code = int(found.group(1)) if found else None
     return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
@@ -320,27 +310,22 @@ def _swe_agent_steps(parts: Sequence[tuple[str | None, list[dict[str, Any]]]]) -
             message = entry.get("history")
             if isinstance(message, dict):  # history only: its messages as they are
                 who = _ROLES.get(str(message.get("role")), "system")
-                yield Step(
-                    index=index,
-                    source=who,
-                    text=as_text(message.get("content")),
-                    agent=attempt,
-                )
+                yield make_step(index, who, content_text(message.get("content")), agent=attempt)
                 continue
             action = entry.get("action")
             thought = entry.get("thought")
-            text = as_text(thought if thought else entry.get("response"))
+            text = content_text(thought if thought else entry.get("response"))
             calls: tuple[ToolCall, ...] = ()
             if isinstance(action, str) and action.strip():
                 name = action.strip().split(None, 1)[0]
                 calls = (ToolCall(name=name, arguments=action.strip()),)
             observation = entry.get("observation")
-            yield Step(
-                index=index,
-                source="agent",
-                text=text,
+            yield make_step(
+                index,
+                "agent",
+                text,
                 tool_calls=calls,
-                observation=None if observation is None else as_text(observation),
+                observation=None if observation is None else content_text(observation),
                 agent=attempt,
             )
 
