@@ -319,7 +319,7 @@ def test_synthetic_messages_and_api_errors_are_marked_and_never_counted(
         ("agent", None, False),
     ]
     assert [step.tokens for step in steps] == [None, None, None, None, 2153]
-    assert steps[3].text == '{"status":529}\n(retry 1 of 10)'
+    assert steps[3].text == '{"status": 529}\n(retry 1 of 10)'
     assert row["tokens"] == 2153 and row["responses"] == 1
 
 

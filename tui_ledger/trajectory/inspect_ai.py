@@ -39,7 +39,13 @@ from tui_ledger.trajectory.model import (
     ToolCall,
     Verdict,
     Who,
-    bucket_total,
+)
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    iso_time,
+    make_step,
 )
 
 _ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
@@ -230,12 +236,7 @@ class _Resolver:
         return self(str(content))
 
     def arguments(self, arguments: Any) -> str:
-        if isinstance(arguments, str):
-            return self(arguments)
-        try:
-            return self(json.dumps(arguments, ensure_ascii=False))
-        except (TypeError, ValueError):
-            return str(arguments)
+        return self(arguments_text(arguments))
 
 
 def _instruction(value: Any, resolve: _Resolver) -> str | None:
@@ -276,7 +277,7 @@ def _message_step(
     who = _ROLES.get(str(message.get("role")), "system")
     text = resolve.content(message.get("content"))
     if who != "tool":
-        return Step(index=index, source=who, text=text, tool_calls=_tool_calls(message, resolve))
+        return make_step(index, who, text, tool_calls=_tool_calls(message, resolve))
     error = message.get("error")
     observation = text
     if isinstance(error, dict) and error.get("message"):
@@ -285,10 +286,10 @@ def _message_step(
     call = (calls or {}).get(call_id or "") or ToolCall(
         name=str(message.get("function") or "tool"), arguments="", id=call_id
     )
-    return Step(
-        index=index,
-        source="tool",
-        text="",
+    return make_step(
+        index,
+        "tool",
+        "",
         tool_calls=(call,),
         observation=observation,
         error=error is not None,
@@ -387,27 +388,21 @@ class _EventSteps:
         if error:
             text = f"{text}\n{error}" if text else str(error)
         buckets = self._usage(event, output.get("usage"), number)
-        yield Step(
-            index=self._next(),
-            source="agent",
-            text=text,
+        yield make_step(
+            self._next(),
+            "agent",
+            text,
             tool_calls=_tool_calls(message, self.resolve),
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=_text(event.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(event.get("timestamp")),
             error=bool(error),
             kind="cache_read" if event.get("cache") == "read" else None,
         )
 
-    def _usage(
-        self, event: Mapping[str, Any], usage: Any, number: int
-    ) -> tuple[int | None, int | None, int | None, int | None]:
+    def _usage(self, event: Mapping[str, Any], usage: Any, number: int) -> Buckets:
         """One call's buckets, split as the importer splits each model's `model_usage`."""
         if not isinstance(usage, dict) or event.get("cache") == "read":
-            return (None, None, None, None)
+            return NO_BUCKETS
         model = str(event.get("model") or "model")
         try:
             split = _usage({model: usage}, self.path, f"{self.where} event #{number}")
@@ -431,13 +426,13 @@ class _EventSteps:
             arguments=self.resolve.arguments(event.get("arguments")),
             id=None if event.get("id") is None else str(event["id"]),
         )
-        return Step(
-            index=self._next(),
-            source="tool",
-            text="",
+        return make_step(
+            self._next(),
+            "tool",
+            "",
             tool_calls=(call,),
             observation=result,
-            timestamp=_text(event.get("timestamp")),
+            timestamp=iso_time(event.get("timestamp")),
             error=error is not None,
         )
 
@@ -458,11 +453,11 @@ class _EventSteps:
             text = f"{event.get('scorer') or 'score'}: {_value_text(score.get('value'))}"
             if score.get("explanation"):
                 text += f"\n{score['explanation']}"
-        return Step(
-            index=self._next(),
-            source="system",
-            text=text,
-            timestamp=_text(event.get("timestamp")),
+        return make_step(
+            self._next(),
+            "system",
+            text,
+            timestamp=iso_time(event.get("timestamp")),
             error=kind == "error",
             kind=kind,
         )
@@ -519,7 +514,3 @@ def _value_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

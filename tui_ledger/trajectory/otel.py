@@ -21,7 +21,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +39,14 @@ from tui_ledger.importers.otel import (
 from tui_ledger.trajectory._json_text import Absent, importer_problem, items_of
 from tui_ledger.trajectory.files import failure, lines, parse, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, Who
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    make_step,
+    nanos_iso,
+    str_or_none,
+)
 
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 _TOOL_OPERATION = "execute_tool"
@@ -183,7 +190,7 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
         attributes = span.attributes
         mine = id(span) in counted
         who = _who(span, mine)
-        buckets: tuple[Any, ...] = (None, None, None, None)
+        buckets: Buckets = NO_BUCKETS
         tokens = None
         if mine:
             try:
@@ -205,20 +212,17 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
             )
         elif error_type is not None:
             text = f"{text}\nerror: {error_type}" if text else f"error: {error_type}"
-        yield Step(
-            index=index,
-            source=who,
-            text=text,
+        yield make_step(
+            index,
+            who,
+            text,
             tool_calls=calls,
             observation=observation,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
+            buckets=buckets,
             tokens=tokens,
-            timestamp=_moment(span.start),
+            timestamp=nanos_iso(span.start),
             error=span.error or error_type is not None,
-            kind=_text(attributes.get("gen_ai.operation.name")),
+            kind=str_or_none(attributes.get("gen_ai.operation.name")),
         )
 
 
@@ -228,11 +232,11 @@ def _content(span: _Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | No
     if who == "tool":
         call = ToolCall(
             name=str(attributes.get("gen_ai.tool.name") or span.name),
-            arguments=_as_text(attributes.get("gen_ai.tool.call.arguments")),
-            id=_text(attributes.get("gen_ai.tool.call.id")),
+            arguments=arguments_text(attributes.get("gen_ai.tool.call.arguments")),
+            id=str_or_none(attributes.get("gen_ai.tool.call.id")),
         )
         result = attributes.get("gen_ai.tool.call.result")
-        return "", (call,), None if result is None else _as_text(result)
+        return "", (call,), None if result is None else arguments_text(result)
     if who == "agent":
         messages = _messages(attributes.get("gen_ai.output.messages"))
         if messages:
@@ -249,7 +253,7 @@ def _content(span: _Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | No
             if name == "gen_ai.choice":
                 body = event_attributes.get("message") or event_attributes.get("body")
                 if body is not None:
-                    return _as_text(body), (), None
+                    return arguments_text(body), (), None
     return span.name, (), None
 
 
@@ -268,7 +272,7 @@ def _parts(message: Mapping[str, Any]) -> tuple[str, list[ToolCall]]:
     parts = message.get("parts")
     if not isinstance(parts, list):
         content = message.get("content")
-        return ("" if content is None else _as_text(content)), []
+        return ("" if content is None else arguments_text(content)), []
     texts, calls = [], []
     for part in parts:
         if not isinstance(part, dict):
@@ -280,12 +284,12 @@ def _parts(message: Mapping[str, Any]) -> tuple[str, list[ToolCall]]:
             calls.append(
                 ToolCall(
                     name=str(part.get("name") or "tool"),
-                    arguments=_as_text(part.get("arguments")),
-                    id=_text(part.get("id")),
+                    arguments=arguments_text(part.get("arguments")),
+                    id=str_or_none(part.get("id")),
                 )
             )
         elif kind == "tool_call_response":
-            texts.append(_as_text(part.get("response")))
+            texts.append(arguments_text(part.get("response")))
     return "\n".join(text for text in texts if text), calls
 
 
@@ -332,26 +336,3 @@ def _result(label: Any, score: Any) -> str:
     if label is None:
         return word
     return {"pass": "passed", "fail": "failed"}.get(word.strip().lower(), word)
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _moment(nanos: int | None) -> str | None:
-    if not nanos:
-        return None
-    seconds, rest = divmod(nanos, 1_000_000_000)
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=rest // 1000)
-    return moment.isoformat()
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

@@ -24,7 +24,8 @@ from tui_ledger.importers import ImporterError
 from tui_ledger.importers.promptfoo import _usage, _verdict
 from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
 from tui_ledger.trajectory.files import failure, lines, parse_line, read_text
-from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who, bucket_total
+from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who
+from tui_ledger.trajectory.text import as_json, make_step
 
 _ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _BROKEN = frozenset({"error", "timeout"})
@@ -124,7 +125,7 @@ def _steps(
     index = 0
     for who, text in _prompt_messages(prompt):
         index += 1
-        yield Step(index=index, source=who, text=text)
+        yield make_step(index, who, text)
     response = result.get("response")
     response = response if isinstance(response, dict) else {}
     text = _output_text(response.get("output", result.get("output")))
@@ -137,17 +138,13 @@ def _steps(
         usage.get("cache_write_tokens"),
         usage.get("output_tokens"),
     )
-    total = usage.get("tokens")
-    yield Step(
-        index=index + 1,
-        source="agent",
-        text=text,
-        input_tokens=buckets[0],
-        cached_input_tokens=buckets[1],
-        cache_write_tokens=buckets[2],
-        output_tokens=buckets[3],
-        # The row's own count: the buckets' sum, or the total alone for a cache replay.
-        tokens=total if total is not None else bucket_total(*buckets),
+    yield make_step(
+        index + 1,
+        "agent",
+        text,
+        buckets=buckets,
+        # The row's own count where it keeps no buckets (a response replayed from the cache).
+        tokens=usage.get("tokens"),
         error=status in _BROKEN,
         kind="response_cached" if usage.get("response_cached") else None,
     )
@@ -184,10 +181,7 @@ def _output_text(output: Any) -> str:
         texts = [str(part.get("text")) for part in output if part.get("text") is not None]
         if texts:
             return "\n".join(texts)
-    try:
-        return json.dumps(output, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        return str(output)
+    return as_json(output)
 
 
 def _tests(result: Mapping[str, Any]) -> Verdict:

@@ -28,7 +28,7 @@ def as_json(value: Any) -> str:
     """A structured value as JSON text (non-ASCII kept as it is; what JSON cannot hold as
     its text)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+        return json.dumps(value, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         return str(value)
 
