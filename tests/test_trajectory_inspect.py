@@ -265,13 +265,13 @@ def test_an_eval_log_reads_only_the_samples_own_member(
     path = eval_log(tmp_path, [agent_sample(), messages_only_sample()])
     row = rows_of(path)["fix"]
     read: list[str] = []
-    original = reader._member_bytes
+    original = reader.member_bytes
 
     def spy(archive: zipfile.ZipFile, where: Path, name: str) -> bytes:
         read.append(name)
         return original(archive, where, name)
 
-    monkeypatch.setattr(reader, "_member_bytes", spy)
+    monkeypatch.setattr(reader, "member_bytes", spy)
     trajectory = read_attempt(row)
     assert read == ["samples/fix_epoch_1.json"]
     assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)

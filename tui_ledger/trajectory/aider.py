@@ -20,6 +20,7 @@ from typing import Any
 
 from tui_ledger.trajectory.files import load_document, read_text, source_file
 from tui_ledger.trajectory.model import Opened, Step, Test, TrajectoryError, Verdict, Who
+from tui_ledger.trajectory.text import make_step
 
 HISTORY_FILE = ".aider.chat.history.md"
 _SESSION = "# aider chat started at"
@@ -134,7 +135,7 @@ def _blocks(text: str) -> Iterator[tuple[Who, str, str | None]]:
 
 def _steps(blocks: list[tuple[Who, str, str | None]]) -> Iterator[Step]:
     for index, (who, body, kind) in enumerate(blocks, start=1):
-        yield Step(index=index, source=who, text=body, kind=kind)
+        yield make_step(index, who, body, kind=kind)
 
 
 def _last_line(text: Any) -> str:

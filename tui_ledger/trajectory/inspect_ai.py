@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
-from tui_ledger.importers.inspect_ai import _member_bytes, _usage
+from tui_ledger.importers.inspect_ai import member_bytes, split_usage
 from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
 from tui_ledger.trajectory.files import failure, parse, read_text, unreadable
 from tui_ledger.trajectory.model import (
@@ -100,7 +100,7 @@ def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str, where: str) -> bytes:
     try:
-        return _member_bytes(archive, path, name)
+        return member_bytes(archive, path, name)
     except ImporterError as exc:
         raise failure(path, where, importer_problem(exc)) from None
 
@@ -387,7 +387,7 @@ class _EventSteps:
         error = event.get("error")
         if error:
             text = f"{text}\n{error}" if text else str(error)
-        buckets = self._usage(event, output.get("usage"), number)
+        buckets = self._buckets(event, output.get("usage"), number)
         yield make_step(
             self._next(),
             "agent",
@@ -399,13 +399,13 @@ class _EventSteps:
             kind="cache_read" if event.get("cache") == "read" else None,
         )
 
-    def _usage(self, event: Mapping[str, Any], usage: Any, number: int) -> Buckets:
+    def _buckets(self, event: Mapping[str, Any], usage: Any, number: int) -> Buckets:
         """One call's buckets, split as the importer splits each model's `model_usage`."""
         if not isinstance(usage, dict) or event.get("cache") == "read":
             return NO_BUCKETS
         model = str(event.get("model") or "model")
         try:
-            split = _usage({model: usage}, self.path, f"{self.where} event #{number}")
+            split = split_usage({model: usage}, self.path, f"{self.where} event #{number}")
         except ImporterError as exc:
             raise failure(self.path, self.where, importer_problem(exc)) from None
         return (

@@ -27,14 +27,14 @@ from typing import Any
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers._base import peek_text
 from tui_ledger.importers.otel import (
-    _USAGE_KEYS,
     EVALUATION_EVENT,
-    _descendants,
-    _reports,
-    _Span,
-    _spans,
-    _sum_usage,
-    _top_agents,
+    USAGE_KEYS,
+    Span,
+    batch_spans,
+    descendants,
+    reports,
+    sum_usage,
+    top_agents,
 )
 from tui_ledger.trajectory._json_text import Absent, importer_problem, items_of
 from tui_ledger.trajectory.files import failure, lines, parse, parse_line, read_text
@@ -68,8 +68,8 @@ def open(row: Mapping[str, Any]) -> Opened:
     counted = {
         id(span)
         for span in members
-        if _reports(span, _USAGE_KEYS)
-        and not any(_reports(child, _USAGE_KEYS) for child in _descendants(span, self_=False))
+        if reports(span, USAGE_KEYS)
+        and not any(reports(child, USAGE_KEYS) for child in descendants(span, self_=False))
     }
     notes = _rolled_up_notes(path, members, counted)
     return Opened(
@@ -81,11 +81,9 @@ def open(row: Mapping[str, Any]) -> Opened:
     )
 
 
-def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> list[str]:
+def _rolled_up_notes(path: Path, members: list[Span], counted: set[int]) -> list[str]:
     """What the spans repeating their descendants' usage mean for the steps' sum."""
-    rolled_up = [
-        span for span in members if _reports(span, _USAGE_KEYS) and id(span) not in counted
-    ]
+    rolled_up = [span for span in members if reports(span, USAGE_KEYS) and id(span) not in counted]
     if not rolled_up:
         return []
     count = len(rolled_up)
@@ -97,7 +95,7 @@ def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> lis
         own = _span_tokens(path, span)
         below = [
             _span_tokens(path, child)
-            for child in _descendants(span, self_=False)
+            for child in descendants(span, self_=False)
             if id(child) in counted
         ]
         known = [tokens for tokens in below if tokens is not None]
@@ -110,20 +108,20 @@ def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> lis
     return notes
 
 
-def _span_tokens(path: Path, span: _Span) -> int | None:
+def _span_tokens(path: Path, span: Span) -> int | None:
     try:
-        tokens = _sum_usage([span], path)["tokens"]
+        tokens = sum_usage([span], path)["tokens"]
     except ImporterError as exc:
         raise failure(path, exc.record, importer_problem(exc)) from None
     return tokens
 
 
-def _trace_spans(path: Path, trace_id: str) -> list[_Span]:
+def _trace_spans(path: Path, trace_id: str) -> list[Span]:
     """The spans of one trace in the file, each once (the first copy, as the importer keeps)."""
-    found: dict[str, _Span] = {}
+    found: dict[str, Span] = {}
     try:
         for number, batch in _batches(path, trace_id):
-            for span in _spans(batch, path, number):
+            for span in batch_spans(batch, path, number):
                 if span.trace_id == trace_id:
                     found.setdefault(span.span_id, span)
     except ImporterError as exc:
@@ -164,19 +162,19 @@ def _batches(path: Path, trace_id: str) -> Iterator[tuple[int, Any]]:
         yield number, parse_line(line, path, number)
 
 
-def _attempt_spans(spans: list[_Span], span_id: Any) -> list[_Span]:
+def _attempt_spans(spans: list[Span], span_id: Any) -> list[Span]:
     """The row's spans: the whole trace, or its agent span's subtree when the trace has several."""
     members = {span.span_id for span in spans}
     roots = [span for span in spans if span.parent_id is None or span.parent_id not in members]
-    agents = _top_agents(roots)
+    agents = top_agents(roots)
     if len(agents) > 1:
         for agent in agents:
             if agent.span_id == str(span_id).lower():
-                return list(_descendants(agent))
+                return list(descendants(agent))
     return list(spans)
 
 
-def _who(span: _Span, counted: bool) -> Who:
+def _who(span: Span, counted: bool) -> Who:
     operation = span.attributes.get("gen_ai.operation.name")
     if operation == _TOOL_OPERATION:
         return "tool"
@@ -185,7 +183,7 @@ def _who(span: _Span, counted: bool) -> Who:
     return "system"
 
 
-def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
+def _steps(path: Path, spans: list[Span], counted: set[int]) -> Iterator[Step]:
     for index, span in enumerate(spans, start=1):
         attributes = span.attributes
         mine = id(span) in counted
@@ -194,7 +192,7 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
         tokens = None
         if mine:
             try:
-                usage = _sum_usage([span], path)
+                usage = sum_usage([span], path)
             except ImporterError as exc:
                 raise failure(path, exc.record, importer_problem(exc)) from None
             buckets = (
@@ -226,7 +224,7 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
         )
 
 
-def _content(span: _Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | None]:
+def _content(span: Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | None]:
     """(text, tool calls, observation) of one span."""
     attributes = span.attributes
     if who == "tool":
@@ -293,7 +291,7 @@ def _parts(message: Mapping[str, Any]) -> tuple[str, list[ToolCall]]:
     return "\n".join(text for text in texts if text), calls
 
 
-def _instruction(spans: list[_Span]) -> str | None:
+def _instruction(spans: list[Span]) -> str | None:
     """The first user message sent to a model in the attempt, where the spans record it."""
     for span in spans:
         for message in _messages(span.attributes.get("gen_ai.input.messages")):
@@ -310,7 +308,7 @@ def _instruction(spans: list[_Span]) -> str | None:
     return None
 
 
-def _verdict(spans: list[_Span]) -> Verdict:
+def _verdict(spans: list[Span]) -> Verdict:
     tests, explanations = [], []
     for span in spans:
         for name, attributes, _ in span.events:

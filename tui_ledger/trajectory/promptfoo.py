@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
-from tui_ledger.importers.promptfoo import _usage, _verdict
+from tui_ledger.importers.promptfoo import result_usage, result_verdict
 from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
 from tui_ledger.trajectory.files import failure, lines, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who
@@ -74,9 +74,9 @@ def _jsonl_result(path: Path, line: int, where: str) -> Any:
 
 
 def _opened(path: Path, result: Mapping[str, Any], where: str) -> Opened:
-    _, status, _ = _verdict(result)
+    _, status, _ = result_verdict(result)
     try:
-        usage = _usage(result, path, where, broken=status in _BROKEN)
+        usage = result_usage(result, path, where, broken=status in _BROKEN)
     except ImporterError as exc:
         raise failure(path, where, importer_problem(exc)) from None
     prompt = _prompt_text(result)
@@ -87,7 +87,9 @@ def _opened(path: Path, result: Mapping[str, Any], where: str) -> Opened:
         # An export file keeps usage on the response only: shown on the step, though the
         # ledger (reading the result's tokenUsage) does not count it.
         try:
-            usage = _usage({**result, "tokenUsage": response_usage}, path, where, broken=False)
+            usage = result_usage(
+                {**result, "tokenUsage": response_usage}, path, where, broken=False
+            )
         except ImporterError as exc:
             raise failure(path, where, importer_problem(exc)) from None
         if usage.get("tokens") is not None:
