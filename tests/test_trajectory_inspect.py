@@ -235,7 +235,9 @@ def test_a_sample_with_no_history_opens_to_no_steps_and_says_so(log: Path) -> No
     trajectory = read_attempt(rows_of(log)["none"])
     assert trajectory.steps == ()
     assert trajectory.instruction == "Nothing kept"
-    assert trajectory.notes == ("the sample records no events and no messages: no steps to show",)
+    assert trajectory.notes == ()
+    (looked,) = trajectory.looked_for
+    assert looked.startswith("events and messages in ") and looked.endswith("(it records none)")
 
 
 def eval_log(

@@ -20,7 +20,7 @@ from typing import Any
 
 from tui_ledger.trajectory.files import load_document, read_text, source_file
 from tui_ledger.trajectory.model import Opened, Step, Test, TrajectoryError, Verdict, Who
-from tui_ledger.trajectory.text import make_step
+from tui_ledger.trajectory.text import looked_for, make_step
 
 HISTORY_FILE = ".aider.chat.history.md"
 _SESSION = "# aider chat started at"
@@ -57,7 +57,7 @@ def open(row: Mapping[str, Any]) -> Opened:
             instruction=None,
             verdict=Verdict(tests=tries),
             steps=iter(()),
-            looked_for=[f"{history} (the exercise's chat history)"],
+            looked_for=[looked_for(f"the exercise's chat history ({HISTORY_FILE})", path.parent)],
             notes=notes,
         )
     text = read_text(history)

@@ -25,6 +25,7 @@ from typing import Any
 from tui_ledger.trajectory.atif import open_files
 from tui_ledger.trajectory.files import load_document, read_text_head, read_text_tail
 from tui_ledger.trajectory.model import Opened, Test, TrajectoryError, Verdict
+from tui_ledger.trajectory.text import looked_for
 
 TRAJECTORY = Path("agent") / "trajectory.json"
 VERIFIER = "verifier"
@@ -49,7 +50,10 @@ def open(row: Mapping[str, Any]) -> Opened:
     instruction = instruction_of(trial)
     trajectories = trajectory_files(trial)
     if not trajectories:
-        looked = [str(trial / TRAJECTORY), str(trial / "steps" / "*" / TRAJECTORY)]
+        looked = [
+            looked_for(f"an ATIF trajectory ({TRAJECTORY})", trial),
+            looked_for(f"one per step ({Path('steps', '*', TRAJECTORY)})", trial),
+        ]
         return Opened(
             files=read,
             instruction=instruction,

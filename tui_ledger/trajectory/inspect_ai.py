@@ -45,6 +45,7 @@ from tui_ledger.trajectory.text import (
     Buckets,
     arguments_text,
     iso_time,
+    looked_for,
     make_step,
 )
 
@@ -180,6 +181,7 @@ def _opened(path: Path, sample: Mapping[str, Any], where: str) -> Opened:
     messages = sample.get("messages")
     messages = messages if isinstance(messages, list) else []
     notes: list[str] = []
+    looked: list[str] = []
     steps: Iterator[Step]
     if any(isinstance(event, dict) and event.get("event") == "model" for event in events):
         steps = _EventSteps(path, sample, resolve, where).steps(events)
@@ -192,12 +194,13 @@ def _opened(path: Path, sample: Mapping[str, Any], where: str) -> Opened:
         )
     else:
         steps = iter(())
-        notes.append("the sample records no events and no messages: no steps to show")
+        looked.append(looked_for("events and messages", f"{path} {where}", "it records none"))
     return Opened(
         files=[str(path)],
         instruction=_instruction(sample.get("input"), resolve),
         verdict=_verdict(sample),
         steps=steps,
+        looked_for=looked,
         notes=notes,
     )
 

@@ -52,6 +52,7 @@ from tui_ledger.trajectory.text import (
     arguments_text,
     content_text,
     iso_time,
+    looked_for,
     make_step,
 )
 
@@ -94,7 +95,9 @@ def open(row: Mapping[str, Any]) -> Opened:
             instruction=instruction,
             verdict=verdict,
             steps=iter(()),
-            looked_for=[f"history events in {path} line {line} (the record keeps none)"],
+            looked_for=[
+                looked_for("history events", f"{path} line {line}", "the record keeps none")
+            ],
             notes=notes,
         )
     return Opened(

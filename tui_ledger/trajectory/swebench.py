@@ -33,7 +33,13 @@ from tui_ledger.trajectory.model import (
     Verdict,
     Who,
 )
-from tui_ledger.trajectory.text import arguments_text, content_text, iso_time, make_step
+from tui_ledger.trajectory.text import (
+    arguments_text,
+    content_text,
+    iso_time,
+    looked_for,
+    make_step,
+)
 
 REPORT_FILE = "report.json"
 TEST_OUTPUT_FILE = "test_output.txt"
@@ -123,7 +129,7 @@ def _mini(
     if not isinstance(messages, list):
         raise TrajectoryError(f"{path}: messages is not a list")
     if not messages:
-        return iter(()), [], [f"messages in {path} (the trajectory records none)"]
+        return iter(()), [], [looked_for("messages", path, "the trajectory records none")]
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise TrajectoryError(f"{path}: messages[{index}] is not an object")
@@ -271,11 +277,19 @@ def _swe_agent(
                 raise TrajectoryError(f"{path}: attempts[{number - 1}] is not an object")
             parts.append((f"attempt {number}", _entries(attempt, path, f"attempts[{number - 1}]")))
         if not any(entries for _, entries in parts):
-            return iter(()), notes, [f"trajectory entries of each attempt in {path} (none kept)"]
+            return (
+                iter(()),
+                notes,
+                [looked_for("trajectory entries of each attempt", path, "none kept")],
+            )
         return _swe_agent_steps(parts), notes, []
     entries = _entries(document, path, "")
     if not entries:
-        return iter(()), notes, [f"trajectory and history in {path} (the file records no steps)"]
+        return (
+            iter(()),
+            notes,
+            [looked_for("trajectory and history", path, "the file records no steps")],
+        )
     return _swe_agent_steps([(None, entries)]), notes, []
 
 

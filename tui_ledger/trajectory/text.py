@@ -90,6 +90,13 @@ def text_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def looked_for(what: str, where: object, why: str | None = None) -> str:
+    """One entry of `Opened.looked_for`, worded alike by every reader: what was looked for,
+    where, and why nothing came of it where something was found (`messages in x.json (the
+    trajectory records none)`). The trace shows them as `No steps: looked for ...`."""
+    return f"{what} in {where}" + (f" ({why})" if why else "")
+
+
 def counted(number: int, noun: str) -> str:
     """`1 step`, `3 steps`."""
     return f"{number:,} {noun if number == 1 else noun + 's'}"
