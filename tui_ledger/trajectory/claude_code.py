@@ -48,10 +48,12 @@ from tui_ledger.trajectory.model import (
 )
 from tui_ledger.trajectory.text import (
     as_json,
+    call_results,
     content_text,
     counted,
     iso_time,
     make_step,
+    reply_text,
     text_or_none,
     token_count,
 )
@@ -184,17 +186,9 @@ class _Draft:
         return written >= PLACEHOLDER_MIN_CHARS and output * CHARS_PER_TOKEN_CEILING < written
 
     def step(self, index: int) -> Step:
-        parts = [text for text in self.texts if text.strip()]
-        parts += [f"(thinking) {text.strip()}" for text in self.thinking if text.strip()]
         observation = self.observation
         if self.results:
-            answers = [
-                (call, self.results[call.id]) for call in self.calls if call.id in self.results
-            ]
-            if len(answers) == 1:
-                observation = answers[0][1]
-            else:
-                observation = "\n\n".join(f"[{call.name}]\n{text}" for call, text in answers)
+            observation = call_results(self.calls, self.results) or ""
         usage = self.usage or {}
         buckets = (
             usage.get("input_tokens"),
@@ -205,7 +199,7 @@ class _Draft:
         return make_step(
             index,
             self.source,
-            "\n\n".join(parts),
+            reply_text(self.texts, self.thinking),
             tool_calls=self.calls,
             observation=observation,
             buckets=buckets,

@@ -43,10 +43,12 @@ from tui_ledger.trajectory.model import (
 from tui_ledger.trajectory.text import (
     NO_BUCKETS,
     as_json,
+    call_results,
     content_text,
     counted,
     iso_time,
     make_step,
+    reply_text,
     text_or_none,
     token_count,
 )
@@ -145,14 +147,7 @@ class _Draft:
         return self.ended and self.settled and self.answered
 
     def step(self, index: int) -> Step:
-        parts = [text for text in self.texts if text.strip()]
-        parts += [f"(thinking) {text.strip()}" for text in self.thinking if text.strip()]
-        answers = [(call, self.results[call.id]) for call in self.calls if call.id in self.results]
-        observation = self.observation
-        if len(answers) == 1:
-            observation = answers[0][1]
-        elif answers:
-            observation = "\n\n".join(f"[{call.name}]\n{text}" for call, text in answers)
+        observation = call_results(self.calls, self.results, self.observation)
         usage = self.usage
         buckets = NO_BUCKETS
         if usage is not None:
@@ -161,7 +156,7 @@ class _Draft:
         return make_step(
             index,
             self.source,
-            "\n\n".join(parts),
+            reply_text(self.texts, self.thinking),
             tool_calls=self.calls,
             observation=observation,
             buckets=buckets,

@@ -9,7 +9,7 @@ ISO 8601 text or None, and no text a step holds runs past `TEXT_LIMIT` character
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
@@ -88,6 +88,29 @@ def str_or_none(value: Any) -> str | None:
 def text_or_none(value: Any) -> str | None:
     """A string value, None for anything else or an empty string."""
     return value if isinstance(value, str) and value else None
+
+
+def reply_text(texts: Sequence[str], thinking: Sequence[str]) -> str:
+    """A model reply's text: its text blocks, then its thinking marked `(thinking)`, blank
+    ones left out (Claude Code's and Codex's streamed replies)."""
+    parts = [text for text in texts if text.strip()]
+    parts += [f"(thinking) {text.strip()}" for text in thinking if text.strip()]
+    return "\n\n".join(parts)
+
+
+def call_results(
+    calls: Sequence[ToolCall], results: Mapping[str, str], otherwise: str | None = None
+) -> str | None:
+    """What the tools answered a reply's calls with (by call id), as one observation: one
+    answer as it is, several each under its tool's name; `otherwise` where none is."""
+    answers = [
+        (call, results[call.id]) for call in calls if call.id is not None and call.id in results
+    ]
+    if len(answers) == 1:
+        return answers[0][1]
+    if answers:
+        return "\n\n".join(f"[{call.name}]\n{text}" for call, text in answers)
+    return otherwise
 
 
 def looked_for(what: str, where: object, why: str | None = None) -> str:
