@@ -1,14 +1,19 @@
-"""What the SWE-bench and OpenHands readers share: a JSON object or none, and a litellm usage
-counted as the importers count it. Files are read through `trajectory.files`.
+"""What the SWE-bench and OpenHands readers share: a JSON object or none, a litellm usage
+counted as the importers count it, and the SWE-bench harness's tests by name. Files are read
+through `trajectory.files`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from tui_ledger.trajectory.model import Test, TrajectoryError
 from tui_ledger.trajectory.text import token_count
+
+TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 
 
 def as_object(value: Any) -> dict[str, Any]:
@@ -44,3 +49,34 @@ def litellm_buckets(
     cache = read + written
     uncached = prompt - cache if prompt >= cache else prompt
     return uncached, read, written, completion
+
+
+def report_tests(
+    entry: Mapping[str, Any], where: Path | str, *, strict: bool = True
+) -> tuple[Test, ...]:
+    """The tests a SWE-bench harness report entry names (`tests_status`): FAIL_TO_PASS then
+    PASS_TO_PASS, each passed or failed as listed. A shape the harness does not write is a
+    `TrajectoryError` at `where`; where not `strict`, a status or group of another shape is
+    passed over (OpenHands' own records), a list of names of another shape never is."""
+    status = entry.get("tests_status")
+    if status is None or (not strict and not isinstance(status, dict)):
+        return ()
+    if not isinstance(status, dict):
+        raise TrajectoryError(f"{where}: tests_status is not an object")
+    tests: list[Test] = []
+    for group in TEST_GROUPS:
+        lists = status.get(group)
+        if lists is None or (not strict and not isinstance(lists, dict)):
+            continue
+        if not isinstance(lists, dict):
+            raise TrajectoryError(f"{where}: tests_status.{group} is not an object")
+        for key, result in (("success", "passed"), ("failure", "failed")):
+            names = lists.get(key) or []
+            if not isinstance(names, list):
+                raise TrajectoryError(f"{where}: tests_status.{group}.{key} is not a list")
+            tests.extend(Test(name=_test_name(name), result=result) for name in names)
+    return tuple(tests)
+
+
+def _test_name(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value)

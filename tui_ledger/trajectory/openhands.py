@@ -36,7 +36,12 @@ from tui_ledger.trajectory.files import (
     row_line,
     source_file,
 )
-from tui_ledger.trajectory.harness_files import as_object, count, litellm_buckets
+from tui_ledger.trajectory.harness_files import (
+    as_object,
+    count,
+    litellm_buckets,
+    report_tests,
+)
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -57,7 +62,6 @@ from tui_ledger.trajectory.text import (
 )
 
 _SOURCES: dict[str, Who] = {"agent": "agent", "user": "user", "environment": "tool"}
-_TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 # The SDK's events that record the conversation's machinery, not a step of it.
 _BOOKKEEPING = frozenset({"TokenEvent", "ConversationStateUpdateEvent", "PauseEvent"})
 _CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
@@ -498,7 +502,7 @@ def _verdict(
         report = test_result.get("report")
     tests: list[Test] = []
     if isinstance(report, dict):
-        tests = _tests(report, where)
+        tests = list(report_tests(report, where, strict=False))
     output = None
     files: list[str] = []
     if isinstance(test_result, dict):
@@ -522,28 +526,11 @@ def _verdict(
     return Verdict(tests=tuple(tests), output=output), files, notes
 
 
-def _tests(report: Mapping[str, Any], where: str) -> list[Test]:
-    status = report.get("tests_status")
-    if not isinstance(status, dict):
-        return []
-    tests: list[Test] = []
-    for group in _TEST_GROUPS:
-        lists = status.get(group)
-        if not isinstance(lists, dict):
-            continue
-        for key, result in (("success", "passed"), ("failure", "failed")):
-            names = lists.get(key) or []
-            if not isinstance(names, list):
-                raise TrajectoryError(f"{where}: tests_status.{group}.{key} is not a list")
-            tests.extend(Test(name=str(name), result=result) for name in names)
-    return tests
-
-
 def _tests_from_file(file: Path, instance: str) -> list[Test]:
     document = load_document(file)
     if isinstance(document, dict) and isinstance(document.get(instance), dict):
         document = document[instance]
-    return _tests(document, str(file)) if isinstance(document, dict) else []
+    return list(report_tests(document, file, strict=False)) if isinstance(document, dict) else []
 
 
 __all__ = ["open"]

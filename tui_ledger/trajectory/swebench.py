@@ -16,18 +16,16 @@ per-test report.
 from __future__ import annotations
 
 import glob
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tui_ledger.trajectory.files import load_document, read_text_tail, source_file
-from tui_ledger.trajectory.harness_files import as_object, litellm_buckets
+from tui_ledger.trajectory.harness_files import as_object, litellm_buckets, report_tests
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
-    Test,
     ToolCall,
     TrajectoryError,
     Verdict,
@@ -43,7 +41,6 @@ from tui_ledger.trajectory.text import (
 
 REPORT_FILE = "report.json"
 TEST_OUTPUT_FILE = "test_output.txt"
-TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)```", re.DOTALL)
 _SUBMITTED = (None, "Submitted")
@@ -365,7 +362,7 @@ def _verdict(
         return Verdict(), [], []
     document = load_document(report)
     entry = _report_entry(document, instance, report)
-    tests = _tests(entry, report)
+    tests = report_tests(entry, report)
     output_file = report.parent / TEST_OUTPUT_FILE
     output = read_text_tail(output_file)
     files = [str(report)] + ([str(output_file)] if output is not None else [])
@@ -409,31 +406,6 @@ def _report_entry(document: Any, instance: str, report: Path) -> Mapping[str, An
     if "tests_status" in document or "resolved" in document:
         return document  # the unwrapped shape
     raise TrajectoryError(f"{report}: has no entry for {instance}")
-
-
-def _tests(entry: Mapping[str, Any], report: Path) -> tuple[Test, ...]:
-    status = entry.get("tests_status")
-    if status is None:
-        return ()
-    if not isinstance(status, dict):
-        raise TrajectoryError(f"{report}: tests_status is not an object")
-    tests: list[Test] = []
-    for group in TEST_GROUPS:
-        lists = status.get(group)
-        if lists is None:
-            continue
-        if not isinstance(lists, dict):
-            raise TrajectoryError(f"{report}: tests_status.{group} is not an object")
-        for key, result in (("success", "passed"), ("failure", "failed")):
-            names = lists.get(key) or []
-            if not isinstance(names, list):
-                raise TrajectoryError(f"{report}: tests_status.{group}.{key} is not a list")
-            tests.extend(Test(name=_name(name), result=result) for name in names)
-    return tuple(tests)
-
-
-def _name(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 __all__ = ["open"]
