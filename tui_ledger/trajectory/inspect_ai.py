@@ -38,7 +38,6 @@ from tui_ledger.trajectory.model import (
     Test,
     ToolCall,
     Verdict,
-    Who,
 )
 from tui_ledger.trajectory.text import (
     NO_BUCKETS,
@@ -47,9 +46,9 @@ from tui_ledger.trajectory.text import (
     iso_time,
     looked_for,
     make_step,
+    role_source,
 )
 
-_ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _ATTACHMENT = "attachment://"
 _SHELL = "sample.json"  # a chunked sample's own fields, beside its chunked sequences
 _OLD_ATTACHMENT = "tc://"  # the older name of the same reference (Inspect migrates it on read)
@@ -277,7 +276,7 @@ def _message_step(
     calls: Mapping[str, ToolCall] | None = None,
 ) -> Step:
     """One message as a step; a tool's result carries the call it answers (from `calls`)."""
-    who = _ROLES.get(str(message.get("role")), "system")
+    who = role_source(message.get("role"))
     text = resolve.content(message.get("content"))
     if who != "tool":
         return make_step(index, who, text, tool_calls=_tool_calls(message, resolve))

@@ -25,9 +25,8 @@ from tui_ledger.importers.promptfoo import result_usage, result_verdict
 from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
 from tui_ledger.trajectory.files import failure, lines, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who
-from tui_ledger.trajectory.text import as_json, make_step
+from tui_ledger.trajectory.text import as_json, make_step, role_source
 
-_ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _BROKEN = frozenset({"error", "timeout"})
 _NAME_LIMIT = 60
 
@@ -168,7 +167,7 @@ def _prompt_messages(prompt: str | None) -> Iterator[tuple[Who, str]]:
             and all(isinstance(message, dict) and "role" in message for message in messages)
         ):
             for message in messages:
-                who = _ROLES.get(str(message.get("role")), "system")
+                who = role_source(message.get("role"))
                 yield who, _output_text(message.get("content"))
             return
     yield "user", prompt

@@ -29,7 +29,6 @@ from tui_ledger.trajectory.model import (
     ToolCall,
     TrajectoryError,
     Verdict,
-    Who,
 )
 from tui_ledger.trajectory.text import (
     arguments_text,
@@ -37,6 +36,7 @@ from tui_ledger.trajectory.text import (
     iso_time,
     looked_for,
     make_step,
+    role_source,
 )
 
 REPORT_FILE = "report.json"
@@ -44,13 +44,6 @@ TEST_OUTPUT_FILE = "test_output.txt"
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)```", re.DOTALL)
 _SUBMITTED = (None, "Submitted")
-_ROLES: dict[str, Who] = {
-    "system": "system",
-    "user": "user",
-    "assistant": "agent",
-    "tool": "tool",
-    "exit": "system",
-}
 # Where a per-instance report sits below a run (the harness's own layout, the experiments
 # repository's, and a report copied beside the trajectory).
 _REPORT_PATTERNS = (
@@ -188,7 +181,7 @@ def _mini_steps(messages: list[dict[str, Any]], path: Path) -> Iterator[Step]:
         index += 1
         yield make_step(
             index,
-            _ROLES.get(str(role), "system"),
+            role_source(role),
             text,
             tool_calls=_mini_calls(message, extra, text) if role == "assistant" else (),
             observation=observation,
@@ -320,7 +313,7 @@ def _swe_agent_steps(parts: Sequence[tuple[str | None, list[dict[str, Any]]]]) -
             index += 1
             message = entry.get("history")
             if isinstance(message, dict):  # history only: its messages as they are
-                who = _ROLES.get(str(message.get("role")), "system")
+                who = role_source(message.get("role"))
                 yield make_step(index, who, content_text(message.get("content")), agent=attempt)
                 continue
             action = entry.get("action")

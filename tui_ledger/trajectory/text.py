@@ -24,6 +24,15 @@ Buckets = tuple[int | None, int | None, int | None, int | None]
 NO_BUCKETS: Buckets = (None, None, None, None)
 
 
+_ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
+
+
+def role_source(role: Any) -> Who:
+    """A chat message's role as the step's source: assistant -> agent; a role of its own (a
+    harness's `exit`, a developer message) is the system's."""
+    return _ROLES.get(str(role), "system")
+
+
 def as_json(value: Any) -> str:
     """A structured value as JSON text (non-ASCII kept as it is; what JSON cannot hold as
     its text)."""
