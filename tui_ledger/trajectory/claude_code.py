@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.files import json_lines, source_file
+from tui_ledger.trajectory.files import head_records, json_lines, source_file
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -71,7 +71,6 @@ USAGE_BUCKETS = (
 CHARS_PER_TOKEN_CEILING = 10
 PLACEHOLDER_MIN_CHARS = 200
 _NOTED_STEPS = 5
-_HEAD_LINES = 400
 
 
 def open(row: Mapping[str, Any]) -> Opened:
@@ -118,24 +117,19 @@ def _subagent_files(source: Path, session_id: str | None) -> list[Path]:
 
 def _first_prompt(source: Path, session_id: str | None) -> str | None:
     """The session's first prompt, from the head of its file (None if the head has none)."""
-    try:
-        for number, line in json_lines(source):
-            if number > _HEAD_LINES:
-                return None
-            if not isinstance(line, dict) or line.get("type") != "user":
-                continue
-            if session_id is not None and line.get("sessionId") != session_id:
-                continue
-            if line.get("isMeta") or line.get("isSidechain") or line.get("isCompactSummary"):
-                continue
-            message = line.get("message")
-            if not isinstance(message, dict):
-                continue
-            text = _prompt_text(message.get("content"))
-            if text:
-                return text
-    except TrajectoryError:
-        return None  # the steps say where the file breaks
+    for line in head_records(source):
+        if not isinstance(line, dict) or line.get("type") != "user":
+            continue
+        if session_id is not None and line.get("sessionId") != session_id:
+            continue
+        if line.get("isMeta") or line.get("isSidechain") or line.get("isCompactSummary"):
+            continue
+        message = line.get("message")
+        if not isinstance(message, dict):
+            continue
+        text = _prompt_text(message.get("content"))
+        if text:
+            return text
     return None
 
 

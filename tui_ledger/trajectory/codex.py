@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from tui_ledger.trajectory.files import json_lines, source_file
+from tui_ledger.trajectory.files import head_records, json_lines, source_file
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -67,7 +67,6 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
-_HEAD_LINES = 400
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 
 Order = Literal["unknown", "before", "after"]
@@ -87,27 +86,22 @@ def open(row: Mapping[str, Any]) -> Opened:
 
 
 def _first_prompt(source: Path) -> str | None:
-    try:
-        for number, line in json_lines(source):
-            if number > _HEAD_LINES:
-                return None
-            if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
-                continue
-            payload = line["payload"]
-            if line.get("type") == "event_msg" and payload.get("type") == "user_message":
-                text = content_text(payload.get("message"))
-                if text.strip():
-                    return text
-            if (
-                line.get("type") == "response_item"
-                and payload.get("type") == "message"
-                and payload.get("role") == "user"
-            ):
-                text = content_text(payload.get("content"))
-                if text.strip() and not text.lstrip().startswith(_CONTEXT_PREFIXES):
-                    return text
-    except TrajectoryError:
-        return None
+    for line in head_records(source):
+        if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
+            continue
+        payload = line["payload"]
+        if line.get("type") == "event_msg" and payload.get("type") == "user_message":
+            text = content_text(payload.get("message"))
+            if text.strip():
+                return text
+        if (
+            line.get("type") == "response_item"
+            and payload.get("type") == "message"
+            and payload.get("role") == "user"
+        ):
+            text = content_text(payload.get("content"))
+            if text.strip() and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+                return text
     return None
 
 

@@ -135,6 +135,22 @@ def json_lines(path: Path) -> Iterator[tuple[int, Any]]:
         yield number, parse_line(raw, path, number)
 
 
+HEAD_LINES = 400
+"""How far into a session log its first prompt (the attempt's instruction) is looked for."""
+
+
+def head_records(path: Path, limit: int = HEAD_LINES) -> Iterator[Any]:
+    """The parsed records of the first `limit` lines, read only to find a header value (the
+    first prompt): where the file breaks there, they stop (the steps say where it breaks)."""
+    try:
+        for number, record in json_lines(path):
+            if number > limit:
+                return
+            yield record
+    except TrajectoryError:
+        return
+
+
 def load_line(path: Path, line: int) -> Any:
     """Line `line` (1-based) of a JSONL file, parsed; the lines before it are skipped unparsed,
     so a large file never sits in memory whole, and the line's bytes are let go once decoded
