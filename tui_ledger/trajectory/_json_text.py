@@ -26,14 +26,6 @@ class Absent(Exception):
     """The path names a key or an index the document does not have."""
 
 
-def importer_problem(exc: Exception) -> str:
-    """An importer's error without the file and record it names (the reader names them)."""
-    text = str(exc)
-    path, record = getattr(exc, "path", None), getattr(exc, "record", None)
-    prefix = f"{path}: {record}: " if record else f"{path}: "
-    return text[len(prefix) :] if path is not None and text.startswith(prefix) else text
-
-
 def value_at(text: str, steps: Sequence[str | int], path: Path | str, record: str) -> Any:
     """The value at `steps` (object keys, array indices) in the JSON document `text`.
 

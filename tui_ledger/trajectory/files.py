@@ -32,6 +32,14 @@ def failure(path: Path | str, record: str | None, problem: str) -> TrajectoryErr
     return TrajectoryError(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
+def importer_problem(exc: Exception) -> str:
+    """An importer's error without the file and record it names (the reader names them)."""
+    text = str(exc)
+    path, record = getattr(exc, "path", None), getattr(exc, "record", None)
+    prefix = f"{path}: {record}: " if record else f"{path}: "
+    return text[len(prefix) :] if path is not None and text.startswith(prefix) else text
+
+
 def unreadable(path: Path | str, error: OSError) -> TrajectoryError:
     """The error for a file the system would not open or read."""
     if isinstance(error, FileNotFoundError):

@@ -30,8 +30,8 @@ from typing import Any
 
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers.inspect_ai import member_bytes, split_usage
-from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
-from tui_ledger.trajectory.files import failure, parse, read_text, unreadable
+from tui_ledger.trajectory._json_text import Absent, value_at
+from tui_ledger.trajectory.files import failure, importer_problem, parse, read_text, unreadable
 from tui_ledger.trajectory.model import (
     Opened,
     Step,

@@ -36,8 +36,15 @@ from tui_ledger.importers.otel import (
     sum_usage,
     top_agents,
 )
-from tui_ledger.trajectory._json_text import Absent, importer_problem, items_of
-from tui_ledger.trajectory.files import failure, lines, parse, parse_line, read_text
+from tui_ledger.trajectory._json_text import Absent, items_of
+from tui_ledger.trajectory.files import (
+    failure,
+    importer_problem,
+    lines,
+    parse,
+    parse_line,
+    read_text,
+)
 from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, Who
 from tui_ledger.trajectory.text import (
     NO_BUCKETS,

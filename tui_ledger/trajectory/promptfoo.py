@@ -22,8 +22,8 @@ from typing import Any
 
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers.promptfoo import result_usage, result_verdict
-from tui_ledger.trajectory._json_text import Absent, importer_problem, value_at
-from tui_ledger.trajectory.files import failure, lines, parse_line, read_text
+from tui_ledger.trajectory._json_text import Absent, value_at
+from tui_ledger.trajectory.files import failure, importer_problem, lines, parse_line, read_text
 from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who
 from tui_ledger.trajectory.text import as_json, make_step, role_source
 
