@@ -249,14 +249,14 @@ def test_a_row_with_no_log(capsys: pytest.CaptureFixture[str], ledger: Path) -> 
     assert code == 0
     said = [line for line in out.splitlines() if line.startswith("No steps")]
     assert said == [
-        "No steps: no log found (looked for a `trace` column naming a trajectory file; "
-        f"a harness log beside {ledger})"
+        "No steps: looked for a `trace` column naming a trajectory file; "
+        f"a harness log beside {ledger}"
     ]
     assert "  task      logout" in out and "  tokens    700" in out
     assert "  passed  true" in out  # the row's other fields
 
     code, out, _ = run(capsys, "trace", str(ledger), "--row", "4", "--format", "md")
-    assert code == 0 and "No steps: no log found" in out and "| passed | true |" in out
+    assert code == 0 and "No steps: looked for" in out and "| passed | true |" in out
 
 
 def test_a_broken_log_is_one_line_and_exit_2(
@@ -403,7 +403,7 @@ def test_trace_imports_no_textual(tmp_path: Path) -> None:
         [sys.executable, "-c", code, str(ledger)], capture_output=True, text=True, check=True
     )
     assert result.stderr.strip().endswith("CLEAN")
-    assert "No steps: no log found" in result.stdout
+    assert "No steps: looked for" in result.stdout
 
 
 def test_steps_with_tokens_against_a_ledger_without(

@@ -112,7 +112,8 @@ def test_the_chat_history_as_steps_and_the_tries_as_the_verdict(run: Path) -> No
 def test_no_chat_history_opens_to_no_steps_and_says_so(run: Path) -> None:
     trajectory = read_attempt(row_of(run, "python/anagram"))
     assert trajectory.steps == ()
-    assert trajectory.looked_for[0].endswith(".aider.chat.history.md (the exercise's chat history)")
+    looked = trajectory.looked_for[0]
+    assert looked.startswith("the exercise's chat history (.aider.chat.history.md) in ")
     assert len(trajectory.verdict.tests) == 2  # the tries are known all the same
 
 
@@ -129,7 +130,7 @@ def test_a_crashed_exercise_says_so(run: Path) -> None:
         ("not json", None, "is not valid JSON"),
         ('{"testcase": "anagram", "tests_outcomes": "yes"}', None, "tests_outcomes is 'yes'"),
         ('{"tests_outcomes": []}', b"#### hi\x00\x01", "holds binary bytes"),
-        ('{"tests_outcomes": []}', b"#### \xff\xfe", "is not UTF-8 text"),
+        ('{"tests_outcomes": []}', b"#### \xff\xfe", "not UTF-8 text"),
     ],
 )
 def test_broken_files_are_one_line_naming_the_file(

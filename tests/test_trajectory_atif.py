@@ -177,8 +177,8 @@ GOOD = json.dumps({"schema_version": "ATIF-v1.4", "steps": sample_steps()})
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        (GOOD[: len(GOOD) // 2], "is cut off mid-file"),
-        (GOOD[:40], "is cut off mid-file"),
+        (GOOD[: len(GOOD) // 2], "is cut off mid-record"),
+        (GOOD[:40], "is cut off mid-record"),
         ("", "is empty"),
         ("{not json", "is not valid JSON"),
         ("[1, 2]", "is JSON list, not an ATIF trajectory"),
@@ -186,9 +186,9 @@ GOOD = json.dumps({"schema_version": "ATIF-v1.4", "steps": sample_steps()})
         (json.dumps({"schema_version": "ATIF-v2.0", "steps": []}), "this reader reads ATIF-v1.x"),
         (json.dumps({"schema_version": 1.4, "steps": []}), "schema_version is 1.4, not text"),
         (json.dumps({"schema_version": "ATIF-v1.6", "steps": {}}), "steps is {}, not a list"),
-        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "is a binary file"),
-        (b"\xff\xfe{\x00", "is a binary file"),
-        (b'{"a": "\xe9"}', "is not UTF-8 text"),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "holds binary bytes"),
+        (b"\xff\xfe{\x00", "holds binary bytes"),
+        (b'{"a": "\xe9"}', "not UTF-8 text"),
     ],
 )
 def test_a_file_that_is_not_atif_is_named_with_what_is_wrong(

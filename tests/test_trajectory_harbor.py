@@ -57,7 +57,7 @@ def test_a_trial_without_a_trajectory_says_where_it_looked(tmp_path: Path) -> No
     result = write_harbor_trial(job, "hello__1234567", "hello", agent_result=USAGE, stdout="ok\n")
     opened = harbor_reader.open({"source": str(result)})
     assert list(opened.steps) == []
-    assert opened.looked_for[0] == str(result.parent / "agent" / "trajectory.json")
+    assert opened.looked_for[0] == f"an ATIF trajectory (agent/trajectory.json) in {result.parent}"
     assert opened.instruction is None  # the task folder is not on this machine
     assert (
         opened.verdict.tests == ()

@@ -235,7 +235,9 @@ def test_a_sample_with_no_history_opens_to_no_steps_and_says_so(log: Path) -> No
     trajectory = read_attempt(rows_of(log)["none"])
     assert trajectory.steps == ()
     assert trajectory.instruction == "Nothing kept"
-    assert trajectory.notes == ("the sample records no events and no messages: no steps to show",)
+    assert trajectory.notes == ()
+    (looked,) = trajectory.looked_for
+    assert looked.startswith("events and messages in ") and looked.endswith("(it records none)")
 
 
 def eval_log(
@@ -265,13 +267,13 @@ def test_an_eval_log_reads_only_the_samples_own_member(
     path = eval_log(tmp_path, [agent_sample(), messages_only_sample()])
     row = rows_of(path)["fix"]
     read: list[str] = []
-    original = reader._member_bytes
+    original = reader.member_bytes
 
     def spy(archive: zipfile.ZipFile, where: Path, name: str) -> bytes:
         read.append(name)
         return original(archive, where, name)
 
-    monkeypatch.setattr(reader, "_member_bytes", spy)
+    monkeypatch.setattr(reader, "member_bytes", spy)
     trajectory = read_attempt(row)
     assert read == ["samples/fix_epoch_1.json"]
     assert tokens_match(trajectory.steps, row["tokens"]) == (EQUAL, 0)
@@ -321,7 +323,7 @@ def test_broken_logs_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(TrajectoryError, match=r"sample #2 is sample fix epoch 1 \(the log changed"):
         read_all(reader.open(row))
     log.unlink()
-    with pytest.raises(TrajectoryError, match=r"log\.json: does not exist"):
+    with pytest.raises(TrajectoryError, match=r"log\.json: no such file"):
         read_all(reader.open(row))
 
     path = eval_log(tmp_path, [agent_sample()])
@@ -441,7 +443,7 @@ def test_an_error_stays_on_one_line_whatever_the_names_hold(tmp_path: Path) -> N
     row = {"source": str(tmp_path / "gone\nlog.json"), "sample": "a\nb", "run": "1", "line": 1}
     with pytest.raises(TrajectoryError) as caught:
         reader.open(row)
-    assert "\n" not in str(caught.value) and "does not exist" in str(caught.value)
+    assert "\n" not in str(caught.value) and "no such file" in str(caught.value)
 
 
 def test_a_tool_message_carries_the_call_it_answers(tmp_path: Path) -> None:

@@ -206,7 +206,7 @@ def test_promptfoo_broken_files(results_file: Path) -> None:
     results_file.write_text(json.dumps({"results": {"results": promptfoo_results()[2:]}}))
     fails(promptfoo_reader.open, row, r"result 2: is result r4, not r2 \(the file changed")
     results_file.unlink()
-    fails(promptfoo_reader.open, row, r"results\.json: does not exist")
+    fails(promptfoo_reader.open, row, r"results\.json: no such file")
 
 
 # OpenTelemetry --------------------------------------------------------------------------------
@@ -399,7 +399,7 @@ def test_otel_broken_files(traces: Path, tmp_path: Path) -> None:
     traces.write_text(batch(two_agents()))
     fails(otel_reader.open, row, rf"spans\.jsonl: trace {TRACE}: holds no span of this trace")
     traces.unlink()
-    fails(otel_reader.open, row, r"spans\.jsonl: does not exist")
+    fails(otel_reader.open, row, r"spans\.jsonl: no such file")
 
     document = tmp_path / "trace.json"
     document.write_text(batch(agent_trace()))

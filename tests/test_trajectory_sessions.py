@@ -319,7 +319,7 @@ def test_synthetic_messages_and_api_errors_are_marked_and_never_counted(
         ("agent", None, False),
     ]
     assert [step.tokens for step in steps] == [None, None, None, None, 2153]
-    assert steps[3].text == '{"status":529}\n(retry 1 of 10)'
+    assert steps[3].text == '{"status": 529}\n(retry 1 of 10)'
     assert row["tokens"] == 2153 and row["responses"] == 1
 
 
@@ -379,18 +379,18 @@ def test_a_line_cut_off_mid_file_ends_the_steps_with_one_line(tmp_path: Path) ->
     file.write_text("\n".join(text) + "\n")
     read, message = first_then_error(open_attempt({"source": str(file), "session_id": SID}))
     assert [step.source for step in read] == ["user"]
-    assert message == f"{file}: line 4 is cut off mid-record"
+    assert message == f"{file}: line 4: is cut off mid-record (the JSON ends early)"
     file.write_text("\n".join(text[:4]))
     _, message = first_then_error(open_attempt({"source": str(file), "session_id": SID}))
-    assert message == f"{file}: line 4 is cut off mid-record (the file ends mid-line)"
+    assert message == f"{file}: line 4: is cut off mid-record (the file ends mid-line)"
 
 
 @pytest.mark.parametrize(
     ("content", "problem"),
     [
-        (b"not json at all\n", "line 2 is not JSON (Expecting value at column 1)"),
-        (b'{"a": 1}\x00\x01\n', "line 2 holds binary bytes (NUL), not a JSON line"),
-        (b'{"a": "\xff\xfe"}\n', "line 2 holds bytes that are not UTF-8, not a JSON line"),
+        (b"not json at all\n", "line 2: is not valid JSON (Expecting value at line 1, column 1)"),
+        (b'{"a": 1}\x00\x01\n', "line 2: holds binary bytes (NUL), not text"),
+        (b'{"a": "\xff\xfe"}\n', "line 2: holds bytes that are not UTF-8 text (at byte 7)"),
         (b"[1, 2]\n", "line 2 is not a Claude Code transcript line (an object)"),
     ],
 )
@@ -407,11 +407,9 @@ def test_a_missing_session_file(tmp_path: Path) -> None:
     from tui_ledger.trajectory import claude_code, codex
 
     gone = tmp_path / "gone.jsonl"
-    with pytest.raises(
-        TrajectoryError, match=r"gone\.jsonl: the Claude Code session file is missing"
-    ):
+    with pytest.raises(TrajectoryError, match=r"gone\.jsonl: no such file"):
         claude_code.open({"source": str(gone), "session_id": SID})
-    with pytest.raises(TrajectoryError, match=r"gone\.jsonl: the Codex rollout file is missing"):
+    with pytest.raises(TrajectoryError, match=r"gone\.jsonl: no such file"):
         codex.open({"source": str(gone)})
 
 
@@ -420,7 +418,8 @@ def test_usage_of_the_wrong_type_names_the_line(tmp_path: Path) -> None:
     bad["message"]["usage"]["output_tokens"] = "8"
     file = session_file(tmp_path, [prompt(0, "go"), bad])
     _, message = first_then_error(open_attempt({"source": str(file), "session_id": SID}))
-    assert message == f"{file}: line 2: message.usage.output_tokens is '8', not a whole number"
+    problem = "message.usage.output_tokens is '8', not a whole number of tokens"
+    assert message == f"{file}: line 2: {problem}"
 
 
 # -- Codex builders ------------------------------------------------------------------------
@@ -635,7 +634,7 @@ def test_codex_a_count_no_items_go_with_and_a_web_search(
     [
         (b"[1, 2]\n", "line 3 is not a Codex rollout line (an object)"),
         (b'{"type": "response_item", "payload": 5}\n', "line 3: payload is 5, not an object"),
-        (b"\x89PNG\r\n", "line 3 holds bytes that are not UTF-8, not a JSON line"),
+        (b"\x89PNG\r\n", "line 3: holds bytes that are not UTF-8 text (at byte 0)"),
     ],
 )
 def test_codex_bad_lines(tmp_path: Path, line: bytes, problem: str) -> None:
@@ -648,7 +647,8 @@ def test_codex_bad_lines(tmp_path: Path, line: bytes, problem: str) -> None:
 def test_codex_total_of_the_wrong_type(tmp_path: Path) -> None:
     file = rollout(tmp_path, [meta(), token_count(1, counts(1, 0, 1) | {"output_tokens": 1.5})])
     _, message = first_then_error(open_attempt({"source": str(file)}))
-    assert message == f"{file}: line 2: total_token_usage.output_tokens is 1.5, not a whole number"
+    problem = "total_token_usage.output_tokens is 1.5, not a whole number of tokens"
+    assert message == f"{file}: line 2: {problem}"
 
 
 def test_codex_a_call_whose_count_was_never_written_is_noted(
@@ -669,7 +669,7 @@ def test_codex_a_line_cut_off_mid_file(tmp_path: Path) -> None:
     file.write_text("\n".join([*text[:4], text[4][:20]]))
     read, message = first_then_error(open_attempt({"source": str(file)}))
     assert [step.source for step in read] == ["user"]
-    assert message == f"{file}: line 5 is cut off mid-record (the file ends mid-line)"
+    assert message == f"{file}: line 5: is cut off mid-record (the file ends mid-line)"
 
 
 # -- property: the steps add up to what the loader counts ----------------------------------
@@ -805,5 +805,5 @@ def test_the_first_steps_come_before_the_rest_is_read(tmp_path: Path) -> None:
         handle.write("{broken\n")
     steps = steps_lazily(open_attempt({"source": str(file), "session_id": SID}))
     assert next(steps).text == "go"
-    with pytest.raises(TrajectoryError, match="line 55 is not JSON"):
+    with pytest.raises(TrajectoryError, match="line 55: is not valid JSON"):
         list(steps)

@@ -102,7 +102,7 @@ def count(value: Any, where: str) -> int | None:
     if isinstance(value, float) and value.is_integer():
         value = int(value)
     if isinstance(value, bool) or not isinstance(value, int):
-        raise AtifError(f"{where} is {_shown(value)}, not a whole number of tokens")
+        raise AtifError(f"{where} is {shown(value)}, not a whole number of tokens")
     if value < 0:
         raise AtifError(f"{where} is {value}, a negative number of tokens")
     return value
@@ -113,7 +113,7 @@ def step_buckets(metrics: Any, where: str, *, writes_in_prompt: bool = True) -> 
     if metrics is None:
         return Buckets()
     if not isinstance(metrics, dict):
-        raise AtifError(f"{where}.metrics is {_shown(metrics)}, not an object")
+        raise AtifError(f"{where}.metrics is {shown(metrics)}, not an object")
     extra = metrics.get("extra")
     writes = None
     if isinstance(extra, dict):
@@ -133,7 +133,7 @@ def final_buckets(document: Mapping[str, Any], *, writes_in_prompt: bool = True)
     if final is None:
         return Buckets()
     if not isinstance(final, dict):
-        raise AtifError(f"final_metrics is {_shown(final)}, not an object")
+        raise AtifError(f"final_metrics is {shown(final)}, not an object")
     extra = final.get("extra")
     writes = None
     if isinstance(extra, dict):
@@ -179,7 +179,7 @@ def added(total: Buckets, more: Buckets) -> Buckets:
 def steps_of(document: Mapping[str, Any]) -> list[Any]:
     steps = document.get("steps")
     if not isinstance(steps, list):
-        raise AtifError(f"steps is {_shown(steps)}, not a list of steps")
+        raise AtifError(f"steps is {shown(steps)}, not a list of steps")
     return steps
 
 
@@ -217,7 +217,7 @@ def steps_buckets(document: Mapping[str, Any], *, skip_copied: bool) -> Buckets:
     total = Buckets()
     for number, step in enumerate(steps_of(document), start=1):
         if not isinstance(step, dict):
-            raise AtifError(f"step {number} is {_shown(step)}, not an object")
+            raise AtifError(f"step {number} is {shown(step)}, not an object")
         if skip_copied and step.get("is_copied_context") is True:
             continue
         counts = step_buckets(step.get("metrics"), f"step {number}", writes_in_prompt=inside)
@@ -277,10 +277,10 @@ def checked(document: Any, path: Path) -> dict[str, Any]:
     if version is None:
         raise AtifError(f"{path}: has no schema_version, not an ATIF trajectory")
     if not isinstance(version, str):
-        raise AtifError(f"{path}: schema_version is {_shown(version)}, not text")
+        raise AtifError(f"{path}: schema_version is {shown(version)}, not text")
     if not version.upper().startswith(SUPPORTED.upper()):
         raise AtifError(
-            f"{path}: schema_version is {_shown(version)}; this reader reads {SUPPORTED}x"
+            f"{path}: schema_version is {shown(version)}; this reader reads {SUPPORTED}x"
         )
     try:
         steps_of(document)
@@ -301,7 +301,7 @@ def chain(first: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
         document = read_document(path)
         after = document.get("continued_trajectory_ref")
         if after is not None and not isinstance(after, str):
-            raise AtifError(f"{path}: continued_trajectory_ref is {_shown(after)}, not a path")
+            raise AtifError(f"{path}: continued_trajectory_ref is {shown(after)}, not a path")
         yield path, document
         del document
         path = path.parent / after if after else None
@@ -336,6 +336,6 @@ def _whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _shown(value: Any) -> str:
+def shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=True, default=str)
     return text if len(text) <= 40 else text[:39] + "…"

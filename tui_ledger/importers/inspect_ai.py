@@ -258,10 +258,10 @@ def _member_list(archive: zipfile.ZipFile, path: Path, name: str) -> list[Any]:
 
 
 def _member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
-    return parse_json(_member_bytes(archive, path, name), path, record=name)
+    return parse_json(member_bytes(archive, path, name), path, record=name)
 
 
-def _member_bytes(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
+def member_bytes(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
     """A member's bytes; zstd members (unknown to zipfile before Python 3.14) decoded apart."""
     info = archive.getinfo(name)
     try:
@@ -357,7 +357,7 @@ class _Rows:
         passed = None if score is None else score >= self.threshold
         error = _error_message(sample.get("error"))
         limit = _limit_type(sample.get("limit"))
-        usage = _usage(sample.get("model_usage"), path, where)
+        usage = split_usage(sample.get("model_usage"), path, where)
         started = parse_timestamp(
             sample.get("started_at"), path=path, record=where, field="started_at"
         )
@@ -466,7 +466,7 @@ def score_value(value: Any, *, path: Path | str, record: str, scorer: str) -> fl
     )
 
 
-def _usage(model_usage: Any, path: Path, where: str) -> dict[str, Any]:
+def split_usage(model_usage: Any, path: Path, where: str) -> dict[str, Any]:
     """Token buckets summed over models; all null when the sample recorded no usage."""
     names = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
     empty: dict[str, Any] = dict.fromkeys((*names, "tokens", "reasoning_tokens", "cost"))

@@ -68,7 +68,7 @@ CACHE_WRITE_KEYS = ("gen_ai.usage.cache_creation.input_tokens",
 TOTAL_KEYS = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens", "llm.token_count.total")
 REASONING_KEYS = ("gen_ai.usage.reasoning.output_tokens",)
 COST_KEYS = ("gen_ai.usage.cost", "operation.cost")
-_USAGE_KEYS = (*INPUT_KEYS, *OUTPUT_KEYS, *TOTAL_KEYS)
+USAGE_KEYS = (*INPUT_KEYS, *OUTPUT_KEYS, *TOTAL_KEYS)
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 _STATUS_ERROR = (2, "STATUS_CODE_ERROR")
 
@@ -118,9 +118,9 @@ class OtelImporter(ImporterBase):
         options = options or ImportOptions()
         if not path.is_file():
             raise ImporterError.at(path, "does not exist" if not path.exists() else "is a folder")
-        spans: dict[tuple[str, str], _Span] = {}
+        spans: dict[tuple[str, str], Span] = {}
         for number, batch in _batches(path):
-            for span in _spans(batch, path, number):
+            for span in batch_spans(batch, path, number):
                 spans.setdefault((span.trace_id, span.span_id), span)
         if not spans:
             raise ImporterError.at(path, "holds no spans (no resourceSpans)")
@@ -144,7 +144,7 @@ def _batches(path: Path) -> Iterator[tuple[int, Any]]:
 
 
 @dataclass
-class _Span:
+class Span:
     trace_id: str
     span_id: str
     parent_id: str | None
@@ -156,10 +156,10 @@ class _Span:
     error: bool
     service: str | None
     line: int
-    children: list[_Span] = field(default_factory=list)
+    children: list[Span] = field(default_factory=list)
 
 
-def _spans(batch: Any, path: Path, number: int) -> Iterator[_Span]:
+def batch_spans(batch: Any, path: Path, number: int) -> Iterator[Span]:
     where = f"line {number}"
     if not isinstance(batch, dict):
         raise ImporterError.at(path, "is not an OTLP/JSON object", record=where)
@@ -180,7 +180,7 @@ def _spans(batch: Any, path: Path, number: int) -> Iterator[_Span]:
                 yield _span(span, path, where, number, None if service is None else str(service))
 
 
-def _span(span: Any, path: Path, where: str, number: int, service: str | None) -> _Span:
+def _span(span: Any, path: Path, where: str, number: int, service: str | None) -> Span:
     if not isinstance(span, dict):
         raise ImporterError.at(path, "a span is not an object", record=where)
     trace_id, span_id = _id(span.get("traceId"), path, where), _id(span.get("spanId"), path, where)
@@ -193,7 +193,7 @@ def _span(span: Any, path: Path, where: str, number: int, service: str | None) -
             attributes = _attributes(event.get("attributes"), path, where)
             events.append((str(event.get("name")), attributes, _nanos(event.get("timeUnixNano"))))
     attributes = _attributes(span.get("attributes"), path, where)
-    return _Span(
+    return Span(
         trace_id=trace_id,
         span_id=span_id,
         parent_id=_id(span.get("parentSpanId"), path, where),
@@ -259,7 +259,7 @@ def _value(value: Any) -> Any:
     return None
 
 
-def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], path: Path, span: _Span) -> Any:
+def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], path: Path, span: Span) -> Any:
     for key in keys:
         if key in attributes and attributes[key] is not None:
             value = attributes[key]
@@ -275,7 +275,7 @@ def _count(attributes: Mapping[str, Any], keys: tuple[str, ...], path: Path, spa
     return None
 
 
-def _reports(span: _Span, keys: tuple[str, ...]) -> bool:
+def reports(span: Span, keys: tuple[str, ...]) -> bool:
     return any(span.attributes.get(key) is not None for key in keys)
 
 
@@ -283,13 +283,13 @@ class _Attempts:
     """The spans of one file grouped into attempts, and each attempt's row."""
 
     def __init__(
-        self, path: Path, spans: Mapping[tuple[str, str], _Span], options: ImportOptions
+        self, path: Path, spans: Mapping[tuple[str, str], Span], options: ImportOptions
     ) -> None:
         self.path = path
         self.options = options
         self.orphans = 0
         self.ungraded = 0
-        self.by_trace: dict[str, list[_Span]] = {}
+        self.by_trace: dict[str, list[Span]] = {}
         for span in spans.values():
             self.by_trace.setdefault(span.trace_id, []).append(span)
             parent = spans.get((span.trace_id, span.parent_id)) if span.parent_id else None
@@ -300,32 +300,32 @@ class _Attempts:
         for trace_id, spans in self.by_trace.items():
             members = {span.span_id for span in spans}
             roots = [s for s in spans if s.parent_id is None or s.parent_id not in members]
-            agents = _top_agents(roots)
+            agents = top_agents(roots)
             if len(agents) > 1:
-                covered = {id(span) for agent in agents for span in _descendants(agent)}
+                covered = {id(span) for agent in agents for span in descendants(agent)}
                 self.orphans += sum(
-                    id(span) not in covered and _reports(span, _USAGE_KEYS) for span in spans
+                    id(span) not in covered and reports(span, USAGE_KEYS) for span in spans
                 )
                 for agent in agents:
-                    yield self.row(trace_id, agent, list(_descendants(agent)))
+                    yield self.row(trace_id, agent, list(descendants(agent)))
             else:
                 root = agents[0] if agents else min(roots, key=lambda s: s.start or 0)
                 yield self.row(trace_id, root, spans)
 
-    def row(self, trace_id: str, root: _Span, spans: list[_Span]) -> dict[str, Any]:
+    def row(self, trace_id: str, root: Span, spans: list[Span]) -> dict[str, Any]:
         path = self.path
         leaves = [
             span
             for span in spans
-            if _reports(span, _USAGE_KEYS)
-            and not any(_reports(child, _USAGE_KEYS) for child in _descendants(span, self_=False))
+            if reports(span, USAGE_KEYS)
+            and not any(reports(child, USAGE_KEYS) for child in descendants(span, self_=False))
         ]
-        usage = _sum_usage(leaves, path)
+        usage = sum_usage(leaves, path)
         cost_spans = [
             span
             for span in spans
-            if _reports(span, COST_KEYS)
-            and not any(_reports(child, COST_KEYS) for child in _descendants(span, self_=False))
+            if reports(span, COST_KEYS)
+            and not any(reports(child, COST_KEYS) for child in descendants(span, self_=False))
         ]
         costs = [_cost(span, path) for span in cost_spans]
         models = Counter(model for span in leaves if (model := _model(span)))
@@ -367,7 +367,7 @@ class _Attempts:
             "line": root.line,
         }
 
-    def _verdict(self, root: _Span, spans: list[_Span]) -> tuple[bool | None, str | None, Any]:
+    def _verdict(self, root: Span, spans: list[Span]) -> tuple[bool | None, str | None, Any]:
         """(passed, evaluation name, score) from the named attribute or evaluation events."""
         wanted = self.options.outcome_attribute
         threshold = self.options.threshold()
@@ -428,7 +428,7 @@ def _status(passed: bool | None, errored: bool, error_type: str | None) -> str:
     return "unset" if passed is None else "failed"
 
 
-def _model(span: _Span) -> str | None:
+def _model(span: Span) -> str | None:
     """The model a span called: the one that answered, else the one asked for."""
     attributes = span.attributes
     return text_or_none(
@@ -436,11 +436,11 @@ def _model(span: _Span) -> str | None:
     )
 
 
-def _top_agents(roots: list[_Span]) -> list[_Span]:
+def top_agents(roots: list[Span]) -> list[Span]:
     """The invoke_agent spans with no invoke_agent span above them, in start order."""
-    found: list[_Span] = []
+    found: list[Span] = []
 
-    def walk(span: _Span) -> None:
+    def walk(span: Span) -> None:
         if span.attributes.get("gen_ai.operation.name") == "invoke_agent":
             found.append(span)
             return
@@ -452,14 +452,14 @@ def _top_agents(roots: list[_Span]) -> list[_Span]:
     return sorted(found, key=lambda span: span.start or 0)
 
 
-def _descendants(span: _Span, *, self_: bool = True) -> Iterator[_Span]:
+def descendants(span: Span, *, self_: bool = True) -> Iterator[Span]:
     if self_:
         yield span
     for child in span.children:
-        yield from _descendants(child)
+        yield from descendants(child)
 
 
-def _sum_usage(spans: list[_Span], path: Path) -> dict[str, Any]:
+def sum_usage(spans: list[Span], path: Path) -> dict[str, Any]:
     names = ("input_tokens", "cached_input_tokens", "cache_write_tokens", "output_tokens")
     if not spans:
         return dict.fromkeys((*names, "tokens", "reasoning_tokens"))
@@ -487,12 +487,12 @@ def _sum_usage(spans: list[_Span], path: Path) -> dict[str, Any]:
         )
         if reasoning is not None:
             totals["reasoning_tokens"] = (totals["reasoning_tokens"] or 0) + reasoning
-    if totals["reasoning_tokens"] == 0 and not any(_reports(s, REASONING_KEYS) for s in spans):
+    if totals["reasoning_tokens"] == 0 and not any(reports(s, REASONING_KEYS) for s in spans):
         totals["reasoning_tokens"] = None
     return totals
 
 
-def _cost(span: _Span, path: Path) -> float | None:
+def _cost(span: Span, path: Path) -> float | None:
     for key in COST_KEYS:
         value = span.attributes.get(key)
         if value is None:
@@ -512,7 +512,7 @@ def _cost(span: _Span, path: Path) -> float | None:
     return None
 
 
-def _judge(value: Any, threshold: float, path: Path, span: _Span, name: str) -> bool | None:
+def _judge(value: Any, threshold: float, path: Path, span: Span, name: str) -> bool | None:
     """A verdict from a boolean, a pass/fail word or a score (>= threshold passes)."""
     if value is None:
         return None

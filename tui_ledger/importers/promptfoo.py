@@ -180,8 +180,8 @@ def _frame(path: Path, results: list[tuple[int, Any]], meta: _Meta, unit: str) -
     for line, result in results:
         where = f"{unit} {line}"
         workflow = _workflow(result, several_prompts)
-        passed, status, reason = _verdict(result)
-        usage = _usage(result, path, where, broken=status in _BROKEN)
+        passed, status, reason = result_verdict(result)
+        usage = result_usage(result, path, where, broken=status in _BROKEN)
         values: dict[str, Any] = {
             "workflow": workflow,
             "task": _task(result, vars_by_description),
@@ -211,7 +211,7 @@ def _frame(path: Path, results: list[tuple[int, Any]], meta: _Meta, unit: str) -
     return build_frame(columns, _SCHEMA)
 
 
-def _verdict(result: Mapping[str, Any]) -> tuple[bool | None, str, str | None]:
+def result_verdict(result: Mapping[str, Any]) -> tuple[bool | None, str, str | None]:
     """(passed, status word, raw reason) of one result.
 
     failureReason decides where it is written (1 = an assertion failed, 2 = an error); the
@@ -246,7 +246,9 @@ def _ungraded(result: Mapping[str, Any]) -> bool:
     return grading is None and isinstance(test, dict) and not test.get("assert")
 
 
-def _usage(result: Mapping[str, Any], path: Path, where: str, *, broken: bool) -> dict[str, Any]:
+def result_usage(
+    result: Mapping[str, Any], path: Path, where: str, *, broken: bool
+) -> dict[str, Any]:
     """Token buckets of one result, split so that no token is counted twice.
 
     `broken`: the result is an error or a timeout, whose zero usage is promptfoo's placeholder.

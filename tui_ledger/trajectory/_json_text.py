@@ -4,7 +4,8 @@ A harness that writes one large JSON document (an Inspect `.json` log, a promptf
 file) keeps every attempt in one array. `value_at` walks the document's text to the value a
 path of keys and indices names and parses only that value: the siblings on the way are
 decoded one at a time and dropped, so memory holds the file's text once and one record.
-Every failure is a `TrajectoryError` naming the file, the record and what is wrong.
+Every failure is a `TrajectoryError` naming the file, the record and what is wrong
+(`files.failure`).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.model import TrajectoryError
+from tui_ledger.trajectory.files import CUT_OFF, broken, failure
 
 _SPACE = re.compile(r"[ \t\n\r]*")
 _DECODER = json.JSONDecoder()
@@ -23,58 +24,6 @@ _DECODER = json.JSONDecoder()
 
 class Absent(Exception):
     """The path names a key or an index the document does not have."""
-
-
-def failure(path: Path | str, record: str | None, problem: str) -> TrajectoryError:
-    """A one-line error: the file, the record where there is one, and what is wrong."""
-    where = f"{path}: {record}" if record else str(path)
-    message = f"{where}: {problem}"
-    # One line whatever a file name, a sample id or a span name holds.
-    return TrajectoryError(message.replace("\r", "\\r").replace("\n", "\\n"))
-
-
-def importer_problem(exc: Exception) -> str:
-    """An importer's error without the file and record it names (the reader names them)."""
-    text = str(exc)
-    path, record = getattr(exc, "path", None), getattr(exc, "record", None)
-    prefix = f"{path}: {record}: " if record else f"{path}: "
-    return text[len(prefix) :] if path is not None and text.startswith(prefix) else text
-
-
-def read_text(path: Path) -> str:
-    """The whole file as text (read once), or a TrajectoryError saying why it cannot be."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except IsADirectoryError:
-        raise failure(path, None, "is a folder, not a log file") from None
-    except OSError as exc:
-        raise failure(path, None, f"cannot be read ({exc.strerror or exc})") from None
-    return decode(data, path, None)
-
-
-def decode(data: bytes, path: Path | str, record: str | None) -> str:
-    """Bytes as UTF-8 text; NUL bytes or undecodable bytes mean a binary file, not a log."""
-    if b"\x00" in data:
-        raise failure(path, record, "holds binary bytes, not JSON text")
-    try:
-        return data.decode("utf-8").lstrip("\ufeff")
-    except UnicodeDecodeError as exc:
-        problem = f"holds bytes that are not UTF-8 text (at byte {exc.start}), not JSON text"
-        raise failure(path, record, problem) from None
-
-
-def parse(text: str | bytes, path: Path | str, record: str | None) -> Any:
-    """A whole JSON value, or a TrajectoryError saying where it breaks (or that it is cut off)."""
-    if isinstance(text, bytes):
-        text = decode(text, path, record)
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise failure(path, record, _broken(text, exc)) from None
 
 
 def value_at(text: str, steps: Sequence[str | int], path: Path | str, record: str) -> Any:
@@ -91,9 +40,9 @@ def value_at(text: str, steps: Sequence[str | int], path: Path | str, record: st
         value, _ = _DECODER.raw_decode(text, position)
         return value
     except json.JSONDecodeError as exc:
-        raise failure(path, record, _broken(text, exc)) from None
+        raise failure(path, record, broken(text, exc, document=True)) from None
     except IndexError:
-        raise failure(path, record, "is cut off: the file ends inside the record") from None
+        raise failure(path, record, CUT_OFF) from None
 
 
 def items_of(text: str, steps: Sequence[str | int], path: Path | str) -> Iterator[Any]:
@@ -120,10 +69,9 @@ def items_of(text: str, steps: Sequence[str | int], path: Path | str) -> Iterato
             _expect(text, position, ",")
             position += 1
     except json.JSONDecodeError as exc:
-        raise failure(path, f"{name} #{number}", _broken(text, exc)) from None
+        raise failure(path, f"{name} #{number}", broken(text, exc, document=True)) from None
     except IndexError:
-        problem = "is cut off: the file ends inside the record"
-        raise failure(path, f"{name} #{number}", problem) from None
+        raise failure(path, f"{name} #{number}", CUT_OFF) from None
 
 
 def _walk(text: str, steps: Sequence[str | int]) -> int:
@@ -176,10 +124,3 @@ def _enter(text: str, position: int, step: str | int) -> int:
             raise Absent
         _expect(text, position, ",")
         position += 1
-
-
-def _broken(text: str, exc: json.JSONDecodeError) -> str:
-    end = text.rstrip()
-    if exc.pos >= len(end) or not end.endswith(("}", "]")):
-        return "is cut off: the file ends inside the record"
-    return f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"

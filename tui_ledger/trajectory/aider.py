@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import load_document, read_bytes, source_path
+from tui_ledger.trajectory.files import load_document, read_text, source_file
 from tui_ledger.trajectory.model import Opened, Step, Test, TrajectoryError, Verdict, Who
+from tui_ledger.trajectory.text import looked_for, make_step
 
 HISTORY_FILE = ".aider.chat.history.md"
 _SESSION = "# aider chat started at"
@@ -33,7 +34,7 @@ NOT_PER_STEP = (
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "chat history")
+    path = source_file(row, "chat history")
     results = load_document(path)
     if not isinstance(results, dict):
         raise TrajectoryError(f"{path}: is not an Aider results object")
@@ -56,16 +57,10 @@ def open(row: Mapping[str, Any]) -> Opened:
             instruction=None,
             verdict=Verdict(tests=tries),
             steps=iter(()),
-            looked_for=[f"{history} (the exercise's chat history)"],
+            looked_for=[looked_for(f"the exercise's chat history ({HISTORY_FILE})", path.parent)],
             notes=notes,
         )
-    data = read_bytes(history)
-    if b"\x00" in data:
-        raise TrajectoryError(f"{history}: holds binary bytes, not Aider's chat history")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise TrajectoryError(f"{history}: is not UTF-8 text") from None
+    text = read_text(history)
     blocks = list(_blocks(text))
     instruction = next((body for who, body, _ in blocks if who == "user"), None)
     test_outputs = [body for _, body, kind in blocks if kind == "tests"]
@@ -140,7 +135,7 @@ def _blocks(text: str) -> Iterator[tuple[Who, str, str | None]]:
 
 def _steps(blocks: list[tuple[Who, str, str | None]]) -> Iterator[Step]:
     for index, (who, body, kind) in enumerate(blocks, start=1):
-        yield Step(index=index, source=who, text=body, kind=kind)
+        yield make_step(index, who, body, kind=kind)
 
 
 def _last_line(text: Any) -> str:

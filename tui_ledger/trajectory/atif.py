@@ -16,10 +16,8 @@ whole, once); steps are made from the parsed list one at a time as they are aske
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +25,15 @@ from tui_ledger.importers.atif_usage import (
     AtifError,
     Buckets,
     added,
+    checked,
     final_buckets,
-    read_document,
+    shown,
     step_buckets,
     steps_of,
     writes_in_prompt,
 )
 from tui_ledger.trajectory import TRACE_COLUMN
+from tui_ledger.trajectory.files import load_document
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -42,6 +42,7 @@ from tui_ledger.trajectory.model import (
     Verdict,
     Who,
 )
+from tui_ledger.trajectory.text import arguments_text, iso_time, make_step
 
 _SOURCES: dict[str, Who] = {"user": "user", "agent": "agent", "system": "system", "tool": "tool"}
 _ERROR_KEYS = ("is_error", "tool_result_is_error", "error")
@@ -75,8 +76,9 @@ def open_files(paths: Sequence[Path], *, relative_to: Path | None = None) -> Ope
 
 
 def _read(path: Path) -> dict[str, Any]:
+    document = load_document(path)
     try:
-        return read_document(path)
+        return checked(document, path)
     except AtifError as error:
         raise TrajectoryError(str(error)) from None
 
@@ -207,7 +209,7 @@ def _step(raw: Any, number: int, index: int, inside: bool) -> tuple[Step, Bucket
     source = raw.get("source")
     who = _SOURCES.get(source) if isinstance(source, str) else None
     if who is None:
-        raise AtifError(f"{where}.source is {_shown(source)}, not user, agent or system")
+        raise AtifError(f"{where}.source is {shown(source)}, not user, agent or system")
     message = _content(raw.get("message"), f"{where}.message")
     reasoning = raw.get("reasoning_content")
     if reasoning is not None and not isinstance(reasoning, str):
@@ -222,17 +224,19 @@ def _step(raw: Any, number: int, index: int, inside: bool) -> tuple[Step, Bucket
     counts = step_buckets(raw.get("metrics"), where, writes_in_prompt=inside)
     extra: Mapping[str, Any] = raw["extra"] if isinstance(raw.get("extra"), dict) else {}
     copied = raw.get("is_copied_context") is True
-    step = Step(
-        index=index,
-        source=who,
-        text=text,
+    buckets = (
+        counts.input_tokens,
+        counts.cached_input_tokens,
+        counts.cache_write_tokens,
+        counts.output_tokens,
+    )
+    step = make_step(
+        index,
+        who,
+        text,
         tool_calls=calls,
         observation=observation,
-        input_tokens=counts.input_tokens,
-        cached_input_tokens=counts.cached_input_tokens,
-        cache_write_tokens=counts.cache_write_tokens,
-        output_tokens=counts.output_tokens,
-        tokens=counts.tokens,
+        buckets=buckets,
         timestamp=_timestamp(raw.get("timestamp"), where),
         error=failed or _flagged(extra),
         agent=_sub_agent(extra),
@@ -280,15 +284,9 @@ def _tool_calls(value: Any, where: str) -> tuple[ToolCall, ...]:
         name = call.get("function_name")
         if not isinstance(name, str):
             raise AtifError(f"{at}.function_name is {_kind(name)}, not a name")
-        arguments = call.get("arguments")
-        if isinstance(arguments, str):
-            shown = arguments
-        elif arguments is None:
-            shown = ""
-        else:
-            shown = json.dumps(arguments, ensure_ascii=False, default=str)
         call_id = call.get("tool_call_id")
-        calls.append(ToolCall(name, shown, call_id if isinstance(call_id, str) else None))
+        arguments = arguments_text(call.get("arguments"))
+        calls.append(ToolCall(name, arguments, call_id if isinstance(call_id, str) else None))
     return tuple(calls)
 
 
@@ -345,14 +343,12 @@ def _sub_agent(extra: Mapping[str, Any]) -> str | None:
 
 
 def _timestamp(value: Any, where: str) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        try:
-            return datetime.fromtimestamp(value, tz=timezone.utc).isoformat()
-        except (OverflowError, OSError, ValueError):
-            pass
-    raise AtifError(f"{where}.timestamp is {_shown(value)}, not a time")
+    if value is None:
+        return None
+    moment = iso_time(value)
+    if moment is None and not isinstance(value, str):
+        raise AtifError(f"{where}.timestamp is {shown(value)}, not a time")
+    return moment
 
 
 def _kind(value: Any) -> str:
@@ -361,8 +357,3 @@ def _kind(value: Any) -> str:
         if isinstance(value, kind):
             return name
     return "a number" if isinstance(value, (int, float)) else type(value).__name__
-
-
-def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= 40 else text[:39] + "…"

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_ledger.trajectory.files import head_records, json_lines, source_file
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -44,15 +45,17 @@ from tui_ledger.trajectory.model import (
     TrajectoryError,
     Verdict,
     Who,
-    bucket_total,
 )
-from tui_ledger.trajectory.session_lines import (
+from tui_ledger.trajectory.text import (
     as_json,
-    flat_text,
-    json_lines,
-    session_file,
+    call_results,
+    content_text,
+    counted,
+    iso_time,
+    make_step,
+    reply_text,
     text_or_none,
-    whole,
+    token_count,
 )
 
 SYNTHETIC_MODEL = "<synthetic>"
@@ -68,12 +71,11 @@ USAGE_BUCKETS = (
 CHARS_PER_TOKEN_CEILING = 10
 PLACEHOLDER_MIN_CHARS = 200
 _NOTED_STEPS = 5
-_HEAD_LINES = 400
 
 
 def open(row: Mapping[str, Any]) -> Opened:
     """The session's logs, opened: its files found, its first prompt read, its steps to read."""
-    source = session_file(row, "Claude Code session")
+    source = source_file(row, "Claude Code session")
     session_id = text_or_none(row.get("session_id"))
     files = [source]
     counted_subagents = row.get("subagent_files")
@@ -84,7 +86,7 @@ def open(row: Mapping[str, Any]) -> Opened:
     elif beside:
         were = "was" if len(beside) == 1 else "were"
         notes.append(
-            f"{_counted(len(beside), 'sub-agent transcript')} beside the session {were} not "
+            f"{counted(len(beside), 'sub-agent transcript')} beside the session {were} not "
             "loaded into the ledger (the session file was opened alone): not read"
         )
     expected = row.get("responses")
@@ -115,24 +117,19 @@ def _subagent_files(source: Path, session_id: str | None) -> list[Path]:
 
 def _first_prompt(source: Path, session_id: str | None) -> str | None:
     """The session's first prompt, from the head of its file (None if the head has none)."""
-    try:
-        for number, line in json_lines(source):
-            if number > _HEAD_LINES:
-                return None
-            if not isinstance(line, dict) or line.get("type") != "user":
-                continue
-            if session_id is not None and line.get("sessionId") != session_id:
-                continue
-            if line.get("isMeta") or line.get("isSidechain") or line.get("isCompactSummary"):
-                continue
-            message = line.get("message")
-            if not isinstance(message, dict):
-                continue
-            text = _prompt_text(message.get("content"))
-            if text:
-                return text
-    except TrajectoryError:
-        return None  # the steps say where the file breaks
+    for line in head_records(source):
+        if not isinstance(line, dict) or line.get("type") != "user":
+            continue
+        if session_id is not None and line.get("sessionId") != session_id:
+            continue
+        if line.get("isMeta") or line.get("isSidechain") or line.get("isCompactSummary"):
+            continue
+        message = line.get("message")
+        if not isinstance(message, dict):
+            continue
+        text = _prompt_text(message.get("content"))
+        if text:
+            return text
     return None
 
 
@@ -145,7 +142,7 @@ def _prompt_text(content: Any) -> str:
             for block in content
             if not (isinstance(block, dict) and block.get("type") == "tool_result")
         ]
-        return flat_text(blocks)
+        return content_text(blocks)
     return ""
 
 
@@ -183,34 +180,25 @@ class _Draft:
         return written >= PLACEHOLDER_MIN_CHARS and output * CHARS_PER_TOKEN_CEILING < written
 
     def step(self, index: int) -> Step:
-        parts = [text for text in self.texts if text.strip()]
-        parts += [f"(thinking) {text.strip()}" for text in self.thinking if text.strip()]
         observation = self.observation
         if self.results:
-            answers = [
-                (call, self.results[call.id]) for call in self.calls if call.id in self.results
-            ]
-            if len(answers) == 1:
-                observation = answers[0][1]
-            else:
-                observation = "\n\n".join(f"[{call.name}]\n{text}" for call, text in answers)
+            observation = call_results(self.calls, self.results) or ""
         usage = self.usage or {}
-        buckets = [usage.get(name) for _, name in USAGE_BUCKETS]
-        tokens = None
-        if self.usage is not None:
-            tokens = bucket_total(*buckets)
-            tokens = 0 if tokens is None else tokens
-        return Step(
-            index=index,
-            source=self.source,
-            text="\n\n".join(parts),
-            tool_calls=tuple(self.calls),
+        buckets = (
+            usage.get("input_tokens"),
+            usage.get("cached_input_tokens"),
+            usage.get("cache_write_tokens"),
+            usage.get("output_tokens"),
+        )
+        return make_step(
+            index,
+            self.source,
+            reply_text(self.texts, self.thinking),
+            tool_calls=self.calls,
             observation=observation,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=tokens,
+            buckets=buckets,
+            # A usage recording no count at all is a response that spent none.
+            tokens=None if self.usage is None else 0,
             timestamp=self.timestamp,
             error=self.error,
             agent=self.agent,
@@ -271,7 +259,7 @@ class _SessionReader:
         shared = self.shared
         if shared.repeats:
             self.notes.append(
-                f"{_counted(shared.repeats, 'streamed line')} repeated a response already read "
+                f"{counted(shared.repeats, 'streamed line')} repeated a response already read "
                 "(same message.id and requestId): each response is one step, at its largest "
                 "usage, as the ledger counts it"
             )
@@ -279,20 +267,20 @@ class _SessionReader:
             shown = ", ".join(str(draft.index) for draft in shared.unfinished[:_NOTED_STEPS])
             more = " …" if len(shared.unfinished) > _NOTED_STEPS else ""
             self.notes.append(
-                f"{_counted(len(shared.unfinished), 'response')} (steps {shown}{more}) never got "
+                f"{counted(len(shared.unfinished), 'response')} (steps {shown}{more}) never got "
                 "their final output count (a stream cut off: the log kept its placeholder, "
                 "anthropics/claude-code#25941): their output tokens, and the ledger's, are "
                 "below what was billed"
             )
         if shared.late_larger:
             self.notes.append(
-                f"{_counted(shared.late_larger, 'response')} came again later with a larger "
+                f"{counted(shared.late_larger, 'response')} came again later with a larger "
                 "count after its step was shown: the ledger counts the larger one, so the "
                 "steps' tokens differ"
             )
         if self.expected is not None and shared.counted != self.expected:
             self.notes.append(
-                f"the ledger counted {_counted(self.expected, 'response')} for this session and "
+                f"the ledger counted {counted(self.expected, 'response')} for this session and "
                 f"its files hold {shared.counted}: a resumed session replays the responses of "
                 "the one it resumed, which the ledger counts once, under the session read first"
             )
@@ -303,10 +291,6 @@ def _agent_of_file(file: Path, position: int) -> str | None:
         return None
     name = file.stem
     return name.removeprefix("agent-") or name
-
-
-def _counted(number: int, noun: str) -> str:
-    return f"{number} {noun if number == 1 else noun + 's'}"
 
 
 class _FileReading:
@@ -350,7 +334,7 @@ class _FileReading:
         if kind not in ("assistant", "user", "system"):
             return
         agent = self._agent(line)
-        timestamp = text_or_none(line.get("timestamp"))
+        timestamp = iso_time(line.get("timestamp"))
         if kind == "system":
             self._system(line, agent, timestamp)
             return
@@ -452,7 +436,7 @@ class _FileReading:
                 if call_id is not None:
                     self.by_call[call_id] = draft
             else:
-                draft.texts.append(flat_text([block]))
+                draft.texts.append(content_text([block]))
 
     def _user(
         self,
@@ -469,7 +453,7 @@ class _FileReading:
                 self._result(block, agent, timestamp)
             elif block is not None:
                 prompt.append(block)
-        text = flat_text(prompt)
+        text = content_text(prompt)
         if not text.strip():
             return
         self._close_open(agent)
@@ -482,7 +466,7 @@ class _FileReading:
 
     def _result(self, block: Mapping[str, Any], agent: str | None, timestamp: str | None) -> None:
         call_id = text_or_none(block.get("tool_use_id"))
-        text = flat_text(block.get("content"))
+        text = content_text(block.get("content"))
         draft = self.by_call.get(call_id) if call_id is not None else None
         if draft is None or call_id is None:
             orphan = _Draft("tool", agent, timestamp, observation=text, closed=True)
@@ -497,7 +481,7 @@ class _FileReading:
 
     def _system(self, line: Mapping[str, Any], agent: str | None, timestamp: str | None) -> None:
         subtype = text_or_none(line.get("subtype")) or "system"
-        text = flat_text(line.get("content"))
+        text = content_text(line.get("content"))
         error = line.get("error")
         failed = subtype == "api_error" or line.get("level") == "error"
         if error is not None:
@@ -518,5 +502,6 @@ def _usage(usage: Any, where: str) -> dict[str, int | None]:
     if not isinstance(usage, dict):
         raise TrajectoryError(f"{where}: message.usage is {usage!r}, not an object")
     return {
-        name: whole(usage.get(key), where, f"message.usage.{key}") for key, name in USAGE_BUCKETS
+        name: token_count(usage.get(key), f"{where}: message.usage.{key}")
+        for key, name in USAGE_BUCKETS
     }

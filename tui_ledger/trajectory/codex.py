@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from tui_ledger.trajectory.files import head_records, json_lines, source_file
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
@@ -39,13 +40,17 @@ from tui_ledger.trajectory.model import (
     Verdict,
     Who,
 )
-from tui_ledger.trajectory.session_lines import (
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
     as_json,
-    flat_text,
-    json_lines,
-    session_file,
+    call_results,
+    content_text,
+    counted,
+    iso_time,
+    make_step,
+    reply_text,
     text_or_none,
-    whole,
+    token_count,
 )
 
 _MODEL_ITEMS = frozenset(
@@ -62,7 +67,6 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _CONTEXT_PREFIXES = ("<environment_context>", "<user_instructions>", "# AGENTS.md", "<permissions")
 _EXIT_CODE = re.compile(r"^Exit code: (-?\d+)", re.MULTILINE)
-_HEAD_LINES = 400
 _USAGE_KEYS = ("input_tokens", "cached_input_tokens", "output_tokens")
 
 Order = Literal["unknown", "before", "after"]
@@ -70,7 +74,7 @@ Order = Literal["unknown", "before", "after"]
 
 def open(row: Mapping[str, Any]) -> Opened:
     """The rollout, opened: its first prompt read, its steps still to read."""
-    source = session_file(row, "Codex rollout")
+    source = source_file(row, "Codex rollout")
     notes: list[str] = []
     return Opened(
         files=[str(source)],
@@ -82,27 +86,22 @@ def open(row: Mapping[str, Any]) -> Opened:
 
 
 def _first_prompt(source: Path) -> str | None:
-    try:
-        for number, line in json_lines(source):
-            if number > _HEAD_LINES:
-                return None
-            if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
-                continue
-            payload = line["payload"]
-            if line.get("type") == "event_msg" and payload.get("type") == "user_message":
-                text = flat_text(payload.get("message"))
-                if text.strip():
-                    return text
-            if (
-                line.get("type") == "response_item"
-                and payload.get("type") == "message"
-                and payload.get("role") == "user"
-            ):
-                text = flat_text(payload.get("content"))
-                if text.strip() and not text.lstrip().startswith(_CONTEXT_PREFIXES):
-                    return text
-    except TrajectoryError:
-        return None
+    for line in head_records(source):
+        if not isinstance(line, dict) or not isinstance(line.get("payload"), dict):
+            continue
+        payload = line["payload"]
+        if line.get("type") == "event_msg" and payload.get("type") == "user_message":
+            text = content_text(payload.get("message"))
+            if text.strip():
+                return text
+        if (
+            line.get("type") == "response_item"
+            and payload.get("type") == "message"
+            and payload.get("role") == "user"
+        ):
+            text = content_text(payload.get("content"))
+            if text.strip() and not text.lstrip().startswith(_CONTEXT_PREFIXES):
+                return text
     return None
 
 
@@ -142,25 +141,19 @@ class _Draft:
         return self.ended and self.settled and self.answered
 
     def step(self, index: int) -> Step:
-        parts = [text for text in self.texts if text.strip()]
-        parts += [f"(thinking) {text.strip()}" for text in self.thinking if text.strip()]
-        answers = [(call, self.results[call.id]) for call in self.calls if call.id in self.results]
-        observation = self.observation
-        if len(answers) == 1:
-            observation = answers[0][1]
-        elif answers:
-            observation = "\n\n".join(f"[{call.name}]\n{text}" for call, text in answers)
+        observation = call_results(self.calls, self.results, self.observation)
         usage = self.usage
-        return Step(
-            index=index,
-            source=self.source,
-            text="\n\n".join(parts),
-            tool_calls=tuple(self.calls),
+        buckets = NO_BUCKETS
+        if usage is not None:
+            uncached = usage.input_tokens - usage.cached_input_tokens
+            buckets = (uncached, usage.cached_input_tokens, None, usage.output_tokens)
+        return make_step(
+            index,
+            self.source,
+            reply_text(self.texts, self.thinking),
+            tool_calls=self.calls,
             observation=observation,
-            input_tokens=None if usage is None else usage.input_tokens - usage.cached_input_tokens,
-            cached_input_tokens=None if usage is None else usage.cached_input_tokens,
-            output_tokens=None if usage is None else usage.output_tokens,
-            tokens=None if usage is None else usage.tokens,
+            buckets=buckets,
             timestamp=self.timestamp,
             error=self.error,
             kind=self.kind,
@@ -217,10 +210,10 @@ class _RolloutReading:
             return
         if not isinstance(payload, dict):
             raise TrajectoryError(f"{where}: payload is {payload!r}, not an object")
-        timestamp = text_or_none(line.get("timestamp"))
+        timestamp = iso_time(line.get("timestamp"))
         if kind == "compacted":
             self._end_turn()
-            text = flat_text(payload.get("message")) or "the conversation was compacted"
+            text = content_text(payload.get("message")) or "the conversation was compacted"
             self._system("compacted", text, timestamp)
         elif kind == "response_item":
             self._item(payload, timestamp)
@@ -239,7 +232,7 @@ class _RolloutReading:
             self._output(item, timestamp)
         elif kind == "message" and role == "user":
             self._end_run()
-            text = flat_text(item.get("content"))
+            text = content_text(item.get("content"))
             if not text.strip():
                 return
             self.last_user_text = text
@@ -255,10 +248,10 @@ class _RolloutReading:
         if run is None:
             run = self._start_run(timestamp)
         if kind == "message":
-            run.texts.append(flat_text(item.get("content")))
+            run.texts.append(content_text(item.get("content")))
         elif kind == "reasoning":
-            summary = flat_text(item.get("summary"))
-            content = flat_text(item.get("content"))
+            summary = content_text(item.get("summary"))
+            content = content_text(item.get("content"))
             run.thinking.append("\n".join(part for part in (summary, content) if part))
         elif kind == "web_search_call":  # searched by the API itself: no output item follows
             run.calls.append(ToolCall("web_search", as_json(item.get("action")), None))
@@ -339,7 +332,7 @@ class _RolloutReading:
             self._token_count(event, timestamp, where)
         elif kind == "user_message":
             self._end_run()
-            text = flat_text(event.get("message"))
+            text = content_text(event.get("message"))
             if text == self.last_user_text:
                 self.last_user_text = None
                 return  # the response item said it already
@@ -351,7 +344,7 @@ class _RolloutReading:
             reason = text_or_none(event.get("reason")) or "aborted"
             self._system("turn_aborted", f"turn aborted ({reason})", timestamp)
         elif kind in ("error", "stream_error"):
-            message = flat_text(event.get("message")) or as_json(event)
+            message = content_text(event.get("message")) or as_json(event)
             self._system(kind, message, timestamp, error=True)
         elif kind == "task_complete":
             self._end_turn()
@@ -367,7 +360,7 @@ class _RolloutReading:
         if not isinstance(total, dict):
             raise TrajectoryError(f"{where}: total_token_usage is {total!r}, not an object")
         counts = {
-            key: whole(total.get(key), where, f"total_token_usage.{key}") or 0
+            key: token_count(total.get(key), f"{where}: total_token_usage.{key}") or 0
             for key in _USAGE_KEYS
         }
         if counts == self.previous:
@@ -385,7 +378,8 @@ class _RolloutReading:
             self.negative += 1
         last = info.get("last_token_usage")
         if isinstance(last, dict) and any(
-            (whole(last.get(key), where, f"last_token_usage.{key}") or 0) != getattr(usage, key)
+            (token_count(last.get(key), f"{where}: last_token_usage.{key}") or 0)
+            != getattr(usage, key)
             for key in _USAGE_KEYS
         ):
             self.disagree += 1
@@ -409,29 +403,29 @@ class _RolloutReading:
     def _finish(self) -> None:
         if self.repeats:
             self.notes.append(
-                f"{_counted(self.repeats, 'token_count event')} repeated the running total "
+                f"{counted(self.repeats, 'token_count event')} repeated the running total "
                 "before it (Codex writes each twice): counted once"
             )
         if self.disagree:
             self.notes.append(
-                f"{_counted(self.disagree, 'call')}' last_token_usage differ from the step of "
+                f"{counted(self.disagree, 'call')}' last_token_usage differ from the step of "
                 "the running total: each step shows the step of the total, which adds up to "
                 "the session's total as the ledger counts it"
             )
         if self.negative:
             self.notes.append(
-                f"the running total went down {_counted(self.negative, 'time')} (a resumed or "
+                f"the running total went down {counted(self.negative, 'time')} (a resumed or "
                 "forked session starting its count again): those steps are negative, and the "
                 "steps still add up to the last total, as the ledger counts it"
             )
         if self.lone_counts:
             self.notes.append(
-                f"{_counted(self.lone_counts, 'token count')} went with no item the rollout "
+                f"{counted(self.lone_counts, 'token count')} went with no item the rollout "
                 "keeps: each is a step of its own"
             )
         if self.uncounted and self.previous is not None:
             self.notes.append(
-                f"{_counted(self.uncounted, 'model call')} got no token_count of its own (a "
+                f"{counted(self.uncounted, 'model call')} got no token_count of its own (a "
                 "call cut off, or a count the rollout never wrote): those steps record no tokens"
             )
         if self.previous is None:
@@ -446,9 +440,9 @@ def _output_text(output: Any) -> tuple[str, bool]:
     failed = False
     if isinstance(output, dict):
         failed = output.get("success") is False
-        text = flat_text(output.get("content", output))
+        text = content_text(output.get("content", output))
     else:
-        text = flat_text(output)
+        text = content_text(output)
     exit_code = _exit_code(text)
     if exit_code is not None and exit_code != 0:
         failed = True
@@ -467,7 +461,3 @@ def _exit_code(text: str) -> int | None:
             return code if isinstance(code, int) and not isinstance(code, bool) else None
     match = _EXIT_CODE.search(text[:200])
     return int(match.group(1)) if match else None
-
-
-def _counted(number: int, noun: str) -> str:
-    return f"{number} {noun if number == 1 else noun + 's'}"

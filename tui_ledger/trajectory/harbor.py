@@ -18,21 +18,22 @@ from git (kept in its cache under a hashed name).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from tui_ledger.trajectory.atif import open_files
+from tui_ledger.trajectory.files import load_document, read_text_head, read_text_tail
 from tui_ledger.trajectory.model import Opened, Test, TrajectoryError, Verdict
+from tui_ledger.trajectory.text import looked_for
 
 TRAJECTORY = Path("agent") / "trajectory.json"
 VERIFIER = "verifier"
-# The verifier's output files, shown in this order; each cut at OUTPUT_LIMIT characters.
+# The verifier's output files, shown in this order; each its end where it runs past
+# text.TEXT_LIMIT (the summary is at the end), as every reader's grader output.
 OUTPUT_FILES = ("test-stdout.txt", "test-stderr.txt", "test_output.txt")
 REWARD_FILES = ("reward.txt", "reward.json")
 CTRF = "ctrf.json"
-OUTPUT_LIMIT = 1_000_000
 INSTRUCTION = "instruction.md"
 
 
@@ -49,7 +50,10 @@ def open(row: Mapping[str, Any]) -> Opened:
     instruction = instruction_of(trial)
     trajectories = trajectory_files(trial)
     if not trajectories:
-        looked = [str(trial / TRAJECTORY), str(trial / "steps" / "*" / TRAJECTORY)]
+        looked = [
+            looked_for(f"an ATIF trajectory ({TRAJECTORY})", trial),
+            looked_for(f"one per step ({Path('steps', '*', TRAJECTORY)})", trial),
+        ]
         return Opened(
             files=read,
             instruction=instruction,
@@ -92,7 +96,9 @@ def verdict_of(folder: Path) -> tuple[Verdict, list[str]]:
         file = folder / name
         if not file.is_file():
             continue
-        text = _text(file)
+        text = read_text_head(file) if name in REWARD_FILES else read_text_tail(file)
+        if text is None:
+            continue
         read.append(str(file))
         if name in REWARD_FILES:
             parts.append(f"{name}: {text.strip()}")
@@ -104,12 +110,7 @@ def verdict_of(folder: Path) -> tuple[Verdict, list[str]]:
 
 def _ctrf_tests(path: Path) -> tuple[Test, ...]:
     """CTRF (`results.tests[]`: name, status): each test with its result, in the file's order."""
-    try:
-        document = json.loads(_text(path))
-    except json.JSONDecodeError as error:
-        raise TrajectoryError(
-            f"{path}: is not valid JSON (line {error.lineno}: {error.msg})"
-        ) from None
+    document = load_document(path)
     results = document.get("results") if isinstance(document, dict) else None
     tests = results.get("tests") if isinstance(results, dict) else None
     if not isinstance(tests, list):
@@ -130,14 +131,14 @@ def instruction_of(trial: Path) -> str | None:
     for folder in _task_folders(trial):
         file = folder / INSTRUCTION
         if file.is_file():
-            return _text(file)
+            return read_text_head(file)
     return None
 
 
 def _task_folders(trial: Path) -> list[Path]:
     try:
-        config = json.loads(_text(trial / "config.json"))
-    except (TrajectoryError, json.JSONDecodeError):
+        config = load_document(trial / "config.json")
+    except TrajectoryError:
         return []
     task = config.get("task") if isinstance(config, dict) else None
     if not isinstance(task, dict):
@@ -159,15 +160,3 @@ def _task_folders(trial: Path) -> list[Path]:
         if depth < len(parents):
             candidates.append(parents[depth] / task_path)
     return candidates
-
-
-def _text(path: Path) -> str:
-    """A text file, cut at OUTPUT_LIMIT characters; undecodable bytes shown as U+FFFD."""
-    try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            text = handle.read(OUTPUT_LIMIT + 1)
-    except OSError as error:
-        raise TrajectoryError(f"{path}: cannot be read ({error.strerror or error})") from None
-    if len(text) > OUTPUT_LIMIT:
-        return text[:OUTPUT_LIMIT] + f"\n… (cut at {OUTPUT_LIMIT:,} characters)"
-    return text

@@ -29,26 +29,26 @@ from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
-from tui_ledger.importers.inspect_ai import _member_bytes, _usage
-from tui_ledger.trajectory._json_text import (
-    Absent,
-    failure,
-    importer_problem,
-    parse,
-    read_text,
-    value_at,
-)
+from tui_ledger.importers.inspect_ai import member_bytes, split_usage
+from tui_ledger.trajectory._json_text import Absent, value_at
+from tui_ledger.trajectory.files import failure, importer_problem, parse, read_text, unreadable
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
     Test,
     ToolCall,
     Verdict,
-    Who,
-    bucket_total,
+)
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    iso_time,
+    looked_for,
+    make_step,
+    role_source,
 )
 
-_ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _ATTACHMENT = "attachment://"
 _SHELL = "sample.json"  # a chunked sample's own fields, beside its chunked sequences
 _OLD_ATTACHMENT = "tc://"  # the older name of the same reference (Inspect migrates it on read)
@@ -85,12 +85,10 @@ def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
     prefix = f"samples/{sample_id}_epoch_{epoch}/"
     try:
         archive = zipfile.ZipFile(path)
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except (zipfile.BadZipFile, OSError) as exc:
+    except zipfile.BadZipFile as exc:
         raise failure(path, None, f"is not a readable .eval archive ({exc})") from None
+    except OSError as exc:
+        raise unreadable(path, exc) from None
     with archive:
         names = archive.namelist()
         if member in names:
@@ -102,7 +100,7 @@ def _eval_sample(path: Path, sample_id: str, epoch: str, where: str) -> Any:
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str, where: str) -> bytes:
     try:
-        return _member_bytes(archive, path, name)
+        return member_bytes(archive, path, name)
     except ImporterError as exc:
         raise failure(path, where, importer_problem(exc)) from None
 
@@ -182,6 +180,7 @@ def _opened(path: Path, sample: Mapping[str, Any], where: str) -> Opened:
     messages = sample.get("messages")
     messages = messages if isinstance(messages, list) else []
     notes: list[str] = []
+    looked: list[str] = []
     steps: Iterator[Step]
     if any(isinstance(event, dict) and event.get("event") == "model" for event in events):
         steps = _EventSteps(path, sample, resolve, where).steps(events)
@@ -194,12 +193,13 @@ def _opened(path: Path, sample: Mapping[str, Any], where: str) -> Opened:
         )
     else:
         steps = iter(())
-        notes.append("the sample records no events and no messages: no steps to show")
+        looked.append(looked_for("events and messages", f"{path} {where}", "it records none"))
     return Opened(
         files=[str(path)],
         instruction=_instruction(sample.get("input"), resolve),
         verdict=_verdict(sample),
         steps=steps,
+        looked_for=looked,
         notes=notes,
     )
 
@@ -238,12 +238,7 @@ class _Resolver:
         return self(str(content))
 
     def arguments(self, arguments: Any) -> str:
-        if isinstance(arguments, str):
-            return self(arguments)
-        try:
-            return self(json.dumps(arguments, ensure_ascii=False))
-        except (TypeError, ValueError):
-            return str(arguments)
+        return self(arguments_text(arguments))
 
 
 def _instruction(value: Any, resolve: _Resolver) -> str | None:
@@ -281,10 +276,10 @@ def _message_step(
     calls: Mapping[str, ToolCall] | None = None,
 ) -> Step:
     """One message as a step; a tool's result carries the call it answers (from `calls`)."""
-    who = _ROLES.get(str(message.get("role")), "system")
+    who = role_source(message.get("role"))
     text = resolve.content(message.get("content"))
     if who != "tool":
-        return Step(index=index, source=who, text=text, tool_calls=_tool_calls(message, resolve))
+        return make_step(index, who, text, tool_calls=_tool_calls(message, resolve))
     error = message.get("error")
     observation = text
     if isinstance(error, dict) and error.get("message"):
@@ -293,10 +288,10 @@ def _message_step(
     call = (calls or {}).get(call_id or "") or ToolCall(
         name=str(message.get("function") or "tool"), arguments="", id=call_id
     )
-    return Step(
-        index=index,
-        source="tool",
-        text="",
+    return make_step(
+        index,
+        "tool",
+        "",
         tool_calls=(call,),
         observation=observation,
         error=error is not None,
@@ -394,31 +389,25 @@ class _EventSteps:
         error = event.get("error")
         if error:
             text = f"{text}\n{error}" if text else str(error)
-        buckets = self._usage(event, output.get("usage"), number)
-        yield Step(
-            index=self._next(),
-            source="agent",
-            text=text,
+        buckets = self._buckets(event, output.get("usage"), number)
+        yield make_step(
+            self._next(),
+            "agent",
+            text,
             tool_calls=_tool_calls(message, self.resolve),
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=_text(event.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(event.get("timestamp")),
             error=bool(error),
             kind="cache_read" if event.get("cache") == "read" else None,
         )
 
-    def _usage(
-        self, event: Mapping[str, Any], usage: Any, number: int
-    ) -> tuple[int | None, int | None, int | None, int | None]:
+    def _buckets(self, event: Mapping[str, Any], usage: Any, number: int) -> Buckets:
         """One call's buckets, split as the importer splits each model's `model_usage`."""
         if not isinstance(usage, dict) or event.get("cache") == "read":
-            return (None, None, None, None)
+            return NO_BUCKETS
         model = str(event.get("model") or "model")
         try:
-            split = _usage({model: usage}, self.path, f"{self.where} event #{number}")
+            split = split_usage({model: usage}, self.path, f"{self.where} event #{number}")
         except ImporterError as exc:
             raise failure(self.path, self.where, importer_problem(exc)) from None
         return (
@@ -439,13 +428,13 @@ class _EventSteps:
             arguments=self.resolve.arguments(event.get("arguments")),
             id=None if event.get("id") is None else str(event["id"]),
         )
-        return Step(
-            index=self._next(),
-            source="tool",
-            text="",
+        return make_step(
+            self._next(),
+            "tool",
+            "",
             tool_calls=(call,),
             observation=result,
-            timestamp=_text(event.get("timestamp")),
+            timestamp=iso_time(event.get("timestamp")),
             error=error is not None,
         )
 
@@ -466,11 +455,11 @@ class _EventSteps:
             text = f"{event.get('scorer') or 'score'}: {_value_text(score.get('value'))}"
             if score.get("explanation"):
                 text += f"\n{score['explanation']}"
-        return Step(
-            index=self._next(),
-            source="system",
-            text=text,
-            timestamp=_text(event.get("timestamp")),
+        return make_step(
+            self._next(),
+            "system",
+            text,
+            timestamp=iso_time(event.get("timestamp")),
             error=kind == "error",
             kind=kind,
         )
@@ -527,7 +516,3 @@ def _value_text(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

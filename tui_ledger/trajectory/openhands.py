@@ -27,20 +27,20 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import (
-    arguments_text,
-    as_object,
-    as_text,
-    count,
-    decode,
-    epoch_iso,
-    litellm_buckets,
+from tui_ledger.trajectory.files import (
+    lines,
     load_document,
     load_line,
-    parse,
+    parse_line,
     read_text_tail,
     row_line,
-    source_path,
+    source_file,
+)
+from tui_ledger.trajectory.harness_files import (
+    as_object,
+    count,
+    litellm_buckets,
+    report_tests,
 )
 from tui_ledger.trajectory.model import (
     Opened,
@@ -50,25 +50,30 @@ from tui_ledger.trajectory.model import (
     TrajectoryError,
     Verdict,
     Who,
-    bucket_total,
+)
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    content_text,
+    iso_time,
+    looked_for,
+    make_step,
 )
 
-Buckets = tuple[int | None, int | None, int | None, int | None]
 _SOURCES: dict[str, Who] = {"agent": "agent", "user": "user", "environment": "tool"}
-_TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
-_NONE: Buckets = (None, None, None, None)
 # The SDK's events that record the conversation's machinery, not a step of it.
 _BOOKKEEPING = frozenset({"TokenEvent", "ConversationStateUpdateEvent", "PauseEvent"})
 _CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "history")
+    path = source_file(row, "history")
     line = row_line(row, path)
     record = _record(load_line(path, line), path, line)
     verdict, verdict_files, notes = _verdict(record, path, f"{path}: line {line}")
     instruction = record.get("instruction")
-    instruction = as_text(instruction) if instruction is not None else None
+    instruction = content_text(instruction) if instruction is not None else None
     tries = [*_earlier_tries(path, record), (path, line, record)]
     files = [str(file) for file, _, _ in tries] + verdict_files
     if len(tries) > 1:
@@ -94,7 +99,9 @@ def open(row: Mapping[str, Any]) -> Opened:
             instruction=instruction,
             verdict=verdict,
             steps=iter(()),
-            looked_for=[f"history events in {path} line {line} (the record keeps none)"],
+            looked_for=[
+                looked_for("history events", f"{path} line {line}", "the record keeps none")
+            ],
             notes=notes,
         )
     return Opened(
@@ -137,18 +144,12 @@ def _earlier_tries(path: Path, record: Mapping[str, Any]) -> list[tuple[Path, in
         if (other_match := _CRITIC_FILE.match(other.name)) and other.name != path.name
     )
     for order, other in others:
-        try:
-            with other.open("rb") as handle:
-                for number, raw in enumerate(handle, start=1):
-                    if needle not in raw:
-                        continue
-                    where = f"line {number}"
-                    text = decode(raw, f"{other}: {where}")
-                    document = _record(parse(text, other, where), other, number)
-                    if document.get("instance_id") == instance:
-                        found.append((_try_number(document, order), other, number, document))
-        except OSError as exc:
-            raise TrajectoryError(f"{other}: cannot be read ({exc.strerror or exc})") from None
+        for number, raw in lines(other):
+            if needle not in raw:
+                continue
+            document = _record(parse_line(raw, other, number), other, number)
+            if document.get("instance_id") == instance:
+                found.append((_try_number(document, order), other, number, document))
     mine = _try_number(record, int(match.group(1)))
     found = [entry for entry in found if entry[0] < mine]
     found.sort(key=lambda entry: entry[0])
@@ -224,21 +225,17 @@ def _steps(history: list[dict[str, Any]], usage: dict[int, Buckets]) -> Iterator
         if position in attached or event.get("kind") in _BOOKKEEPING:
             continue
         index += 1
-        buckets = usage.get(position, _NONE)
+        buckets = usage.get(position, NO_BUCKETS)
         observed = answered.get(position)
         action = _is_action(event)
-        yield Step(
-            index=index,
-            source=_source(event),
-            text=_action_text(event) if action else _observation_text(event),
+        yield make_step(
+            index,
+            _source(event),
+            _action_text(event) if action else _observation_text(event),
             tool_calls=_calls(event) if action else (),
             observation="\n".join(observed) if observed else None,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=epoch_iso(event.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(event.get("timestamp")),
             error=position in errors or _failed(event),
             kind=_kind(event),
         )
@@ -250,7 +247,7 @@ def _moved(usage: dict[int, Buckets], position: int, owner: int) -> dict[int, Bu
         return usage
     moved = dict(usage)
     theirs = moved.pop(position)
-    mine = moved.get(owner, _NONE)
+    mine = moved.get(owner, NO_BUCKETS)
     if all(value is None for value in mine):
         moved[owner] = theirs
     else:
@@ -282,11 +279,11 @@ def _action_text(event: Mapping[str, Any]) -> str:
     if isinstance(event.get("kind"), str):  # the SDK
         message = event.get("llm_message")
         if isinstance(message, dict):
-            return as_text(message.get("content"))
+            return content_text(message.get("content"))
         if event.get("kind") == "SystemPromptEvent":
-            return as_text(event.get("system_prompt"))
-        thought = as_text(event.get("thought"))
-        return thought or as_text(event.get("reasoning_content"))
+            return content_text(event.get("system_prompt"))
+        thought = content_text(event.get("thought"))
+        return thought or content_text(event.get("reasoning_content"))
     args = as_object(event.get("args"))
     for key in ("thought", "content", "final_thought"):
         text = args.get(key)
@@ -299,9 +296,9 @@ def _action_text(event: Mapping[str, Any]) -> str:
 def _observation_text(event: Mapping[str, Any]) -> str:
     observation = event.get("observation")
     if isinstance(observation, dict):  # the SDK: an observation object
-        return as_text(observation.get("content", observation.get("output", observation)))
+        return content_text(observation.get("content", observation.get("output", observation)))
     if isinstance(event.get("kind"), str):
-        return as_text(event.get("error", event.get("content")))
+        return content_text(event.get("error", event.get("content")))
     content = event.get("content")
     if isinstance(content, str):
         return content
@@ -505,7 +502,7 @@ def _verdict(
         report = test_result.get("report")
     tests: list[Test] = []
     if isinstance(report, dict):
-        tests = _tests(report, where)
+        tests = list(report_tests(report, where, strict=False))
     output = None
     files: list[str] = []
     if isinstance(test_result, dict):
@@ -529,28 +526,11 @@ def _verdict(
     return Verdict(tests=tuple(tests), output=output), files, notes
 
 
-def _tests(report: Mapping[str, Any], where: str) -> list[Test]:
-    status = report.get("tests_status")
-    if not isinstance(status, dict):
-        return []
-    tests: list[Test] = []
-    for group in _TEST_GROUPS:
-        lists = status.get(group)
-        if not isinstance(lists, dict):
-            continue
-        for key, result in (("success", "passed"), ("failure", "failed")):
-            names = lists.get(key) or []
-            if not isinstance(names, list):
-                raise TrajectoryError(f"{where}: tests_status.{group}.{key} is not a list")
-            tests.extend(Test(name=str(name), result=result) for name in names)
-    return tests
-
-
 def _tests_from_file(file: Path, instance: str) -> list[Test]:
     document = load_document(file)
     if isinstance(document, dict) and isinstance(document.get(instance), dict):
         document = document[instance]
-    return _tests(document, str(file)) if isinstance(document, dict) else []
+    return list(report_tests(document, file, strict=False)) if isinstance(document, dict) else []
 
 
 __all__ = ["open"]

@@ -21,31 +21,39 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
 from tui_ledger.importers._base import peek_text
 from tui_ledger.importers.otel import (
-    _USAGE_KEYS,
     EVALUATION_EVENT,
-    _descendants,
-    _reports,
-    _Span,
-    _spans,
-    _sum_usage,
-    _top_agents,
+    USAGE_KEYS,
+    Span,
+    batch_spans,
+    descendants,
+    reports,
+    sum_usage,
+    top_agents,
 )
-from tui_ledger.trajectory._json_text import (
-    Absent,
+from tui_ledger.trajectory._json_text import Absent, items_of
+from tui_ledger.trajectory.files import (
     failure,
     importer_problem,
-    items_of,
+    lines,
     parse,
+    parse_line,
     read_text,
 )
 from tui_ledger.trajectory.model import Opened, Step, Test, ToolCall, Verdict, Who
+from tui_ledger.trajectory.text import (
+    NO_BUCKETS,
+    Buckets,
+    arguments_text,
+    make_step,
+    nanos_iso,
+    str_or_none,
+)
 
 _MODEL_OPERATIONS = frozenset({"chat", "text_completion", "generate_content", "embeddings"})
 _TOOL_OPERATION = "execute_tool"
@@ -67,8 +75,8 @@ def open(row: Mapping[str, Any]) -> Opened:
     counted = {
         id(span)
         for span in members
-        if _reports(span, _USAGE_KEYS)
-        and not any(_reports(child, _USAGE_KEYS) for child in _descendants(span, self_=False))
+        if reports(span, USAGE_KEYS)
+        and not any(reports(child, USAGE_KEYS) for child in descendants(span, self_=False))
     }
     notes = _rolled_up_notes(path, members, counted)
     return Opened(
@@ -80,11 +88,9 @@ def open(row: Mapping[str, Any]) -> Opened:
     )
 
 
-def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> list[str]:
+def _rolled_up_notes(path: Path, members: list[Span], counted: set[int]) -> list[str]:
     """What the spans repeating their descendants' usage mean for the steps' sum."""
-    rolled_up = [
-        span for span in members if _reports(span, _USAGE_KEYS) and id(span) not in counted
-    ]
+    rolled_up = [span for span in members if reports(span, USAGE_KEYS) and id(span) not in counted]
     if not rolled_up:
         return []
     count = len(rolled_up)
@@ -96,7 +102,7 @@ def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> lis
         own = _span_tokens(path, span)
         below = [
             _span_tokens(path, child)
-            for child in _descendants(span, self_=False)
+            for child in descendants(span, self_=False)
             if id(child) in counted
         ]
         known = [tokens for tokens in below if tokens is not None]
@@ -109,20 +115,20 @@ def _rolled_up_notes(path: Path, members: list[_Span], counted: set[int]) -> lis
     return notes
 
 
-def _span_tokens(path: Path, span: _Span) -> int | None:
+def _span_tokens(path: Path, span: Span) -> int | None:
     try:
-        tokens = _sum_usage([span], path)["tokens"]
+        tokens = sum_usage([span], path)["tokens"]
     except ImporterError as exc:
         raise failure(path, exc.record, importer_problem(exc)) from None
     return tokens
 
 
-def _trace_spans(path: Path, trace_id: str) -> list[_Span]:
+def _trace_spans(path: Path, trace_id: str) -> list[Span]:
     """The spans of one trace in the file, each once (the first copy, as the importer keeps)."""
-    found: dict[str, _Span] = {}
+    found: dict[str, Span] = {}
     try:
         for number, batch in _batches(path, trace_id):
-            for span in _spans(batch, path, number):
+            for span in batch_spans(batch, path, number):
                 if span.trace_id == trace_id:
                     found.setdefault(span.span_id, span)
     except ImporterError as exc:
@@ -154,38 +160,28 @@ def _batches(path: Path, trace_id: str) -> Iterator[tuple[int, Any]]:
         base64_id = base64.b64encode(bytes.fromhex(trace_id))
     except ValueError:
         base64_id = hex_id
-    try:
-        with path.open("rb") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                whole = line.rstrip().endswith(b"}")
-                if whole and base64_id not in line and hex_id not in line.lower():
-                    continue  # another trace's batch: not decoded (a cut one might be this one's)
-                yield number, parse(line, path, f"line {number}")
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except IsADirectoryError:
-        raise failure(path, None, "is a folder, not a trace file") from None
-    except OSError as exc:
-        raise failure(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    for number, line in lines(path):
+        if line.isspace():
+            continue
+        whole = line.rstrip().endswith(b"}")
+        if whole and base64_id not in line and hex_id not in line.lower():
+            continue  # another trace's batch: not decoded (a cut one might be this one's)
+        yield number, parse_line(line, path, number)
 
 
-def _attempt_spans(spans: list[_Span], span_id: Any) -> list[_Span]:
+def _attempt_spans(spans: list[Span], span_id: Any) -> list[Span]:
     """The row's spans: the whole trace, or its agent span's subtree when the trace has several."""
     members = {span.span_id for span in spans}
     roots = [span for span in spans if span.parent_id is None or span.parent_id not in members]
-    agents = _top_agents(roots)
+    agents = top_agents(roots)
     if len(agents) > 1:
         for agent in agents:
             if agent.span_id == str(span_id).lower():
-                return list(_descendants(agent))
+                return list(descendants(agent))
     return list(spans)
 
 
-def _who(span: _Span, counted: bool) -> Who:
+def _who(span: Span, counted: bool) -> Who:
     operation = span.attributes.get("gen_ai.operation.name")
     if operation == _TOOL_OPERATION:
         return "tool"
@@ -194,16 +190,16 @@ def _who(span: _Span, counted: bool) -> Who:
     return "system"
 
 
-def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
+def _steps(path: Path, spans: list[Span], counted: set[int]) -> Iterator[Step]:
     for index, span in enumerate(spans, start=1):
         attributes = span.attributes
         mine = id(span) in counted
         who = _who(span, mine)
-        buckets: tuple[Any, ...] = (None, None, None, None)
+        buckets: Buckets = NO_BUCKETS
         tokens = None
         if mine:
             try:
-                usage = _sum_usage([span], path)
+                usage = sum_usage([span], path)
             except ImporterError as exc:
                 raise failure(path, exc.record, importer_problem(exc)) from None
             buckets = (
@@ -221,34 +217,31 @@ def _steps(path: Path, spans: list[_Span], counted: set[int]) -> Iterator[Step]:
             )
         elif error_type is not None:
             text = f"{text}\nerror: {error_type}" if text else f"error: {error_type}"
-        yield Step(
-            index=index,
-            source=who,
-            text=text,
+        yield make_step(
+            index,
+            who,
+            text,
             tool_calls=calls,
             observation=observation,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
+            buckets=buckets,
             tokens=tokens,
-            timestamp=_moment(span.start),
+            timestamp=nanos_iso(span.start),
             error=span.error or error_type is not None,
-            kind=_text(attributes.get("gen_ai.operation.name")),
+            kind=str_or_none(attributes.get("gen_ai.operation.name")),
         )
 
 
-def _content(span: _Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | None]:
+def _content(span: Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | None]:
     """(text, tool calls, observation) of one span."""
     attributes = span.attributes
     if who == "tool":
         call = ToolCall(
             name=str(attributes.get("gen_ai.tool.name") or span.name),
-            arguments=_as_text(attributes.get("gen_ai.tool.call.arguments")),
-            id=_text(attributes.get("gen_ai.tool.call.id")),
+            arguments=arguments_text(attributes.get("gen_ai.tool.call.arguments")),
+            id=str_or_none(attributes.get("gen_ai.tool.call.id")),
         )
         result = attributes.get("gen_ai.tool.call.result")
-        return "", (call,), None if result is None else _as_text(result)
+        return "", (call,), None if result is None else arguments_text(result)
     if who == "agent":
         messages = _messages(attributes.get("gen_ai.output.messages"))
         if messages:
@@ -265,7 +258,7 @@ def _content(span: _Span, who: Who) -> tuple[str, tuple[ToolCall, ...], str | No
             if name == "gen_ai.choice":
                 body = event_attributes.get("message") or event_attributes.get("body")
                 if body is not None:
-                    return _as_text(body), (), None
+                    return arguments_text(body), (), None
     return span.name, (), None
 
 
@@ -284,7 +277,7 @@ def _parts(message: Mapping[str, Any]) -> tuple[str, list[ToolCall]]:
     parts = message.get("parts")
     if not isinstance(parts, list):
         content = message.get("content")
-        return ("" if content is None else _as_text(content)), []
+        return ("" if content is None else arguments_text(content)), []
     texts, calls = [], []
     for part in parts:
         if not isinstance(part, dict):
@@ -296,16 +289,16 @@ def _parts(message: Mapping[str, Any]) -> tuple[str, list[ToolCall]]:
             calls.append(
                 ToolCall(
                     name=str(part.get("name") or "tool"),
-                    arguments=_as_text(part.get("arguments")),
-                    id=_text(part.get("id")),
+                    arguments=arguments_text(part.get("arguments")),
+                    id=str_or_none(part.get("id")),
                 )
             )
         elif kind == "tool_call_response":
-            texts.append(_as_text(part.get("response")))
+            texts.append(arguments_text(part.get("response")))
     return "\n".join(text for text in texts if text), calls
 
 
-def _instruction(spans: list[_Span]) -> str | None:
+def _instruction(spans: list[Span]) -> str | None:
     """The first user message sent to a model in the attempt, where the spans record it."""
     for span in spans:
         for message in _messages(span.attributes.get("gen_ai.input.messages")):
@@ -322,7 +315,7 @@ def _instruction(spans: list[_Span]) -> str | None:
     return None
 
 
-def _verdict(spans: list[_Span]) -> Verdict:
+def _verdict(spans: list[Span]) -> Verdict:
     tests, explanations = [], []
     for span in spans:
         for name, attributes, _ in span.events:
@@ -348,26 +341,3 @@ def _result(label: Any, score: Any) -> str:
     if label is None:
         return word
     return {"pass": "passed", "fail": "failed"}.get(word.strip().lower(), word)
-
-
-def _as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    try:
-        return json.dumps(value, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
-
-
-def _moment(nanos: int | None) -> str | None:
-    if not nanos:
-        return None
-    seconds, rest = divmod(nanos, 1_000_000_000)
-    moment = datetime.fromtimestamp(seconds, tz=timezone.utc).replace(microsecond=rest // 1000)
-    return moment.isoformat()
-
-
-def _text(value: Any) -> str | None:
-    return None if value is None else str(value)

@@ -21,18 +21,12 @@ from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
-from tui_ledger.importers.promptfoo import _usage, _verdict
-from tui_ledger.trajectory._json_text import (
-    Absent,
-    failure,
-    importer_problem,
-    parse,
-    read_text,
-    value_at,
-)
-from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who, bucket_total
+from tui_ledger.importers.promptfoo import result_usage, result_verdict
+from tui_ledger.trajectory._json_text import Absent, value_at
+from tui_ledger.trajectory.files import failure, importer_problem, lines, parse_line, read_text
+from tui_ledger.trajectory.model import Opened, Step, Test, Verdict, Who
+from tui_ledger.trajectory.text import as_json, make_step, role_source
 
-_ROLES: dict[str, Who] = {"system": "system", "user": "user", "assistant": "agent", "tool": "tool"}
 _BROKEN = frozenset({"error", "timeout"})
 _NAME_LIMIT = 60
 
@@ -70,28 +64,18 @@ def _json_result(path: Path, index: int, where: str) -> Any:
 
 
 def _jsonl_result(path: Path, line: int, where: str) -> Any:
-    try:
-        with path.open("rb") as handle:
-            for number, data in enumerate(handle, start=1):
-                if number == line:
-                    if not data.strip():
-                        break
-                    return parse(data, path, where)
-    except FileNotFoundError:
-        raise failure(
-            path, None, "does not exist (moved or deleted since it was loaded?)"
-        ) from None
-    except IsADirectoryError:
-        raise failure(path, None, "is a folder, not a results file") from None
-    except OSError as exc:
-        raise failure(path, None, f"cannot be read ({exc.strerror or exc})") from None
+    for number, data in lines(path):
+        if number == line:
+            if data.isspace():
+                break
+            return parse_line(data, path, number)
     raise failure(path, where, "is not in the file (it has fewer lines)")
 
 
 def _opened(path: Path, result: Mapping[str, Any], where: str) -> Opened:
-    _, status, _ = _verdict(result)
+    _, status, _ = result_verdict(result)
     try:
-        usage = _usage(result, path, where, broken=status in _BROKEN)
+        usage = result_usage(result, path, where, broken=status in _BROKEN)
     except ImporterError as exc:
         raise failure(path, where, importer_problem(exc)) from None
     prompt = _prompt_text(result)
@@ -102,7 +86,9 @@ def _opened(path: Path, result: Mapping[str, Any], where: str) -> Opened:
         # An export file keeps usage on the response only: shown on the step, though the
         # ledger (reading the result's tokenUsage) does not count it.
         try:
-            usage = _usage({**result, "tokenUsage": response_usage}, path, where, broken=False)
+            usage = result_usage(
+                {**result, "tokenUsage": response_usage}, path, where, broken=False
+            )
         except ImporterError as exc:
             raise failure(path, where, importer_problem(exc)) from None
         if usage.get("tokens") is not None:
@@ -140,7 +126,7 @@ def _steps(
     index = 0
     for who, text in _prompt_messages(prompt):
         index += 1
-        yield Step(index=index, source=who, text=text)
+        yield make_step(index, who, text)
     response = result.get("response")
     response = response if isinstance(response, dict) else {}
     text = _output_text(response.get("output", result.get("output")))
@@ -153,17 +139,13 @@ def _steps(
         usage.get("cache_write_tokens"),
         usage.get("output_tokens"),
     )
-    total = usage.get("tokens")
-    yield Step(
-        index=index + 1,
-        source="agent",
-        text=text,
-        input_tokens=buckets[0],
-        cached_input_tokens=buckets[1],
-        cache_write_tokens=buckets[2],
-        output_tokens=buckets[3],
-        # The row's own count: the buckets' sum, or the total alone for a cache replay.
-        tokens=total if total is not None else bucket_total(*buckets),
+    yield make_step(
+        index + 1,
+        "agent",
+        text,
+        buckets=buckets,
+        # The row's own count where it keeps no buckets (a response replayed from the cache).
+        tokens=usage.get("tokens"),
         error=status in _BROKEN,
         kind="response_cached" if usage.get("response_cached") else None,
     )
@@ -185,7 +167,7 @@ def _prompt_messages(prompt: str | None) -> Iterator[tuple[Who, str]]:
             and all(isinstance(message, dict) and "role" in message for message in messages)
         ):
             for message in messages:
-                who = _ROLES.get(str(message.get("role")), "system")
+                who = role_source(message.get("role"))
                 yield who, _output_text(message.get("content"))
             return
     yield "user", prompt
@@ -200,10 +182,7 @@ def _output_text(output: Any) -> str:
         texts = [str(part.get("text")) for part in output if part.get("text") is not None]
         if texts:
             return "\n".join(texts)
-    try:
-        return json.dumps(output, ensure_ascii=False, indent=2)
-    except (TypeError, ValueError):
-        return str(output)
+    return as_json(output)
 
 
 def _tests(result: Mapping[str, Any]) -> Verdict:

@@ -335,7 +335,7 @@ def trace_text(row: Mapping[str, Any], row_number: int, trajectory: Trajectory) 
     if not steps:
         if trajectory.looked_for:
             looked = "; ".join(trajectory.looked_for)
-            out.append(safe_text(f"No steps: no log found (looked for {looked})"))
+            out.append(safe_text(f"No steps: looked for {looked}"))
             others = _other_fields(row)
             if others:
                 out.append("The row's other fields:")
@@ -419,7 +419,7 @@ def trace_markdown(row: Mapping[str, Any], row_number: int, trajectory: Trajecto
     if not steps:
         if trajectory.looked_for:
             looked = "; ".join(trajectory.looked_for)
-            out += [markdown_inline(f"No steps: no log found (looked for {looked})"), ""]
+            out += [markdown_inline(f"No steps: looked for {looked}"), ""]
             others = _other_fields(row)
             if others:
                 out += ["| the row's other fields | value |", "|---|---|"]

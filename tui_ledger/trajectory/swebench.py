@@ -16,46 +16,34 @@ per-test report.
 from __future__ import annotations
 
 import glob
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from tui_ledger.trajectory.harness_files import (
-    arguments_text,
-    as_object,
-    as_text,
-    epoch_iso,
-    litellm_buckets,
-    load_document,
-    read_text_tail,
-    source_path,
-)
+from tui_ledger.trajectory.files import load_document, read_text_tail, source_file
+from tui_ledger.trajectory.harness_files import as_object, litellm_buckets, report_tests
 from tui_ledger.trajectory.model import (
     Opened,
     Step,
-    Test,
     ToolCall,
     TrajectoryError,
     Verdict,
-    Who,
-    bucket_total,
+)
+from tui_ledger.trajectory.text import (
+    arguments_text,
+    content_text,
+    iso_time,
+    looked_for,
+    make_step,
+    role_source,
 )
 
 REPORT_FILE = "report.json"
 TEST_OUTPUT_FILE = "test_output.txt"
-TEST_GROUPS = ("FAIL_TO_PASS", "PASS_TO_PASS")
 _RETURNCODE = re.compile(r"<returncode>(-?\d+)</returncode>")
 _BASH = re.compile(r"```(?:bash|mswea_bash_command)[ \t]*\n(.*?)```", re.DOTALL)
 _SUBMITTED = (None, "Submitted")
-_ROLES: dict[str, Who] = {
-    "system": "system",
-    "user": "user",
-    "assistant": "agent",
-    "tool": "tool",
-    "exit": "system",
-}
 # Where a per-instance report sits below a run (the harness's own layout, the experiments
 # repository's, and a report copied beside the trajectory).
 _REPORT_PATTERNS = (
@@ -68,7 +56,7 @@ _REPORT_PATTERNS = (
 
 
 def open(row: Mapping[str, Any]) -> Opened:
-    path = source_path(row, "trajectory")
+    path = source_file(row, "trajectory")
     document = load_document(path)
     if not isinstance(document, dict):
         raise TrajectoryError(f"{path}: is not a SWE-bench trajectory (not a JSON object)")
@@ -115,7 +103,7 @@ def _first_user_text(messages: Any) -> str | None:
             and message.get("role") == "user"
             and not message.get("is_demo")
         ):
-            return as_text(message.get("content")) or None
+            return content_text(message.get("content")) or None
     return None
 
 
@@ -131,7 +119,7 @@ def _mini(
     if not isinstance(messages, list):
         raise TrajectoryError(f"{path}: messages is not a list")
     if not messages:
-        return iter(()), [], [f"messages in {path} (the trajectory records none)"]
+        return iter(()), [], [looked_for("messages", path, "the trajectory records none")]
     for index, message in enumerate(messages):
         if not isinstance(message, dict):
             raise TrajectoryError(f"{path}: messages[{index}] is not an object")
@@ -183,24 +171,22 @@ def _mini_steps(messages: list[dict[str, Any]], path: Path) -> Iterator[Step]:
             ):
                 answers.append(messages[position])
                 position += 1
-            observation = "\n".join(as_text(answer.get("content")) for answer in answers) or None
+            observation = (
+                "\n".join(content_text(answer.get("content")) for answer in answers) or None
+            )
             failed = any(_failed(answer) for answer in answers)
         buckets = _buckets(message, path, here)
         extra = as_object(message.get("extra"))
-        text = as_text(message.get("content"))
+        text = content_text(message.get("content"))
         index += 1
-        yield Step(
-            index=index,
-            source=_ROLES.get(str(role), "system"),
-            text=text,
+        yield make_step(
+            index,
+            role_source(role),
+            text,
             tool_calls=_mini_calls(message, extra, text) if role == "assistant" else (),
             observation=observation,
-            input_tokens=buckets[0],
-            cached_input_tokens=buckets[1],
-            cache_write_tokens=buckets[2],
-            output_tokens=buckets[3],
-            tokens=bucket_total(*buckets),
-            timestamp=epoch_iso(extra.get("timestamp")),
+            buckets=buckets,
+            timestamp=iso_time(extra.get("timestamp")),
             error=failed
             or (role == "exit" and extra.get("exit_status") not in (None, "Submitted")),
             kind="exit" if role == "exit" else None,
@@ -211,7 +197,7 @@ def _failed(answer: Mapping[str, Any]) -> bool:
     """A command's answer that says it exited non-zero (v2's `extra.returncode`, v1's text)."""
     code = as_object(answer.get("extra")).get("returncode")
     if code is None:
-        found = _RETURNCODE.search(as_text(answer.get("content"))[:200])
+        found = _RETURNCODE.search(content_text(answer.get("content"))[:200])
         code = int(found.group(1)) if found else None
     return isinstance(code, int) and not isinstance(code, bool) and code != 0
 
@@ -281,11 +267,19 @@ def _swe_agent(
                 raise TrajectoryError(f"{path}: attempts[{number - 1}] is not an object")
             parts.append((f"attempt {number}", _entries(attempt, path, f"attempts[{number - 1}]")))
         if not any(entries for _, entries in parts):
-            return iter(()), notes, [f"trajectory entries of each attempt in {path} (none kept)"]
+            return (
+                iter(()),
+                notes,
+                [looked_for("trajectory entries of each attempt", path, "none kept")],
+            )
         return _swe_agent_steps(parts), notes, []
     entries = _entries(document, path, "")
     if not entries:
-        return iter(()), notes, [f"trajectory and history in {path} (the file records no steps)"]
+        return (
+            iter(()),
+            notes,
+            [looked_for("trajectory and history", path, "the file records no steps")],
+        )
     return _swe_agent_steps([(None, entries)]), notes, []
 
 
@@ -319,28 +313,23 @@ def _swe_agent_steps(parts: Sequence[tuple[str | None, list[dict[str, Any]]]]) -
             index += 1
             message = entry.get("history")
             if isinstance(message, dict):  # history only: its messages as they are
-                who = _ROLES.get(str(message.get("role")), "system")
-                yield Step(
-                    index=index,
-                    source=who,
-                    text=as_text(message.get("content")),
-                    agent=attempt,
-                )
+                who = role_source(message.get("role"))
+                yield make_step(index, who, content_text(message.get("content")), agent=attempt)
                 continue
             action = entry.get("action")
             thought = entry.get("thought")
-            text = as_text(thought if thought else entry.get("response"))
+            text = content_text(thought if thought else entry.get("response"))
             calls: tuple[ToolCall, ...] = ()
             if isinstance(action, str) and action.strip():
                 name = action.strip().split(None, 1)[0]
                 calls = (ToolCall(name=name, arguments=action.strip()),)
             observation = entry.get("observation")
-            yield Step(
-                index=index,
-                source="agent",
-                text=text,
+            yield make_step(
+                index,
+                "agent",
+                text,
                 tool_calls=calls,
-                observation=None if observation is None else as_text(observation),
+                observation=None if observation is None else content_text(observation),
                 agent=attempt,
             )
 
@@ -366,7 +355,7 @@ def _verdict(
         return Verdict(), [], []
     document = load_document(report)
     entry = _report_entry(document, instance, report)
-    tests = _tests(entry, report)
+    tests = report_tests(entry, report)
     output_file = report.parent / TEST_OUTPUT_FILE
     output = read_text_tail(output_file)
     files = [str(report)] + ([str(output_file)] if output is not None else [])
@@ -410,31 +399,6 @@ def _report_entry(document: Any, instance: str, report: Path) -> Mapping[str, An
     if "tests_status" in document or "resolved" in document:
         return document  # the unwrapped shape
     raise TrajectoryError(f"{report}: has no entry for {instance}")
-
-
-def _tests(entry: Mapping[str, Any], report: Path) -> tuple[Test, ...]:
-    status = entry.get("tests_status")
-    if status is None:
-        return ()
-    if not isinstance(status, dict):
-        raise TrajectoryError(f"{report}: tests_status is not an object")
-    tests: list[Test] = []
-    for group in TEST_GROUPS:
-        lists = status.get(group)
-        if lists is None:
-            continue
-        if not isinstance(lists, dict):
-            raise TrajectoryError(f"{report}: tests_status.{group} is not an object")
-        for key, result in (("success", "passed"), ("failure", "failed")):
-            names = lists.get(key) or []
-            if not isinstance(names, list):
-                raise TrajectoryError(f"{report}: tests_status.{group}.{key} is not a list")
-            tests.extend(Test(name=_name(name), result=result) for name in names)
-    return tuple(tests)
-
-
-def _name(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value)
 
 
 __all__ = ["open"]
