@@ -227,3 +227,18 @@ def test_a_missing_file_and_a_folder_are_named(tmp_path: Path) -> None:
         open_files([tmp_path / "nowhere.json"])
     with pytest.raises(TrajectoryError, match="is a folder"):
         open_files([tmp_path])
+
+
+def test_the_first_user_message_is_the_instruction(tmp_path: Path) -> None:
+    """ATIF keeps no instruction field: the prompt the run started from stands for it, and a
+    trajectory that opens with the agent has none."""
+    from tests.trajectory_fixtures_atif import atif_step, write_atif
+    from tui_ledger.trajectory import atif
+
+    given = write_atif(
+        tmp_path / "a.json",
+        [atif_step(1, "system", "You are careful."), atif_step(2, "user", "Fix the bug.")],
+    )
+    assert atif.open_files([given]).instruction == "Fix the bug."
+    agent_first = write_atif(tmp_path / "b.json", [atif_step(1, "agent", "Looking around.")])
+    assert atif.open_files([agent_first]).instruction is None

@@ -148,7 +148,8 @@ def test_multi_step_trials_and_where_the_instruction_is_looked_for(tmp_path: Pat
     assert [step.index for step in trajectory.steps] == [1, 2, 3, 4]
     assert trajectory.steps_tokens == 22
     assert trajectory.instruction == "Do both parts."
-    # A task Harbor fetched from git sits in its cache under a hashed name: no instruction.
+    # A task Harbor fetched from git sits in its cache under a hashed name: no instruction.md;
+    # the trajectory's first user message (the prompt the run started from) stands in.
     git = {"task": {"path": str(task), "git_url": "https://example.com/tasks.git"}}
     config.write_text(json.dumps(git), encoding="utf-8")
-    assert harbor_reader.open({"source": str(result)}).instruction is None
+    assert harbor_reader.open({"source": str(result)}).instruction == "first part"

@@ -71,8 +71,23 @@ def open_files(paths: Sequence[Path], *, relative_to: Path | None = None) -> Ope
     first = _read(paths[0])
     files = [_name(paths[0], relative_to)]
     notes: list[str] = []
+    instruction = _first_user_message(first)
     steps = _steps(paths, first, files, notes, relative_to)
-    return Opened(files=files, instruction=None, verdict=Verdict(), steps=steps, notes=notes)
+    return Opened(files=files, instruction=instruction, verdict=Verdict(), steps=steps, notes=notes)
+
+
+def _first_user_message(document: Mapping[str, Any]) -> str | None:
+    """The task as the agent was given it: ATIF has no instruction field, and its first user
+    step is the prompt the run started from (None when the trajectory opens otherwise)."""
+    for step in document.get("steps") or ():
+        if not isinstance(step, Mapping):
+            return None
+        if step.get("source") == "user":
+            message = step.get("message")
+            return message if isinstance(message, str) and message.strip() else None
+        if step.get("source") == "agent":
+            return None
+    return None
 
 
 def _read(path: Path) -> dict[str, Any]:

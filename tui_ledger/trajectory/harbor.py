@@ -63,7 +63,8 @@ def open(row: Mapping[str, Any]) -> Opened:
         )
     opened = open_files(trajectories)
     opened.files.extend(read)
-    opened.instruction = instruction
+    # The task's own instruction.md where it is on this machine, else the trajectory's prompt.
+    opened.instruction = instruction or opened.instruction
     opened.verdict = verdict
     return opened
 
