@@ -150,8 +150,21 @@ def otel(tmp_path: Path, _: pytest.MonkeyPatch) -> Rows:
     return loaded(path)
 
 
+def terminal_bench(tmp_path: Path, _: pytest.MonkeyPatch) -> Rows:
+    from tests.trajectory_fixtures import session, write_trial
+
+    write_trial(
+        tmp_path / "run",
+        instruction=f"Write hello.txt. {HOSTILE}",
+        events=session([("echo hi", f"hi {HOSTILE}"), ("ls", "hello.txt")]),
+        commands=[["echo hi", "Enter"], ["ls", "Enter"]],
+    )
+    return loaded(tmp_path / "run")
+
+
 FORMATS: dict[str, Callable[[Path, pytest.MonkeyPatch], Rows]] = {
     "atif": atif,
+    "terminal-bench": terminal_bench,
     "harbor": harbor,
     "claude-code": claude_code,
     "codex": codex,
