@@ -118,14 +118,14 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
         await _final(app, pilot, since)
         pipeline = app.pipeline
         drawn_figures: list[float] = []
-        original_drawn = pipeline._drawn
+        original_drawn = pipeline.drawn
 
         def figures_drawn(snapshot: Any, new_figures: bool) -> None:
             if pipeline.snapshot is snapshot and new_figures:
                 drawn_figures.append(time.perf_counter())
             original_drawn(snapshot, new_figures)
 
-        pipeline._drawn = figures_drawn
+        pipeline.drawn = figures_drawn
         for index in range(reps):
             drawn_figures.clear()
             since = len(app.timings.history)
@@ -136,7 +136,7 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
             figures["keystroke"].append(await _final(app, pilot, since) - started)
             await press
             figures["figures"].append(drawn_figures[0] - started)
-        pipeline._drawn = original_drawn
+        pipeline.drawn = original_drawn
         # `tokens>1` and `tokens>10` keep every row (tokens are 100 or more): the figures on
         # screen are shown again (`compute_snapshot`'s `shown`).
         since = len(app.timings.history)

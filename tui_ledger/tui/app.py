@@ -1,7 +1,8 @@
 """The interactive ledger: attempts on the left, the summary per group on the right, one view key.
 
-`LedgerApp` turns keys into actions, events into settings, and the workers' reports into
-calls on its pipeline; its state, and how it is drawn, are its base class's (`app_shell.
+`LedgerApp` turns keys into actions, events into settings, the workers' reports into
+calls on its pipeline, and what the pipeline asks it to draw (`messages.Drawing`) into the
+drawing its base class does; its state, and how it is drawn, are its base class's (`app_shell.
 LedgerShell`: it composes the components and holds the user's settings). The data comes from its
 `pipeline.Pipeline` (load, recompute, intervals, checks, compaction, in thread workers); the
 exports are `exporting`; the colours are `theme`.
@@ -48,6 +49,24 @@ def _unless_leaving(
     def handle(app: LedgerApp, report: _Report) -> None:
         if not app.leaving:
             handler(app, report)
+
+    return handle
+
+
+def _drawing(
+    handler: Callable[[LedgerApp, _Report], None],
+) -> Callable[[LedgerApp, _Report], None]:
+    """What the pipeline asked the app to draw: drawn unless the app is shutting down, and
+    handed back to the pipeline as handled either way (it counts it until then, so
+    `unsettled` says "drawing")."""
+
+    @functools.wraps(handler)
+    def handle(app: LedgerApp, message: _Report) -> None:
+        try:
+            if not app.leaving:
+                handler(app, message)
+        finally:
+            app.pipeline.handled(message)
 
     return handle
 
@@ -123,9 +142,86 @@ class LedgerApp(LedgerShell):
         show_per_task(self, message)
 
     @on(messages.Said)
-    @_unless_leaving
+    @_drawing
     def _got_said(self, message: messages.Said) -> None:
-        self.say(message.text, title=message.title, severity=message.severity)
+        self.say(
+            message.text, title=message.title, severity=message.severity, timeout=message.timeout
+        )
+
+    # ------------------------------------------------------------------ what the pipeline draws
+
+    @on(messages.TitleChanged)
+    @_drawing
+    def _got_title(self, message: messages.TitleChanged) -> None:
+        self.show_title()
+
+    @on(messages.LoadingChanged)
+    @_drawing
+    def _got_loading(self, message: messages.LoadingChanged) -> None:
+        self.set_loading(message.loading)
+
+    @on(messages.ProgressChanged)
+    @_drawing
+    def _got_progress(self, message: messages.ProgressChanged) -> None:
+        self.show_progress(message.text)
+
+    @on(messages.LedgerChanged)
+    @_drawing
+    def _got_ledger(self, message: messages.LedgerChanged) -> None:
+        self.ledger_changed()
+        self.pipeline.settings_checked(message.inline)
+
+    @on(messages.ShowSnapshot)
+    @_drawing
+    def _got_snapshot(self, message: messages.ShowSnapshot) -> None:
+        self.show_snapshot(message.first)
+        if message.drawn is not None:  # what follows the figures starts once they are painted
+            self.call_after_refresh(self.pipeline.drawn, message.drawn, message.new_figures)
+
+    @on(messages.SummaryChanged)
+    @_drawing
+    def _got_summary(self, message: messages.SummaryChanged) -> None:
+        self.show_summary()
+        if message.timing is not None:
+            name, seconds = message.timing
+            self.call_after_refresh(self.timings.emit, name, seconds=round(seconds, 6))
+
+    @on(messages.ComingChanged)
+    @_drawing
+    def _got_coming(self, message: messages.ComingChanged) -> None:
+        self.show_coming()
+
+    @on(messages.ChecksChanged)
+    @_drawing
+    def _got_checks_changed(self, message: messages.ChecksChanged) -> None:
+        self.show_checks()
+
+    @on(messages.FilterFailed)
+    @_drawing
+    def _got_filter_failed(self, message: messages.FilterFailed) -> None:
+        self.filter_failed(message.message)
+
+    @on(messages.Refilter)
+    @_drawing
+    def _got_refilter(self, message: messages.Refilter) -> None:
+        self.refilter()
+        self.pipeline.refiltered(message)
+
+    @on(messages.PageFetched)
+    @_drawing
+    def _got_page(self, message: messages.PageFetched) -> None:
+        if self.view == message.view:
+            self.show_snapshot(False)
+
+    @on(messages.StateChanged)
+    @_drawing
+    def _got_state(self, message: messages.StateChanged) -> None:
+        self.show_state(message.text)
+
+    @on(messages.GaveUp)
+    @_drawing
+    def _got_gave_up(self, message: messages.GaveUp) -> None:
+        self.give_up(message.message)
 
     # ------------------------------------------------------------------ events
 

@@ -1,9 +1,11 @@
 """The app's shell: its state and how it draws it. `LedgerShell` composes the components
 (`header.LedgerHeader`, `filter_bar.FilterBar`, the `AttemptsTable`, the `SummaryPane`), holds
 the user's settings (view, grouping, sort, filter, headline metric, matched tasks only, the
-group under focus), answers the pipeline's hooks (`pipeline.PipelineHost`) and what the
-commands read (`commands.CommandContext`), and tells the components what to show.
-`app.LedgerApp` is this shell with the keys' actions, the events and the workers' reports.
+group under focus), hands its pipeline what it reads (`host.Inputs`: the files, and the
+settings as a plain `Request`), answers what the commands read (`commands.CommandContext`),
+and tells the components what to show: the drawing the pipeline's messages ask for
+(`messages.Drawing`). `app.LedgerApp` is this shell with the keys' actions, the events and one
+handler per message.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from rich.text import Text
@@ -31,7 +34,8 @@ from tui_ledger.accounting.ledger import (
 )
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
-from tui_ledger.tui.pipeline import Pipeline
+from tui_ledger.tui.host import Inputs
+from tui_ledger.tui.pipeline import Pipeline, price
 from tui_ledger.tui.snapshot import Request, Timings
 from tui_ledger.tui.theme import LEDGER_THEME
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
@@ -100,12 +104,10 @@ class LedgerShell(App[int]):
         self.load_options = {k: v for k, v in (load_options or {}).items() if v is not None}
         self.prices = prices
         """`--prices`, `--flat-price`: the load worker prices the attempts once they are read."""
-        self.early_load = early
-        """The first load, started before the app (`load.early`); taken by the pipeline."""
         self.register_theme(LEDGER_THEME)
         self.theme = "ledger"
         self.timings = Timings()
-        self.pipeline = self._pipeline(spark)
+        self.pipeline = self._pipeline(spark, early)
         """The data on screen and the work that produces it (on Spark: `SparkPipeline`)."""
         self._switch_interval = sys.getswitchinterval()
         # The user's settings, besides the reactive ones above.
@@ -154,16 +156,44 @@ class LedgerShell(App[int]):
         sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
         self.pipeline.start_load(first=True)
         if self.watch_files:
-            self.pipeline.start_watching()
+            self._start_watching()
 
-    def _pipeline(self, spark: Any) -> Pipeline:
+    def _pipeline(self, spark: Any, early: EarlyLoad | None) -> Pipeline:
         """The local pipeline, or (`--spark`) the one whose every stage is a Spark query;
-        only the latter imports the engine."""
+        only the latter imports the engine. Either is handed what it reads as data."""
+        inputs = Inputs(
+            paths=tuple(self.paths),
+            load_options=self.load_options,
+            prices=self.prices,
+            watch_files=self.watch_files,
+            timings=self.timings,
+            settings=self.request,
+        )
         if spark is None:
-            return Pipeline(self)
+            return Pipeline(self, inputs, early)
         from tui_ledger.tui.spark_pipeline import SparkPipeline
 
-        return SparkPipeline(self, spark)
+        return SparkPipeline(self, inputs, spark)
+
+    def _start_watching(self) -> None:
+        """`--watch`: follow the files (`tui.watching`) once the first load has ended; each
+        change is the pipeline's (`Pipeline.watched`, `Pipeline.watch_failed`)."""
+        from tui_ledger.tui.watching import start_watching
+
+        start_watching(
+            self,
+            self.paths,
+            self.load_options,
+            prepare=partial(price, prices=self.prices),
+            on_change=self.pipeline.watched,
+            on_error=self.pipeline.watch_failed,
+        )
+
+    @property
+    def early_load(self) -> EarlyLoad | None:
+        """The first load, if started before the app (`load.early`) and not yet taken by the
+        pipeline's first load."""
+        return self.pipeline.early_load
 
     def on_unmount(self) -> None:
         self.pipeline.close()
@@ -365,12 +395,14 @@ class LedgerShell(App[int]):
             if hasattr(finished, "_work"):
                 finished._work = _nothing
 
-    # ------------------------------------------------------------------ the pipeline's hooks
+    # ------------------------------------------------------------------ what the pipeline asks
 
     def request(self) -> Request:
-        """The settings a recompute computes with, as they are now."""
-        expression = self._filter_bar.expression
-        return Request(expression, self._by, self._sort, self.matched_only, self.view)
+        """The settings a recompute computes with, as they are now (`Inputs.settings`)."""
+        bar = self._filter_bar
+        return Request(
+            bar.expression, self._by, self._sort, self.matched_only, self.view, text=bar.text
+        )
 
     def ledger_changed(self) -> None:
         """A ledger was loaded: settings its columns no longer allow are reset, the filter is
@@ -427,6 +459,14 @@ class LedgerShell(App[int]):
 
         if isinstance(self.screen, WarningsScreen):
             self.screen.update_warnings(self.collect_warnings())
+
+    def show_progress(self, text: str | None) -> None:
+        """While a head is shown, how the whole read is going (None: the figures are in)."""
+        self.summary.show_progress(text)
+
+    def show_state(self, text: str) -> None:
+        """On Spark: the state line under the summary (`computing on Spark · 3.2 s`)."""
+        self.summary.border_subtitle = text
 
     # ------------------------------------------------------------------ the reactive settings
 

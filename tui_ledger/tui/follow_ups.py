@@ -4,6 +4,9 @@ of `pipeline.Pipeline`): the small groups' bootstrap intervals (`ledger.with_int
 `PairsReady`, and the fair-comparison checks (`checks.run_checks`) -> `ChecksReady` /
 `ChecksFailed`. Intervals and pairs land on the figures they were started for whichever comes
 first (`_figures_origin`, set by the pipeline when it adopts new figures).
+
+What they change on screen they ask the app to draw by a message (`_post`: `SummaryChanged`,
+`ComingChanged`, `ChecksChanged`, `Said`), each counted until the app has handled it.
 """
 
 from __future__ import annotations
@@ -21,15 +24,26 @@ from textual.worker import get_current_worker
 
 from tui_ledger.accounting.ledger import Comparison, same_groups, with_intervals
 from tui_ledger.text.wording import first_line
-from tui_ledger.tui.messages import ChecksFailed, ChecksReady, IntervalsReady, PairsReady
+from tui_ledger.tui.messages import (
+    ChecksChanged,
+    ChecksFailed,
+    ChecksReady,
+    ComingChanged,
+    IntervalsReady,
+    PairsReady,
+    Said,
+    SummaryChanged,
+)
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:
+    from textual.message import Message
+
     from tui_ledger.accounting.checks import Check
     from tui_ledger.accounting.pairs import PairCells
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger, LoadReport
-    from tui_ledger.tui.host import PipelineHost
+    from tui_ledger.tui.host import Inputs, PipelineHost
 
 
 class Stopped(Exception):
@@ -39,9 +53,10 @@ class Stopped(Exception):
 
 class FollowUps:
     """The follow-up stages' state and work; the pipeline that inherits them owns the rest of
-    what they read (`app`, `ledger`, `snapshot`, `price_warnings`)."""
+    what they read (`app`, `inputs`, `ledger`, `snapshot`, `price_warnings`)."""
 
     app: PipelineHost
+    inputs: Inputs
     ledger: Ledger | None
     snapshot: Snapshot | None
     price_warnings: list[Finding]
@@ -57,6 +72,27 @@ class FollowUps:
         # added to it): what a worker's result is matched against.
         self._figures_origin: Comparison | None = None
         self._pairs_done_for: Comparison | None = None  # the origin whose pairs came (or failed)
+        # What was posted for the app to draw and is not drawn yet (`_post`), by identity.
+        self._undrawn: dict[int, Message] = {}
+
+    # ------------------------------------------------------------------ asking the app to draw
+
+    def _post(self, message: Message) -> None:
+        """Ask the app to draw something (a `messages.Drawing`, or `Said`), on the screen's
+        thread. Posting does not wait for the handler, so the message is counted until the app
+        has handled it (`handled`): `waiting()` says "drawing" meanwhile."""
+        self._undrawn[id(message)] = message
+        self.app.post_message(message)
+
+    def handled(self, message: Message) -> None:
+        """The app has handled (drawn, or dropped while leaving) a message posted by `_post`;
+        any other message is no concern of the pipeline's."""
+        if self._undrawn.get(id(message)) is message:
+            del self._undrawn[id(message)]
+
+    def drawing(self) -> bool:
+        """Whether a message posted for the app to draw has not been handled yet."""
+        return bool(self._undrawn)
 
     def _follow_up(self, snapshot: Snapshot) -> None:
         """Start what follows new figures once they are drawn: their final intervals (when
@@ -77,7 +113,7 @@ class FollowUps:
             )
         self._start_pairs(snapshot)
         self._start_checks(snapshot)
-        self.app.show_coming()  # the warnings line names what has just started
+        self._post(ComingChanged())  # the warnings line names what has just started
 
     @contextlib.contextmanager
     def _turn(self) -> Iterator[bool]:
@@ -122,12 +158,10 @@ class FollowUps:
             if snapshot.comparison.pairs is not None:  # drawn first: kept
                 final = same_groups(final, pairs=snapshot.comparison.pairs)
             self._adopt(snapshot, final)
-            timings = self.app.timings
-            timings.record("intervals", seconds)
-            self.app.show_summary()
-            self.app.call_after_refresh(timings.emit, "intervals", seconds=round(seconds, 6))
+            self.inputs.timings.record("intervals", seconds)
+            self._post(SummaryChanged(("intervals", seconds)))
         else:
-            self.app.show_coming()  # the line stops saying they are coming
+            self._post(ComingChanged())  # the line stops saying they are coming
 
     def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
         """The snapshot on screen with `comparison` (the same figures, more of them final)."""
@@ -191,12 +225,10 @@ class FollowUps:
         self._pairs_done_for = ready.comparison
         if ready.pairs is not None:
             self._adopt(snapshot, same_groups(snapshot.comparison, pairs=ready.pairs))
-            timings = self.app.timings
-            timings.record("pairs", ready.seconds)
-            self.app.show_summary()
-            self.app.call_after_refresh(timings.emit, "pairs", seconds=round(ready.seconds, 6))
+            self.inputs.timings.record("pairs", ready.seconds)
+            self._post(SummaryChanged(("pairs", ready.seconds)))
         else:
-            self.app.show_summary()  # the callout stops saying the verdicts are coming
+            self._post(SummaryChanged())  # the callout stops saying the verdicts are coming
 
     # ------------------------------------------------------------------ checks
 
@@ -210,7 +242,7 @@ class FollowUps:
                     self._checks_worker,
                     snapshot.generation,
                     snapshot,
-                    self.app.request().by,
+                    self.inputs.settings().by,
                     ledger.report,
                     list(self.price_warnings),
                 ),
@@ -267,13 +299,13 @@ class FollowUps:
         """The checks could not run: the warnings panel lists the warnings as read."""
         if failed.generation == self.checks_generation:
             self.checks_generation = -1  # no checks for these figures; the warnings as read
-            self.app.show_coming()
-        self.app.say(failed.reason, title="checks failed", severity="error")
+            self._post(ComingChanged())
+        self._post(Said(failed.reason, "checks failed", "error"))
 
     def checks_ready(self, ready: ChecksReady) -> None:
         """The checks of the figures on screen (unless newer figures are on the way)."""
         if ready.generation != self.checks_generation:
             return  # figures newer than these checks are on the way
-        self.app.timings.record("checks", ready.seconds)
+        self.inputs.timings.record("checks", ready.seconds)
         self.checks = ready.checks
-        self.app.show_checks()
+        self._post(ChecksChanged())

@@ -4,15 +4,19 @@ typed as one of these, so none of them imports `app` (and `lint-imports` keeps i
 `TYPE_CHECKING` imports). `LedgerApp` satisfies every one of them; a test can hand them a small
 stand-in instead.
 
-`Host` is the part every one of them uses: Textual's own ways to run work off the screen's
-thread and to answer on it (`run_worker`, `post_message`, `call_after_refresh`, `set_timer`,
-`call_from_thread`, `call_later`, and whether it runs and what runs in it), and the app's
-toast (`say`).
+`PipelineHost` is what a worker needs, and all the pipeline may call on the app: start a
+worker (`run_worker`), post a message (`post_message`: what a worker reports, and what the
+pipeline asks the app to draw), a timer (`set_timer`), and, for the Spark pipeline's queries,
+`call_from_thread`. The settings it reads are handed to it as data (`Inputs`).
+
+`Host` adds what the audits, the exports and `--watch` use besides: `call_after_refresh`,
+`call_later`, the workers and whether the app runs, and the app's toast (`say`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -22,15 +26,12 @@ if TYPE_CHECKING:
     from textual.worker import Worker
     from textual.worker_manager import WorkerManager
 
-    from tui_ledger.accounting.ledger import View
     from tui_ledger.accounting.prices import PriceTable
-    from tui_ledger.load.early import EarlyLoad
     from tui_ledger.tui.snapshot import Request, Timings
-    from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 
-class Host(Protocol):
-    """Textual's app surface the parts use, and the app's toast."""
+class PipelineHost(Protocol):
+    """What a worker needs of the app, and all the pipeline calls on it (`LedgerApp` is one)."""
 
     def run_worker(
         self,
@@ -46,10 +47,6 @@ class Host(Protocol):
 
     def post_message(self, message: Message) -> bool: ...
 
-    def call_after_refresh(
-        self, callback: Callable[..., Any], *args: Any, **kwargs: Any
-    ) -> bool: ...
-
     def set_timer(
         self,
         delay: float,
@@ -60,6 +57,14 @@ class Host(Protocol):
     ) -> Timer: ...
 
     def call_from_thread(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> Any: ...
+
+
+class Host(PipelineHost, Protocol):
+    """Textual's app surface the audits, the exports and `--watch` use, and the app's toast."""
+
+    def call_after_refresh(
+        self, callback: Callable[..., Any], *args: Any, **kwargs: Any
+    ) -> bool: ...
 
     def call_later(self, callback: Callable[..., Any], *args: Any, **kwargs: Any) -> bool: ...
 
@@ -79,41 +84,16 @@ class Host(Protocol):
     ) -> None: ...
 
 
-class PipelineHost(Host, Protocol):
-    """What the pipeline needs of the app (`LedgerApp` is one): the user's settings as they
-    stand, and the hooks that draw what the pipeline produced."""
+@dataclass(frozen=True)
+class Inputs:
+    """What the app hands its pipeline, as data: the files and how to read and price them
+    (fixed for the app's life), the timings it records, and `settings`, the user's settings
+    as they stand, as a plain `Request` (called on the screen's thread when a recompute or the
+    checks start; the pipeline never changes the app's settings)."""
 
-    @property
-    def paths(self) -> Sequence[str]: ...
-    @property
-    def load_options(self) -> dict[str, Any]: ...
-    @property
-    def prices(self) -> PriceTable | None: ...
-    @property
-    def watch_files(self) -> bool: ...
-
-    early_load: EarlyLoad | None
-    """The first load, if started before the app (`load.early`); the pipeline takes it."""
-
-    @property
-    def leaving(self) -> bool: ...
-    @property
-    def timings(self) -> Timings: ...
-    @property
-    def view(self) -> View: ...
-    @property
-    def filter_text(self) -> str: ...
-    @property
-    def summary(self) -> SummaryPane: ...
-
-    def request(self) -> Request: ...
-    def ledger_changed(self) -> None: ...
-    def refilter(self) -> None: ...
-    def filter_failed(self, message: str) -> None: ...
-    def give_up(self, message: str) -> None: ...
-    def set_loading(self, loading: bool) -> None: ...
-    def show_title(self) -> None: ...
-    def show_snapshot(self, first: bool) -> None: ...
-    def show_summary(self) -> None: ...
-    def show_coming(self) -> None: ...
-    def show_checks(self) -> None: ...
+    paths: Sequence[str]
+    load_options: Mapping[str, Any]
+    prices: PriceTable | None
+    watch_files: bool
+    timings: Timings
+    settings: Callable[[], Request]

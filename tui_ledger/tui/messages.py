@@ -13,6 +13,13 @@ handles each in one `@on(...)` handler, on the screen's thread, which hands it t
     per-task worker    -> PerTaskReady        (`p`)
     export workers     -> Said                (what was written, or why not)
 
+And what the pipeline asks the app to draw (`Drawing`, posted on the screen's thread; the
+app's one handler for each draws it with `LedgerShell`'s drawing code):
+
+    TitleChanged, LoadingChanged, ProgressChanged, LedgerChanged, ShowSnapshot,
+    SummaryChanged, ComingChanged, ChecksChanged, FilterFailed, Refilter, StateChanged,
+    GaveUp, and Said for a toast
+
 A message that a newer one of its kind makes pointless says so in `can_replace`, and the
 queue keeps only the newer one.
 """
@@ -30,7 +37,7 @@ if TYPE_CHECKING:
 
     from tui_ledger.accounting.checks import Check
     from tui_ledger.accounting.compact import TextValues
-    from tui_ledger.accounting.ledger import Comparison
+    from tui_ledger.accounting.ledger import Comparison, View
     from tui_ledger.accounting.verdicts import Pairs
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
@@ -142,3 +149,111 @@ class Said(Message):
     text: str
     title: str
     severity: SeverityLevel = "information"
+    timeout: float | None = None  # None: the toast's usual time
+
+
+# ---------------------------------------------------------------------- what the app draws
+
+
+class Drawing(Message):
+    """What the pipeline asks the app to draw, posted on the screen's thread. The pipeline
+    counts each until the app's handler has drawn it (`Pipeline.handled`), so
+    `LedgerApp.unsettled` says "drawing" meanwhile."""
+
+
+@dataclass
+class TitleChanged(Drawing):
+    """The header's counts (what is loaded, loading or failed to reload) changed."""
+
+
+@dataclass
+class LoadingChanged(Drawing):
+    """The panes' loading indicator, on (the first load, in a worker) or off."""
+
+    loading: bool
+
+
+@dataclass
+class ProgressChanged(Drawing):
+    """What the summary pane says while the whole file is read behind its first rows
+    (`pipeline.progress_text`); None: the figures are in, the pane shows them."""
+
+    text: str | None
+
+
+@dataclass
+class LedgerChanged(Drawing):
+    """A ledger was loaded: the app resets the settings its columns no longer allow, parses
+    the filter again, redraws the header, then asks for its figures (`Pipeline.recompute`,
+    `inline` as the pipeline says)."""
+
+    inline: bool
+
+
+@dataclass
+class ShowSnapshot(Drawing):
+    """The pipeline's snapshot changed: draw it (`first`: the first figures ever). `drawn`:
+    the snapshot whose drawing the pipeline waits for; the app tells it once the frame is
+    painted (`Pipeline.drawn`), and what follows the figures starts then."""
+
+    first: bool
+    drawn: Snapshot | None = None
+    new_figures: bool = False
+
+
+@dataclass
+class SummaryChanged(Drawing):
+    """The figures on screen changed in place (final intervals, pairwise verdicts): redraw
+    the summary. `timing`: a stage to write to the timings file once painted."""
+
+    timing: tuple[str, float] | None = None
+
+
+@dataclass
+class ComingChanged(Drawing):
+    """What follows the figures changed (started, or ended without changing them): the
+    summary's warnings line says what is still coming."""
+
+
+@dataclass
+class ChecksChanged(Drawing):
+    """The checks of the figures on screen arrived: the warnings count, and the warnings
+    panel if it is open."""
+
+
+@dataclass
+class FilterFailed(Drawing):
+    """The filter parsed but could not run on these columns (e.g. a bad regex)."""
+
+    message: str
+
+
+@dataclass
+class Refilter(Drawing):
+    """The ledger's frame was compacted (`attempts`, the compact frame; `fresh`: a new frame,
+    not the loaded one back): the app parses the filter again for its text values, then
+    tells the pipeline (`Pipeline.refiltered`)."""
+
+    attempts: pl.DataFrame
+    fresh: bool
+
+
+@dataclass
+class PageFetched(Drawing):
+    """On Spark: a page of `view`'s rows was appended; the table redraws if it shows `view`."""
+
+    view: View
+
+
+@dataclass
+class StateChanged(Drawing):
+    """On Spark: the summary's state line (`computing on Spark · 3.2 s`)."""
+
+    text: str
+
+
+@dataclass
+class GaveUp(Drawing):
+    """Nothing to show (the first load failed): the app leaves, saying why (`message`)."""
+
+    message: str

@@ -33,10 +33,11 @@ hands to the method of the same stage here, on the screen's thread:
 
 Posting does not wait for the handler (as `call_from_thread` did), so what is under way is
 tracked here until its message is handled, not by the workers' lives: `waiting()` names it
-(`LedgerApp.unsettled`). The pipeline calls back into the app only through its public hooks:
-`request` (the settings a recompute reads when it starts), `ledger_changed`, `show_title`,
-`set_loading`, `show_snapshot`, `show_summary`, `show_coming`, `show_checks`, `filter_failed`,
-`refilter`, `give_up` and `say`.
+(`LedgerApp.unsettled`). The pipeline calls nothing on the app but starting workers, posting
+messages and timers (`host.PipelineHost`): what the app should draw is a message too
+(`messages.Drawing`: `ShowSnapshot`, `SummaryChanged`, `TitleChanged`, ...), tracked until the
+app's handler has drawn it (`handled`). What it reads of the app is handed to it as data
+(`Inputs`): the files, their options and prices, and the settings as a plain `Request`.
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ import dataclasses
 import os
 import threading
 import time
+from collections.abc import Mapping, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from textual.worker import get_current_worker
@@ -56,12 +58,21 @@ from tui_ledger.accounting.compact import TextValues, compact_text
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import first_line
 from tui_ledger.tui.follow_ups import FollowUps
-from tui_ledger.tui.host import PipelineHost
+from tui_ledger.tui.host import Inputs, PipelineHost
 from tui_ledger.tui.messages import (
     Compacted,
+    FilterFailed,
+    GaveUp,
+    LedgerChanged,
     Loaded,
     LoadFailed,
+    LoadingChanged,
+    ProgressChanged,
     Recomputed,
+    Refilter,
+    Said,
+    ShowSnapshot,
+    TitleChanged,
 )
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 from tui_ledger.tui.widgets.header import files_size
@@ -69,9 +80,6 @@ from tui_ledger.tui.widgets.header import files_size
 # Imported on first use, in the workers that use them (the first frame must not wait for the
 # loader, prices or checks).
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-    from typing import Any
-
     from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.findings import Finding
     from tui_ledger.load import Ledger
@@ -173,9 +181,12 @@ class Pipeline(FollowUps):
     """The data the screen shows, and the work that produces it, for one app
     (`PipelineHost`): load and recompute here, what follows new figures in `FollowUps`."""
 
-    def __init__(self, app: PipelineHost) -> None:
+    def __init__(self, app: PipelineHost, inputs: Inputs, early: EarlyLoad | None = None) -> None:
         super().__init__()
         self.app = app
+        self.inputs = inputs
+        self.early_load = early
+        """The first load, if started before the app (`load.early`); the first load takes it."""
         self.started = time.perf_counter()
         self.ledger: Ledger | None = None  # its `attempts` carry the costs, once priced
         self.price_warnings: list[Finding] = []
@@ -202,6 +213,9 @@ class Pipeline(FollowUps):
         self._first_screen_done = False
         self._first_rows_done = False
         self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
+        # A ledger was adopted; until the app has checked its settings against it
+        # (`LedgerChanged`) and asked for its figures, a recompute waits for that.
+        self._settings_unchecked = False
 
     # ------------------------------------------------------------------ the engine's seams
 
@@ -257,6 +271,8 @@ class Pipeline(FollowUps):
             and self.checks_generation == snapshot.generation
         ):
             waiting.append("checks")
+        if self.drawing():
+            waiting.append("drawing")
         return waiting
 
     def coming(self) -> list[str]:
@@ -285,12 +301,12 @@ class Pipeline(FollowUps):
     def start_load(self, *, first: bool) -> None:
         """Load the app's files: the first time, or again (`r`).
 
-        A first load already under way (`app.early_load`, started before the app) is waited
+        A first load already under way (`early_load`, started before the app) is waited
         for here, at most `EARLY_LOAD_WAIT`, and then shown like a small file's; one that takes
         longer is waited for in the load worker, without a head (its read holds polars' thread
         pool, which the head's figures would wait behind)."""
-        early = self.app.early_load if first else None
-        self.app.early_load = None
+        early = self.early_load if first else None
+        self.early_load = None
         if early is not None and early.wait(EARLY_LOAD_WAIT):
             self._load_now(early)
             return
@@ -299,15 +315,23 @@ class Pipeline(FollowUps):
             return
         self.loading_since = time.perf_counter()
         if first:
-            self.app.set_loading(True)
-        self.app.show_title()
+            self._post(LoadingChanged(True))
+        self._post(TitleChanged())
         self.app.set_timer(0.2, self._tick_loading)
-        app = self.app
+        inputs = self.inputs
         head = None
-        if first and not app.watch_files and early is None:
+        if first and not inputs.watch_files and early is None:
             head = self._head_drawn = threading.Event()
         self.app.run_worker(
-            partial(self._load_worker, app.paths, app.load_options, app.prices, first, head, early),
+            partial(
+                self._load_worker,
+                inputs.paths,
+                inputs.load_options,
+                inputs.prices,
+                first,
+                head,
+                early,
+            ),
             name="_load_worker",
             group="load",
             exclusive=True,
@@ -317,8 +341,8 @@ class Pipeline(FollowUps):
 
     def _small_files(self) -> bool:
         """Whether the files are few and small enough to load before the first frame."""
-        paths = self.app.paths
-        if self.app.watch_files or not all(os.path.isfile(path) for path in paths):
+        paths = self.inputs.paths
+        if self.inputs.watch_files or not all(os.path.isfile(path) for path in paths):
             return False
         return files_size(paths) <= SMALL_LOAD_BYTES
 
@@ -329,9 +353,11 @@ class Pipeline(FollowUps):
         import tui_ledger.reports.report  # noqa: F401  (the summary's callout)
         from tui_ledger.load import LoadError
 
-        app = self.app
+        inputs = self.inputs
         try:
-            ledger, price_warnings, seconds = read(app.paths, app.load_options, app.prices, early)
+            ledger, price_warnings, seconds = read(
+                inputs.paths, inputs.load_options, inputs.prices, early
+            )
             workflows = int(ledger.attempts.get_column("workflow").n_unique())
         except (LoadError, OSError) as error:
             self.load_failed(LoadFailed(error, True))
@@ -339,9 +365,11 @@ class Pipeline(FollowUps):
         self.loaded(Loaded(ledger, price_warnings, workflows, seconds, True), inline=True)
 
     def _tick_loading(self) -> None:
-        if self.loading_since is None or self.app.leaving:
+        """While loading, every 0.2 s: the header's time, the summary's progress. (While the
+        app leaves, the app's handlers drop what this posts.)"""
+        if self.loading_since is None:
             return
-        self.app.show_title()
+        self._post(TitleChanged())
         self._show_progress()
         self.app.set_timer(0.2, self._tick_loading)
 
@@ -350,8 +378,8 @@ class Pipeline(FollowUps):
         partial = self.partial
         if partial is not None:
             now = time.perf_counter()
-            self.app.summary.show_progress(
-                progress_text(partial, now, read=self.loading_since is None)
+            self._post(
+                ProgressChanged(progress_text(partial, now, read=self.loading_since is None))
             )
 
     def _load_worker(
@@ -409,33 +437,15 @@ class Pipeline(FollowUps):
         self.app.post_message(Loaded(ledger, price_warnings, None, seconds, first=True, head=True))
         return True
 
-    def start_watching(self) -> None:
-        """`--watch`: follow the files (`tui.watching`) once the first load has ended."""
-        from tui_ledger.tui.watching import start_watching
-
-        app = self.app
-        start_watching(
-            app,
-            app.paths,
-            app.load_options,
-            prepare=partial(price, prices=app.prices),
-            on_change=self.watched,
-            on_error=self.watch_failed,
-        )
-
     def watched(self, update: WatchUpdate[tuple[Ledger, list[Finding]]]) -> None:
         """`--watch`: new attempts arrived (or the files were rewritten); filter, view, sort and
-        cursor stay, as with `r`."""
-        if self.app.leaving:  # a change seen as the app shuts down: the panes may be gone
-            return
+        cursor stay, as with `r`. (Seen as the app shuts down, what it posts is dropped.)"""
         ledger, price_warnings = update.prepared
         # `first=True`: no "reloaded" toast for every appended line; the header counts update.
         self.loaded(Loaded(ledger, price_warnings, update.workflows, update.seconds, first=True))
 
     def watch_failed(self, message: str) -> None:
         """`--watch`: a change could not be read; keep what is shown and say why."""
-        if self.app.leaving:
-            return
         self.load_failed(LoadFailed(RuntimeError(message), first=False))
 
     def load_failed(self, failed: LoadFailed) -> None:
@@ -445,22 +455,22 @@ class Pipeline(FollowUps):
         self._head_drawn.set()
         error = failed.error
         message = safe_text(str(error) or type(error).__name__)
-        if failed.first and not self.app.watch_files:
-            self.app.give_up(message)
+        if failed.first and not self.inputs.watch_files:
+            self._post(GaveUp(message))
             return
         self.reload_error = message
-        self.app.show_title()
-        self.app.say(message, title="reload failed; kept what was loaded", severity="error")
+        self._post(TitleChanged())
+        self._post(Said(message, "reload failed; kept what was loaded", "error"))
 
     def loaded(self, loaded: Loaded, *, inline: bool = False) -> None:
         """Adopt a freshly loaded (and priced) ledger, and recompute its figures (`inline`: on
-        this thread, into the next frame)."""
-        app = self.app
+        this thread, into the next frame, once the app has checked its settings against it)."""
         if loaded.head:
             self._head_loaded(loaded)
             return
-        app.timings.record("load", loaded.seconds)
-        app.timings.emit("loaded", seconds=round(loaded.seconds, 6))
+        timings = self.inputs.timings
+        timings.record("load", loaded.seconds)
+        timings.emit("loaded", seconds=round(loaded.seconds, 6))
         self.loading_since = None
         self.reload_error = None
         self.ledger = ledger = loaded.ledger
@@ -468,46 +478,56 @@ class Pipeline(FollowUps):
         self._compacted = False
         self.price_warnings = loaded.price_warnings
         self.workflow_count = loaded.workflows
-        app.ledger_changed()
-        self.recompute(inline=inline)
+        self._ledger_changed(inline)
         self._show_progress()
         if not loaded.first:
-            app.say(f"{ledger.attempts.height:,} attempts", title="reloaded", timeout=3)
+            self._post(Said(f"{ledger.attempts.height:,} attempts", "reloaded", timeout=3))
+
+    def _ledger_changed(self, inline: bool) -> None:
+        """A ledger was adopted: the app checks its settings against it, then asks for its
+        figures (`LedgerChanged`); a recompute asked for meanwhile waits for that one."""
+        self._settings_unchecked = True
+        self._post(LedgerChanged(inline))  # then `settings_checked`
+
+    def settings_checked(self, inline: bool) -> None:
+        """The app has checked its settings against the new ledger (`LedgerChanged`): its
+        figures, with the settings as they are now (`inline`: on this thread)."""
+        self._settings_unchecked = False
+        self.recompute(inline=inline)
 
     def _head_loaded(self, loaded: Loaded) -> None:
         """The file's first records: shown in the table (and filtered, toggled, paged) while
         the whole file is read; the summary pane shows the read's progress, not their figures."""
-        app = self.app
         if self.loading_since is None or self.ledger is not None:
             self._head_drawn.set()
             return  # the load failed, or the app is leaving: nothing to preview
-        app.timings.record("head", loaded.seconds)
-        app.timings.emit("head", seconds=round(loaded.seconds, 6))
+        timings = self.inputs.timings
+        timings.record("head", loaded.seconds)
+        timings.emit("head", seconds=round(loaded.seconds, 6))
         self.partial = Partial(
             rows=loaded.ledger.attempts.height,
             head_bytes=HEAD_BYTES,
-            size=files_size(app.paths),
+            size=files_size(self.inputs.paths),
             since=self.loading_since,
         )
         self.ledger = loaded.ledger
         self.workflow_count = None
         self._show_progress()
-        app.set_loading(False)
-        app.ledger_changed()
-        self.recompute(inline=True)
+        self._post(LoadingChanged(False))
+        self._ledger_changed(inline=True)
 
     # ------------------------------------------------------------------ recompute
 
     def recompute(self, *, sort_only: bool = False, inline: bool = False) -> None:
-        """Filter, compare and sort again, with the settings as they are now, in a worker (or,
-        `inline`, on this thread: for small files and quick group changes, so the one repaint
-        shows the new figures).
+        """Filter, compare and sort again, with the settings as they are now (`Inputs.settings`),
+        in a worker (or, `inline`, on this thread: for small files and quick group changes, so
+        the one repaint shows the new figures).
 
         `sort_only`: the filter and grouping are those on screen, so the matching attempts and
         the comparison are reused and only the sort runs.
         """
-        if self.ledger is None:
-            return
+        if self.ledger is None or self._settings_unchecked:
+            return  # (a new ledger's: the app asks once its settings are checked against it)
         self._next_generation()
         if not sort_only:
             self._figures_stale = True  # the figures on screen no longer match the settings
@@ -528,7 +548,7 @@ class Pipeline(FollowUps):
         snapshot = self.snapshot
         reuse = sort_only and snapshot is not None and not self._figures_stale
         self._recompute_running = True
-        request = self.app.request()
+        request = self.inputs.settings()
         if inline:
             generation = self.generation
             self._superseded = threading.Event()
@@ -620,7 +640,7 @@ class Pipeline(FollowUps):
         try:
             if recomputed.failure is not None:
                 if recomputed.generation == self.generation:
-                    self.app.filter_failed(recomputed.failure)
+                    self._post(FilterFailed(recomputed.failure))
             elif snapshot is not None:
                 shown = self.snapshot
                 self._apply(snapshot, shown is None or snapshot.comparison is not shown.comparison)
@@ -643,24 +663,22 @@ class Pipeline(FollowUps):
         """
         if snapshot.generation != self.generation:
             return
-        app = self.app
-        app.timings.record("recompute", snapshot.seconds)
+        self.inputs.timings.record("recompute", snapshot.seconds)
         first = self.snapshot is None
         self.snapshot = snapshot  # the previous one (and its frames) is let go here
         self._figures_ledger = self.ledger
         if self.partial is not None:
             if self.loading_since is not None:  # the head's rows: no figures, checks or counts
                 self.checks, self.checks_generation = None, -1
-                app.show_snapshot(first)
-                app.call_after_refresh(self._drawn, snapshot, False)
+                self._post(ShowSnapshot(first, snapshot, False))  # then `drawn`
                 return
             # The whole file's first figures (the head's recomputes were superseded by its
             # load): the summary shows figures from now on.
             self.partial = None
             first = True
-            app.summary.show_progress(None)
+            self._post(ProgressChanged(None))
         if self.workflow_count is None and self.ledger is not None:
-            request = app.request()
+            request = self.inputs.settings()
             unfiltered = request.expression is None and not request.matched_only
             if unfiltered and request.by == ("workflow",):
                 self.workflow_count = snapshot.comparison.keep.height  # one row per workflow
@@ -672,11 +690,11 @@ class Pipeline(FollowUps):
             self.checks = None
             self.checks_generation = snapshot.generation
             self._figures_origin = snapshot.comparison
-        app.show_snapshot(first)
-        app.call_after_refresh(self._drawn, snapshot, new_figures or first)
+        self._post(ShowSnapshot(first, snapshot, new_figures or first))  # then `drawn`
 
-    def _drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
-        """A recompute's frame has been drawn: record it, then start its intervals or checks.
+    def drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
+        """A recompute's frame has been drawn (the app calls this once the frame that draws
+        `ShowSnapshot` is painted): record it, then start its intervals or checks.
 
         Matched by generation, not identity: a late result of an earlier follow-up for the same
         comparison (a sort reuses it) can replace the snapshot on screen with a copy before
@@ -684,7 +702,7 @@ class Pipeline(FollowUps):
         shown = self.snapshot
         if shown is None or shown.generation != snapshot.generation:
             return
-        timings = self.app.timings
+        timings = self.inputs.timings
         rows = snapshot.ordered.height
         if self.partial is not None:
             self._head_drawn.set()  # the load worker reads on
@@ -761,12 +779,20 @@ class Pipeline(FollowUps):
         self._compacted = True
         self.ledger = dataclasses.replace(ledger, attempts=compacted)
         self.text_values = done.values
-        self.app.refilter()
-        snapshot = self.snapshot
-        if compacted is attempts:
+        self._post(Refilter(compacted, fresh=compacted is not attempts))  # then `refiltered`
+
+    def refiltered(self, refilter: Refilter) -> None:
+        """The app parsed its filter again for the compact frame's text values: the rows on
+        screen are taken from the compact frame, by a recompute that reuses the comparison
+        (with the settings as they are now), unless they already are."""
+        compacted = refilter.attempts
+        ledger, snapshot = self.ledger, self.snapshot
+        if ledger is None or ledger.attempts is not compacted:
+            return  # a reload came meanwhile
+        if not refilter.fresh:
             return  # the rows on screen are already the compact frame's
         if self._recompute_running or snapshot is None or self._figures_stale:
             return  # the recompute running or waiting reads the compact frame when it starts
         self._next_generation()
         self._recompute_running = True
-        self._run_recompute(compacted, self.app.request(), snapshot)
+        self._run_recompute(compacted, self.inputs.settings(), snapshot)

@@ -83,6 +83,7 @@ class Request:
     sort: tuple[str, bool] | None
     matched_only: bool
     view: View
+    text: str = ""  # the filter as typed (what the Spark pipeline sends to the server)
 
 
 def compute_snapshot(

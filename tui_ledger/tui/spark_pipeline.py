@@ -61,12 +61,17 @@ from tui_ledger.spark.paging import Queries, page
 from tui_ledger.spark.session import first_line
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.follow_ups import Stopped
-from tui_ledger.tui.host import PipelineHost
+from tui_ledger.tui.host import Inputs, PipelineHost
 from tui_ledger.tui.messages import (
+    GaveUp,
     Loaded,
     LoadFailed,
+    LoadingChanged,
+    PageFetched,
     Recomputed,
     Said,
+    StateChanged,
+    TitleChanged,
 )
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot
@@ -130,8 +135,8 @@ class SparkPipeline(Pipeline):
     page_rows = PAGE_ROWS
     prefetch_rows = PREFETCH_ROWS
 
-    def __init__(self, app: PipelineHost, opened: SparkInput) -> None:
-        super().__init__(app)
+    def __init__(self, app: PipelineHost, inputs: Inputs, opened: SparkInput) -> None:
+        super().__init__(app, inputs)
         self.opened = opened
         self.figure_queries = Queries(opened.spark, "ledger-tui-figures")
         self.check_queries = Queries(opened.spark, "ledger-tui-checks")
@@ -182,6 +187,7 @@ class SparkPipeline(Pipeline):
     def _busy(self) -> bool:
         return (
             self._recompute_running
+            or self._settings_unchecked  # the figures of the schema just read: asked next
             or bool(self._fetching)
             or self._checks_running
             or self._other_queries > 0
@@ -200,7 +206,9 @@ class SparkPipeline(Pipeline):
             self._show_state()
 
     def _tick(self) -> None:
-        if self.computing_since is None or self.app.leaving:
+        """While a query runs, every `TICK_SECONDS`: the state line's time. (While the app
+        leaves, the app's handlers drop what this posts; `close` interrupted the queries.)"""
+        if self.computing_since is None:
             return
         for queries in (
             self.figure_queries,
@@ -222,7 +230,7 @@ class SparkPipeline(Pipeline):
             text = "Spark"
         if not self.states or self.states[-1] != text:
             self.states.append(text)
-        self.app.summary.border_subtitle = text
+        self._post(StateChanged(text))
 
     # ------------------------------------------------------------------ load
 
@@ -233,8 +241,8 @@ class SparkPipeline(Pipeline):
             self.recompute()
             return
         self.loading_since = time.perf_counter()
-        self.app.set_loading(True)
-        self.app.show_title()
+        self._post(LoadingChanged(True))
+        self._post(TitleChanged())
         self._query_started()
         self.app.run_worker(
             self._schema_worker,
@@ -281,8 +289,8 @@ class SparkPipeline(Pipeline):
             return
         snapshot = self.snapshot
         reuse = sort_only and snapshot is not None and not self._figures_stale
-        request = self.app.request()
-        where = self.app.filter_text if request.expression is not None else ""
+        request = self.inputs.settings()
+        where = request.text if request.expression is not None else ""
         previous = snapshot if reuse and isinstance(snapshot, SparkSnapshot) else None
         self._recompute_running = True
         self._superseded = threading.Event()
@@ -426,7 +434,7 @@ class SparkPipeline(Pipeline):
         if snapshot is None and failure is not None and self.snapshot is None:
             self._recompute_running = False
             self._query_ended()
-            self.app.give_up(failure)
+            self._post(GaveUp(failure))
             return
         if isinstance(snapshot, SparkSnapshot) and snapshot.generation == self.generation:
             self.workflow_count = snapshot.workflows
@@ -444,7 +452,7 @@ class SparkPipeline(Pipeline):
         snapshot = self.snapshot
         if not isinstance(snapshot, SparkSnapshot) or self._recompute_running:
             return
-        view: View = self.app.view
+        view: View = self.inputs.settings().view
         if view in self._fetching or not snapshot.more.get(view):
             return
         if row < snapshot.pages[view].height - self.prefetch_rows:
@@ -478,13 +486,11 @@ class SparkPipeline(Pipeline):
         self._on_screen(self._page_fetched, snapshot, view, rows, more, failure)
 
     def _on_screen(self, callback: Any, *args: Any) -> None:
-        """Run `callback(*args)` on the screen's thread (from a worker), unless the app left."""
+        """Run `callback(*args)` on the screen's thread (from a worker), unless the app left.
+        The callbacks only count the queries and post what the app should draw (which the
+        app's handlers drop while it leaves)."""
         with contextlib.suppress(RuntimeError):  # the app has left
-            self.app.call_from_thread(self._unless_leaving, callback, *args)
-
-    def _unless_leaving(self, callback: Any, *args: Any) -> None:
-        if not self.app.leaving:  # shutting down: the panes may be gone
-            callback(*args)
+            self.app.call_from_thread(callback, *args)
 
     def _page_fetched(
         self,
@@ -497,14 +503,13 @@ class SparkPipeline(Pipeline):
         self._fetching.discard(view)
         self._query_ended()
         if failure is not None:
-            self.app.say(failure, title="Spark page failed", severity="error")
+            self._post(Said(failure, "Spark page failed", "error"))
         if rows is None or self.snapshot is not snapshot:
             return
         snapshot.pages[view] = pl.concat([snapshot.pages[view], rows], how="vertical_relaxed")
         snapshot.fetched[view] += 1
         snapshot.more[view] = more
-        if self.app.view == view:
-            self.app.show_snapshot(False)
+        self._post(PageFetched(view))  # the app draws it if the table shows `view`
 
     # ------------------------------------------------------------------ export
 
