@@ -19,12 +19,14 @@ from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
 from tui_ledger.accounting.checks import run_checks
+from tui_ledger.accounting.compact import text_values
 from tui_ledger.accounting.ledger import Comparison, compare, in_view
 from tui_ledger.accounting.matched import matched_tasks_only
 from tui_ledger.accounting.pairs import pairs_from_cells, task_cells
 from tui_ledger.accounting.rows import Rows, matching_rows, sorted_rows
 from tui_ledger.filtering.query import parse_filter
 from tui_ledger.load import load
+from tui_ledger.tui import snapshot as snapshot_module
 from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
 
 WORKFLOWS = ("lean", "steady", "wide")
@@ -217,3 +219,103 @@ def test_a_new_sort_of_the_rows_on_screen_picks_no_rows_again(tmp_path: Any) -> 
     assert again is not None and again.matching is shown.matching
     assert again.comparison is shown.comparison
     assert again.frame("keep").frame()["tokens"].to_list() == list(range(1100, 300, -100))
+
+
+# Keys as typed: chains of narrowing filters (one more letter or digit), filters typed back
+# (Backspace), cleared (""), other words for the same rows, and groupings changed back.
+CHAINS = (
+    ("l", "le", "lea", "lean"),
+    ("t", "t1"),
+    ("tokens>1", "tokens>15", "tokens>150", "tokens>1500"),
+    ("tokens>=15", "tokens>=150", "tokens>150"),
+    ("tokens<2000", "tokens<200", "tokens<20", "tokens<2"),
+    ("m", "m-", "m-a", "m-a lean"),
+    ("model:m", "model:m-a", "model:m-a tokens>150"),
+    ("pass", "passe", "passed"),
+    ("-failed", "-failed lea"),
+    ("",),
+)
+GROUPINGS = (("workflow",), ("model",), ("workflow", "model"))
+
+
+@st.composite
+def typed(draw: st.DrawFn) -> list[tuple[str, tuple[str, ...]]]:
+    """Keys one after another, each with the grouping it is computed for."""
+    steps: list[tuple[str, tuple[str, ...]]] = []
+    by = draw(st.sampled_from(GROUPINGS))
+    for _ in range(draw(st.integers(1, 4))):
+        move = draw(st.sampled_from(["chain", "back", "group"])) if steps else "chain"
+        if move == "chain":
+            chain = draw(st.sampled_from(CHAINS))
+            steps += [(text, by) for text in chain[: draw(st.integers(1, len(chain)))]]
+        elif move == "back":
+            steps.append(draw(st.sampled_from(steps)))
+        else:
+            by = draw(st.sampled_from(GROUPINGS))
+            steps.append((steps[-1][0], by))
+    return steps
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(attempt, min_size=1, max_size=40),
+    steps=typed(),
+    distinct=st.booleans(),
+    narrow_always=st.booleans(),
+    final=st.booleans(),
+)
+def test_reused_rows_and_figures_are_a_fresh_filters(
+    tmp_path_factory: pytest.TempPathFactory,
+    rows: list[tuple[str, str, int | None, str, str | None]],
+    steps: list[tuple[str, tuple[str, ...]]],
+    distinct: bool,
+    narrow_always: bool,
+    final: bool,
+) -> None:
+    """Keys typed one after another on the same frame (`recent_figures`): a filter that
+    narrows the one before found among its rows, a cleared or retyped filter's rows and
+    figures remembered, a grouping seen before reused, are each what a fresh filter and a
+    fresh comparison of the frame give (with and without the frame's distinct values, and
+    the figures on screen handed on as final or not)."""
+    attempts = load(_ledger_file(tmp_path_factory.mktemp("keys"), rows)).attempts
+    values = text_values(attempts) if distinct else None
+    shown: Snapshot | None = None
+    # Narrowing whatever share of the rows the wider filter kept (else: only under half).
+    narrower_than = snapshot_module.NARROWER_THAN
+    snapshot_module.NARROWER_THAN = 0 if narrow_always else narrower_than
+    try:
+        for text, by in steps:
+            expression = parse_filter(text, attempts.schema, values)
+            request = Request(expression, by, None, False, "keep")
+            # `final`: the figures on screen are final, and handed on (as the pipeline does).
+            on_screen = shown if final and shown and shown.comparison.by == by else None
+            snapshot = compute_snapshot(1, attempts, request, None, threading.Event(), on_screen)
+            assert snapshot is not None
+            plain = attempts.filter(expression) if expression is not None else attempts
+            assert snapshot.matching.source is attempts
+            assert_frame_equal(snapshot.matching.frame(), plain)
+            _same_figures(snapshot.comparison, compare(plain, by, intervals="delta"))
+            shown = snapshot
+    finally:
+        snapshot_module.NARROWER_THAN = narrower_than
+
+
+def test_figures_are_never_another_frames(tmp_path: Any) -> None:
+    """A reloaded or appended ledger is a new frame: the figures remembered for the frame
+    before are not its figures, even through the same filter and grouping."""
+    rows = [(WORKFLOWS[i % 3], f"t{i % 4}", 100 * i, "true", None) for i in range(12)]
+    before = load(_ledger_file(tmp_path, rows)).attempts
+    first = _fast(before, pl.col("tokens") > 300, ("workflow",), None, False)
+    appended = pl.concat(
+        [before, before.head(5).with_columns(pl.lit(9_000, dtype=pl.Int64).alias("tokens"))]
+    )
+    again = _fast(appended, pl.col("tokens") > 300, ("workflow",), None, False)
+    assert again.comparison is not first.comparison
+    _same_figures(
+        again.comparison, compare(appended.filter(pl.col("tokens") > 300), intervals="delta")
+    )
+    cleared = _fast(appended, None, ("workflow",), None, False)
+    back = _fast(appended, None, ("workflow",), None, False)
+    assert back.comparison is cleared.comparison  # the same frame: remembered

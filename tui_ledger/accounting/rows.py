@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["Rows", "matching_rows", "sorted_rows"]
+__all__ = ["Rows", "matching_rows", "narrowed_rows", "sorted_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,3 +114,15 @@ def sorted_rows(rows: Rows, column: str, *, descending: bool) -> Rows:
         .get_column("position")
     )
     return Rows(rows.source, order)
+
+
+def narrowed_rows(rows: Rows, condition: pl.Expr) -> Rows:
+    """Those of `rows` (in file order) where `condition` holds, found among them only: what
+    `matching_rows(rows.source, condition)` gives when `condition` keeps none but some of
+    `rows` (`narrowing.narrows`), reading only the columns it names at those rows."""
+    names = condition.meta.root_names()
+    if rows.index is None or not names:
+        return matching_rows(rows.source, condition)
+    part = rows.source.select(list(dict.fromkeys(names)))[rows.index]
+    keep = part.select(condition.fill_null(False)).to_series()
+    return Rows(rows.source, rows.index.filter(keep))

@@ -1,3 +1,3 @@
 """The filter language: text -> polars expression, and its inverse (a cell -> the term that keeps
-it).
+it); whether one filter narrows another, and the rows and figures recent filters found.
 """

@@ -54,6 +54,7 @@ from typing import Literal
 import polars as pl
 
 from tui_ledger.accounting.compact import TextValues
+from tui_ledger.filtering import filter_origin
 from tui_ledger.schema import (
     ALIASES,
     FALSE_WORDS,
@@ -782,7 +783,9 @@ def parse_filter(
     if not expressions:
         return None
     combined = expressions[0] if len(expressions) == 1 else pl.all_horizontal(expressions)
-    return combined.alias("filter")
+    result = combined.alias("filter")
+    filter_origin.remember(result, (text, _compiler_for(schema, values)))  # `narrowing`
+    return result
 
 
 def describe_terms(text: str, schema: Mapping[str, SchemaType]) -> list[str]:

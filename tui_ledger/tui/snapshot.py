@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
-from tui_ledger.accounting.rows import Rows, matching_rows, sorted_rows
+from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows, sorted_rows
+from tui_ledger.filtering.recent_figures import RecentFigures, recent_for
 from tui_ledger.tui import PROCESS_START
 
 if TYPE_CHECKING:
@@ -99,12 +100,22 @@ def compute_snapshot(
 
     `shown`: the figures on screen, final, of the same ledger and grouping. When the filter
     keeps exactly their rows (a digit typed into `tokens>1` often does), they are the figures
-    of these rows too, intervals and all: reused, not computed again."""
+    of these rows too, intervals and all: reused, not computed again.
+
+    Otherwise what recent recomputes of the same frame found is reused (`recent_figures`): the
+    rows and the comparison of a filter seen lately (cleared, typed back) and a grouping seen
+    lately with it; a filter that keeps only rows a recent one kept is looked for among those.
+    """
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
     tasks = previous.tasks if previous is not None else 0
     comparison = previous.comparison if previous is not None else None
     where, by, sort = request.expression, request.by, request.sort
+    # What recent recomputes of this frame found (not under matched tasks only).
+    recent = None if request.matched_only or notice is not None else recent_for(attempts)
+    if recent is not None and shown is not None and shown.notice is None:
+        # The figures on screen are final now (intervals, pairs): remembered as such.
+        recent.remember(shown.condition, shown.matching, shown.comparison.by, shown.comparison)
     if (
         previous is not None
         and not request.matched_only
@@ -112,6 +123,8 @@ def compute_snapshot(
         and previous.matching.source is attempts
     ):
         matching = previous.matching  # a new sort of the rows on screen: they are picked
+    elif recent is not None:
+        matching = _rows(recent, attempts, where)
     else:
         if request.matched_only:
             from tui_ledger.accounting.matched import matched_tasks_where
@@ -128,11 +141,19 @@ def compute_snapshot(
         and matching.same_as(shown.matching)
     ):
         comparison, matching = shown.comparison, shown.matching
+    if comparison is None and recent is not None:
+        # A filter cleared or typed back, a grouping seen lately; or other words for the
+        # same rows (`tokens>20` after `tokens>2`).
+        comparison = recent.figures(where, by)
+        if comparison is None:
+            comparison = recent.figures_of(matching, by)
     if comparison is None:
         # Delta-method intervals first (no extra pass); the small groups' bootstrap intervals
         # follow in their own worker once these figures are shown.
         comparison = compare(_figures_input(attempts, matching, where, by), by, intervals="delta")
         _ = comparison.labels  # made here rather than on the screen's thread (200,000: 10 ms)
+    if recent is not None:
+        recent.remember(where, matching, comparison.by, comparison)
     if superseded.is_set():
         return None
     ordered = matching
@@ -153,6 +174,25 @@ def compute_snapshot(
     if request.view == "drop":
         _ = snapshot.drop_rows  # the rows the table will show, picked here, not on screen
     return snapshot
+
+
+NARROWER_THAN = 2
+"""A filter is looked for among a recent filter's rows when they are at most this share of the
+frame (1/2): gathering its columns at more positions costs about what reading them all does."""
+
+
+def _rows(recent: RecentFigures, attempts: pl.DataFrame, where: pl.Expr | None) -> Rows:
+    """The rows `where` keeps: as remembered; else, when it keeps only rows a recent filter
+    kept (one more letter typed) and those are few enough (`NARROWER_THAN`), among those;
+    else from the whole frame."""
+    remembered = recent.rows(where)
+    if remembered is not None:
+        return remembered
+    if where is not None:
+        wider = recent.wider_rows(where)
+        if wider is not None and wider.height * NARROWER_THAN <= attempts.height:
+            return narrowed_rows(wider, where)
+    return matching_rows(attempts, where)
 
 
 def _figures_input(

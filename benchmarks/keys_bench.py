@@ -1,0 +1,161 @@
+"""What each key costs the app's recompute worker, key by key, on one ledger (issue 43).
+
+    python benchmarks/keys_bench.py FILE... [--reps 3] [--against OTHER_PYTHON]
+
+For each file, a fresh process loads it once (and compacts it as the app does, `compact_text`),
+then plays a sequence of keys through `snapshot.compute_snapshot`, as the app's worker runs it
+(the figures on screen handed on as final when grouped alike, as once the app has settled),
+and times each: the view toggle (`t`: the DROP FAILURES rows picked), number filter keys
+(`tokens>2000`, a `0` typed, Backspace), word keys (one letter more, Backspace, the app
+benchmark's `lea` -> `lean`), a cleared filter, and group changes (a new grouping, one changed
+back, two keys). "fresh" keys ask for what the process has not computed before; "back" keys
+for what it had (Backspace, a cleared filter, a grouping changed back).
+
+`--against PYTHON`: the same in another tree's interpreter (`/work/main/.venv/bin/python`, say),
+the two alternating process by process, so both columns are measured side by side on the same
+machine load. Times are medians over `--reps` processes, in ms. Run by hand; nothing asserts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+# (name, what the key asks) in the order played: a filter's text, or `by:` and the grouping.
+KEYS: tuple[tuple[str, str], ...] = (
+    ("first figures (unfiltered, warm-up)", ""),
+    ("t toggle, unfiltered", "toggle"),
+    ("`tokens>2000` (fresh, from unfiltered)", "tokens>2000"),
+    ("t toggle, `tokens>2000`", "toggle"),
+    ("`0`: `tokens>20000` (fresh, narrower)", "tokens>20000"),
+    ("Backspace: `tokens>2000` (back)", "tokens>2000"),
+    ("`0`: `tokens>20000` (back)", "tokens>20000"),
+    ("clear the filter (back)", ""),
+    ("`issue-0` (fresh, every row)", "issue-0"),
+    ("`0`: `issue-00` (fresh, narrower)", "issue-00"),
+    ("`1`: `issue-001` (fresh, narrower)", "issue-001"),
+    ("Backspace: `issue-00` (back)", "issue-00"),
+    ("`lea` (fresh)", "lea"),
+    ("`n`: `lean` (fresh)", "lean"),
+    ("Backspace: `lea` (back)", "lea"),
+    ("clear the filter (back)", ""),
+    ("group by model (fresh)", "by:model"),
+    ("group by workflow (back)", "by:workflow"),
+    ("group by model (back)", "by:model"),
+    ("group by workflow, model (fresh)", "by:workflow,model"),
+    ("group by workflow (back)", "by:workflow"),
+)
+
+
+def play(path: str) -> dict[str, Any]:
+    """One process's pass over `KEYS` on `path`: seconds per key, rows kept, the load."""
+    from tui_ledger.allocator import use_fewer_arenas
+
+    use_fewer_arenas()  # as `ledger-tui` runs the app
+
+    import threading
+
+    from tui_ledger.accounting.compact import compact_text
+    from tui_ledger.filtering.query import parse_filter
+    from tui_ledger.load import load
+    from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
+
+    started = time.perf_counter()
+    attempts, values = compact_text(load([path]).attempts)
+    loaded = time.perf_counter() - started
+    text, by = "", ("workflow",)
+    shown: Snapshot | None = None
+    seconds: list[float] = []
+    rows: list[int] = []
+    for _, key in KEYS:
+        if key == "toggle":
+            assert shown is not None
+            started = time.perf_counter()
+            picked = shown.drop_rows
+            seconds.append(time.perf_counter() - started)
+            rows.append(picked.height)
+            continue
+        if key.startswith("by:"):
+            by = tuple(key[3:].split(","))
+        else:
+            text = key
+        expression = parse_filter(text, attempts.schema, values)
+        request = Request(expression, by, None, False, "keep")
+        final = shown if shown is not None and shown.comparison.by == by else None
+        started = time.perf_counter()
+        snapshot = compute_snapshot(1, attempts, request, None, threading.Event(), final)
+        seconds.append(time.perf_counter() - started)
+        assert snapshot is not None
+        rows.append(snapshot.matching.height)
+        shown = snapshot
+    return {"rows": attempts.height, "load": loaded, "seconds": seconds, "kept": rows}
+
+
+def _child(python: str, path: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [python, __file__, "--child", path], check=True, capture_output=True, text=True
+    )
+    result: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return result
+
+
+def measure(
+    path: str, trees: Sequence[tuple[str, str]], reps: int, say: Callable[[str], None]
+) -> dict[str, list[dict[str, Any]]]:
+    """`reps` passes per tree (name, python), alternating tree by tree."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name, _ in trees}
+    for rep in range(reps):
+        for name, python in trees if rep % 2 == 0 else list(reversed(trees)):
+            say(f"  {path}: {name}, pass {rep + 1} of {reps}")
+            runs[name].append(_child(python, path))
+    return runs
+
+
+def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
+    """Median ms per key, a column per tree (and the second's share of the first's)."""
+    names = list(runs)
+    first = runs[names[0]][0]
+    lines = [f"{path}: {first['rows']:,} rows, {len(runs[names[0]])} passes per tree"]
+    header = f"{'key':44s} {'rows kept':>11s}" + "".join(f" {name:>10s}" for name in names)
+    lines.append(header + ("   new/old" if len(names) == 2 else ""))
+    for index, (label, _) in enumerate(KEYS):
+        medians = [
+            statistics.median(run["seconds"][index] for run in runs[name]) * 1000 for name in names
+        ]
+        kept = first["kept"][index]
+        line = f"{label:44s} {kept:>11,}" + "".join(f" {value:>8.1f}ms" for value in medians)
+        if len(medians) == 2 and medians[0] > 0:
+            line += f" {medians[1] / medians[0]:>8.0%}"
+        lines.append(line)
+    loads = [statistics.median(run["load"] for run in runs[name]) for name in names]
+    lines.append(f"{'load + compact (s)':56s}" + "".join(f" {value:>9.2f}s" for value in loads))
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("files", nargs="+", help="ledgers (benchmarks/generate.py's CSV)")
+    parser.add_argument("--reps", type=int, default=3, help="processes per tree (median)")
+    parser.add_argument("--against", help="another tree's python, measured alternately")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.child:
+        print(json.dumps(play(args.files[0])))
+        return 0
+    trees = [("this", sys.executable)]
+    if args.against:
+        trees = [("other", args.against), ("this", sys.executable)]
+    for path in args.files:
+        runs = measure(path, trees, args.reps, lambda line: print(line, file=sys.stderr))
+        print(table(path, runs), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
