@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import cast
 
 import polars as pl
 
@@ -66,7 +67,7 @@ def _facts(expression: pl.Expr) -> tuple[query._Compiler, list[_Fact]] | None:
     origin = filter_origin.origin_of(expression)
     if origin is None:
         return None
-    text, compiler = origin  # type: ignore[misc]
+    text, compiler = cast("tuple[str, query._Compiler]", origin)
     try:
         terms = query.tokenize(text)
         return compiler, [_fact(term, compiler) for term in terms if compiler.term(term)]

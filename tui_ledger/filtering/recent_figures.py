@@ -136,18 +136,18 @@ class RecentFigures:
         entry's aside: those are the rows on screen, held anyway)."""
         older = self._entries[:-1]
         budget = self._height // ROWS_SHARE
-        held = sum(entry.rows.height for entry in older if _positions(entry.rows))
+        held = sum(_positions(entry.rows) for entry in older)
         for entry in older:
             if held <= budget:
                 break
+            held -= _positions(entry.rows)
             if _positions(entry.rows):
-                assert entry.rows is not None
-                held -= entry.rows.height
                 entry.rows = None
 
 
-def _positions(rows: Rows | None) -> bool:
-    return rows is not None and rows.index is not None
+def _positions(rows: Rows | None) -> int:
+    """How many positions `rows` holds (every row of a frame holds none)."""
+    return 0 if rows is None or rows.index is None else rows.index.len()
 
 
 _lock = threading.Lock()
