@@ -77,34 +77,40 @@ packed_rows = st.lists(
             st.integers(-(2**40), 2**40),
             st.integers(2**62, 2**63 - 1),  # too wide to pack: the plain sort answers
         ),
+        st.sampled_from(["x", "y", None]),
     ),
     max_size=60,
 )
 
 
-@given(rows=packed_rows)
+@given(rows=packed_rows, keys=st.sampled_from([["name"], ["name", "kind"], ["kind", "name"]]))
 def test_the_packed_sort_gives_the_plain_sorts_figures(
-    rows: list[tuple[str | None, str, int | None]],
+    rows: list[tuple[str | None, str, int | None, str | None]], keys: list[str]
 ) -> None:
-    """One Categorical key's medians from one sorted Int64 (code, usage and outcome packed
-    together) are the medians of the two-column sort, cells included, on any rows: null keys,
-    negative and huge values, groups with no known usage, none accepted."""
+    """Categorical keys' medians from one sorted Int64 (their codes, usage and outcome packed
+    together) are the medians of the plain sort, cells included, on any rows: one key or two,
+    null keys, negative and huge values, groups with no known usage, none accepted."""
     frame = pl.DataFrame(
         rows,
-        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+        schema={
+            "name": pl.Categorical,
+            "outcome": OUTCOME_DTYPE,
+            "tokens": pl.Int64,
+            "kind": pl.Categorical,
+        },
         orient="row",
     ).lazy()
-    cells = frame.group_by(["name", "outcome"]).agg(pl.len())
-    fast_cells, fast = medians_in_memory(frame, ["name"], cells)
-    plain_cells, plain = medians_in_memory(frame, ["name"], cells, packed=False)
-    order = [pl.col("name").cast(pl.String), pl.col("outcome")]
+    cells = frame.group_by([*keys, "outcome"]).agg(pl.len())
+    fast_cells, fast = medians_in_memory(frame, keys, cells)
+    plain_cells, plain = medians_in_memory(frame, keys, cells, packed=False)
+    by_text = [pl.col(name).cast(pl.String) for name in keys]
+    order = [*by_text, pl.col("outcome")]
     assert_frame_equal(fast_cells.sort(order), plain_cells.sort(order))
-    by_name = pl.col("name").cast(pl.String)
-    assert_frame_equal(fast.sort(by_name, nulls_last=True), plain.sort(by_name, nulls_last=True))
+    assert_frame_equal(fast.sort(by_text, nulls_last=True), plain.sort(by_text, nulls_last=True))
 
 
-def test_the_packed_sort_is_taken_for_one_categorical_key() -> None:
-    """The fast path is the one a loaded ledger's workflow takes (a differential test of two
+def test_the_packed_sort_is_taken_for_categorical_keys() -> None:
+    """The fast path is the one a loaded ledger's workflow (and workflow, model) takes (a differential test of two
     calls to the same path could not fail)."""
     from tui_ledger.accounting.medians import _Packing
 
@@ -117,6 +123,11 @@ def test_the_packed_sort_is_taken_for_one_categorical_key() -> None:
     assert _Packing.of(frame.with_columns(pl.col("name").cast(pl.String)), ["name"]) is None
     wide = frame.with_columns(pl.Series("tokens", [0, 2**62, 1]))
     assert _Packing.of(wide, ["name"]) is None
+    # Two Categorical keys pack as one code (workflow and model); a text one does not.
+    two = frame.with_columns(pl.Series("kind", ["x", None, "y"], dtype=pl.Categorical))
+    assert _Packing.of(two, ["name", "kind"]) is not None
+    text = two.with_columns(pl.col("kind").cast(pl.String))
+    assert _Packing.of(text, ["name", "kind"]) is None
 
 
 @pytest.mark.parametrize("high", [1_000, 2**20, 2**31, 2**40])
@@ -136,7 +147,7 @@ def test_the_packing_is_32_bits_where_it_fits_and_64_past_it(high: int) -> None:
     ).lazy()
     packing = _Packing.of(frame, ["name"])
     assert packing is not None
-    width = packing.null_code.bit_length() + high.bit_length() + 1
+    width = packing.null_codes[0].bit_length() + high.bit_length() + 1
     assert packing.dtype == (pl.UInt32 if width <= 32 else pl.Int64)
     if high == 1_000:
         assert packing.dtype == pl.UInt32  # fewer than 2M categories in the process

@@ -30,8 +30,8 @@ def medians_in_memory(
     so the drop view's medians need no second sort, and each lands on its group's row by the
     group's number in that order, without a join.
 
-    That sort is of one Int64 column where it can be (`packed`, `_Packing`): a Categorical
-    key's code, the usage and whether the attempt was accepted packed into one integer, which
+    That sort is of one Int64 column where it can be (`packed`, `_Packing`): the Categorical
+    keys' code, the usage and whether the attempt was accepted packed into one integer, which
     polars sorts several times faster than the same rows by two columns (10M rows, 8 groups:
     0.4-0.9 s against 3-4 s), and beside the cells' group_by, in one `collect_all`.
     """
@@ -111,43 +111,59 @@ _PACKED = "__packed"
 
 @dataclass(frozen=True)
 class _Packing:
-    """One Categorical key, the usage and the outcome as one sortable integer:
-    `code * scale + (tokens - low) * 2 + accepted`, where `code` is the key's Categorical code
-    (null as one past the largest) and `scale` is 2**(bits of the usage's range + 1). Sorted,
-    a group's values run together in value order (failed before accepted among equal values;
-    the medians read positions only, so that order serves as well as any).
+    """The Categorical keys, the usage and the outcome as one sortable integer:
+    `code * scale + (tokens - low) * 2 + accepted`, where `code` is the group's: its keys'
+    Categorical codes (null as one past each key's largest) read as the digits of one number,
+    each key's digit in base its largest code + 2, and `scale` is 2**(bits of the usage's
+    range + 1). Sorted, a group's values run together in value order (failed before accepted
+    among equal values; the medians read positions only, so that order serves as well as
+    any). Several keys (workflow and model) so sort as one column too: at 1M rows 0.1 s
+    instead of the plain path's 1 s.
 
     A UInt32 where the packing fits 32 bits (a few groups, usage within a range of about a
     billion: every ledger seen so far), an Int64 otherwise: the sort and the accepted
     attempts' copy are then half the size (10M rows: about 100 MB less at the peak)."""
 
-    key: str
+    keys: tuple[str, ...]
     low: int
     scale: int
-    null_code: int
+    null_codes: tuple[int, ...]  # per key: the code its null reads as (its largest + 1)
     dtype: type[pl.UInt32] | type[pl.Int64] = pl.Int64
 
     @classmethod
     def of(cls, frame: pl.LazyFrame, keys: list[str]) -> _Packing | None:
-        """The packing of these rows (one small query: the usage's range, the largest code);
-        None (sort the plain way) for several keys, a key that is not Categorical, no known
-        usage, or a packing that needs more than 63 bits."""
-        if len(keys) != 1 or frame.collect_schema()[keys[0]] != pl.Categorical:
+        """The packing of these rows (one small query: the usage's range, the largest codes);
+        None (sort the plain way) for a key that is not Categorical, no known usage, or a
+        packing that needs more than 63 bits."""
+        schema = frame.collect_schema()
+        if not keys or any(schema[name] != pl.Categorical for name in keys):
             return None
-        code = pl.col(keys[0]).to_physical().cast(pl.Int64)
-        ends = frame.select(_tokens.min().alias("low"), _tokens.max().alias("high"), code.max())
-        low, high, largest = ends.collect().row(0)
+        codes = [
+            pl.col(name).to_physical().cast(pl.Int64).max().alias(f"__largest_{index}")
+            for index, name in enumerate(keys)
+        ]
+        ends = frame.select(_tokens.min().alias("low"), _tokens.max().alias("high"), *codes)
+        low, high, *largest = ends.collect().row(0)
         if low is None or high is None:
             return None
-        null_code = (largest if largest is not None else 0) + 1
+        null_codes = tuple((code if code is not None else 0) + 1 for code in largest)
+        groups = 1
+        for null_code in null_codes:
+            groups *= null_code + 1
         bits = (high - low).bit_length() + 1
-        width = null_code.bit_length() + bits
+        width = (groups - 1).bit_length() + bits
         if width > 63:
             return None
-        return cls(keys[0], low, 2**bits, null_code, pl.UInt32 if width <= 32 else pl.Int64)
+        dtype = pl.UInt32 if width <= 32 else pl.Int64
+        return cls(tuple(keys), low, 2**bits, null_codes, dtype)
 
     def _code(self) -> pl.Expr:
-        return pl.col(self.key).to_physical().cast(pl.Int64).fill_null(self.null_code)
+        code: pl.Expr | None = None
+        for name, null_code in zip(self.keys, self.null_codes, strict=True):
+            digit = pl.col(name).to_physical().cast(pl.Int64).fill_null(null_code)
+            code = digit if code is None else code * (null_code + 1) + digit
+        assert code is not None
+        return code
 
     def sorted(self, frame: pl.LazyFrame) -> pl.LazyFrame:
         """The known usage's packed values, sorted (polars' default engine: twice as fast as
@@ -176,7 +192,7 @@ class _Packing:
         the sorted order, so their runs are searched the same way in their filtered copy.
         Each group's key is read from the cells (which hold every group) by its code."""
         names = (
-            cells.select(pl.col(self.key), self._code().alias("__code"))
+            cells.select(*self.keys, self._code().alias("__code"))
             .unique("__code")
             .sort("__code")
         )
@@ -187,7 +203,7 @@ class _Packing:
         codes = names.get_column("__code")
         accepted_lows, accepted_counts = self._runs(accepted, codes)
         drop = self._middle(accepted, accepted_lows, accepted_counts)
-        return names.select(self.key).with_columns(
+        return names.select(self.keys).with_columns(
             self._middle(ordered, lows, counts).alias("keep__median_tokens_per_attempt"),
             pl.when(accepted_counts > 0)
             .then(drop)
