@@ -110,8 +110,8 @@ def test_the_packed_sort_gives_the_plain_sorts_figures(
 
 
 def test_the_packed_sort_is_taken_for_categorical_keys() -> None:
-    """The fast path is the one a loaded ledger's workflow (and workflow, model) takes (a differential test of two
-    calls to the same path could not fail)."""
+    """The fast path is the one a loaded ledger's workflow (and workflow, model) takes (a
+    differential test of two calls to the same path could not fail)."""
     from tui_ledger.accounting.medians import _Packing
 
     frame = pl.DataFrame(

@@ -192,9 +192,7 @@ class _Packing:
         the sorted order, so their runs are searched the same way in their filtered copy.
         Each group's key is read from the cells (which hold every group) by its code."""
         names = (
-            cells.select(*self.keys, self._code().alias("__code"))
-            .unique("__code")
-            .sort("__code")
+            cells.select(*self.keys, self._code().alias("__code")).unique("__code").sort("__code")
         )
         codes = names.get_column("__code")
         lows, counts = self._runs(ordered, codes)
