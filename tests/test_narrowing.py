@@ -11,6 +11,7 @@ from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows
 from tui_ledger.filtering.narrowing import narrows
 from tui_ledger.filtering.query import parse_filter
 from tui_ledger.filtering.recent_figures import ROWS_SHARE, recent_for
+from tui_ledger.schema import OUTCOME_DTYPE
 
 FRAME = pl.DataFrame(
     {
@@ -125,3 +126,34 @@ def test_recent_rows_stay_within_their_share_of_the_frame() -> None:
     assert recent.rows(pl.col("tokens") >= 360) is newest.rows
     recent.remember(None, Rows(other))  # rows of another frame are never noted
     assert recent.rows(None) is None
+
+
+def test_recent_comparisons_stay_within_their_groups() -> None:
+    """Comparisons of many groups are let go, oldest first, the one on screen kept."""
+    from tui_ledger.accounting.ledger import compare
+    from tui_ledger.filtering import recent_figures
+
+    frame = pl.DataFrame(
+        {
+            "workflow": [f"w{i % 30}" for i in range(60)],
+            "task": [f"t{i}" for i in range(60)],
+            "outcome": ["passed", "failed"] * 30,
+            "tokens": list(range(60)),
+        }
+    ).with_columns(pl.col("outcome").cast(OUTCOME_DTYPE))
+    recent = recent_for(frame)
+    groups = recent_figures.MAX_GROUPS
+    recent_figures.MAX_GROUPS = 50
+    try:
+        for low in (0, 10, 20):
+            expression = pl.col("tokens") >= low
+            kept = frame.filter(expression)
+            for by in (("task",), ("workflow",)):
+                recent.remember(expression, None, by, compare(kept, by, intervals="none"))
+        held = [(entry.expression is not None, sorted(entry.figures)) for entry in recent._entries]
+    finally:
+        recent_figures.MAX_GROUPS = groups
+    # Older filters: 30 groups of workflow fit; the newest keeps its last grouping only
+    # (task's 40 groups and workflow's 30 pass 50).
+    assert held[-1] == (True, [("workflow",)])
+    assert sum(len(figures) for _, figures in held[:-1]) <= 1

@@ -14,7 +14,9 @@ the filter (compared as an expression: the same terms against the same distinct 
 the grouping. Matched tasks only is not remembered (what it keeps depends on the grouping).
 The rows remembered besides the newest (those on screen, held anyway) hold at most a quarter of
 the frame's rows in positions, all together (4 bytes a row kept: 100 MB at 100M rows); beyond,
-the oldest rows are let go first, their figures kept.
+the oldest rows are let go first, their figures kept; and their comparisons hold at most
+`MAX_GROUPS` groups in all, the newest filter's groupings but its last aside (a ledger of
+200,000 groups keeps only the comparison on screen).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from tui_ledger.filtering.narrowing import narrows
 MAX_ENTRIES = 8  # filters (with their figures, one grouping or more) remembered per frame
 MAX_FRAMES = 4  # frames remembered at once (the app holds one; a test or a notebook, more)
 ROWS_SHARE = 4  # remembered positions stay under the frame's rows / this
+MAX_GROUPS = 100_000  # groups of the comparisons remembered besides the newest filter's
 
 
 def same_filter(a: pl.Expr | None, b: pl.Expr | None) -> bool:
@@ -127,6 +130,7 @@ class RecentFigures:
             if rows is not None:
                 entry.rows = rows
             if by is not None and comparison is not None:
+                entry.figures.pop(tuple(by), None)  # the newest grouping last
                 entry.figures[tuple(by)] = comparison
             del self._entries[:-MAX_ENTRIES]
             self._within_budget()
@@ -143,6 +147,25 @@ class RecentFigures:
             held -= _positions(entry.rows)
             if _positions(entry.rows):
                 entry.rows = None
+        # A comparison holds a row per group and view: 200,000 groups are tens of MB.
+        groups = sum(_groups(entry) for entry in older)
+        for entry in older:
+            if groups <= MAX_GROUPS:
+                break
+            groups -= _groups(entry)
+            entry.figures.clear()
+        newest = self._entries[-1].figures if self._entries else {}
+        while len(newest) > 1 and sum(figures.keep.height for figures in newest.values()) > (
+            MAX_GROUPS
+        ):
+            del newest[next(iter(newest))]  # its oldest grouping (the newest is on screen)
+        self._entries[:] = [
+            entry for entry in self._entries[:-1] if entry.rows is not None or entry.figures
+        ] + self._entries[-1:]
+
+
+def _groups(entry: _Entry) -> int:
+    return sum(comparison.keep.height for comparison in entry.figures.values())
 
 
 def _positions(rows: Rows | None) -> int:
