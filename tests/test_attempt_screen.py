@@ -175,6 +175,9 @@ async def test_steps_without_tokens_say_not_recorded_with_the_readers_notes(
         await open_attempt(pilot)
         text = screen_text(app)
         assert "not recorded per step" in text and "usage was never written" in text
+        # The step's line: no tokens, no running total (a 0 would read as nothing spent).
+        (line,) = [line for line in text.splitlines() if " hi " in line]
+        assert line.split()[-3:] == ["—", "—", "—"], line
 
 
 # --------------------------------------------------------------------------- Enter on a step
