@@ -23,7 +23,13 @@ from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger import trajectory
 from tui_ledger.trajectory import Opened, Step, Verdict
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens.attempt_screen import AttemptHelpScreen, AttemptScreen
+from tui_ledger.tui.screens.attempt_screen import (
+    AttemptHelpScreen,
+    AttemptScreen,
+    files_text,
+    fit_path,
+    head_text,
+)
 from tui_ledger.tui.screens.screens import DetailScreen, HelpScreen
 from tui_ledger.tui.screens.step_view import StepScreen, safe_block
 
@@ -603,3 +609,36 @@ def test_a_long_part_of_a_step_shows_its_head_and_its_tail() -> None:
     assert lines[601] == "line 2401" and lines[-1] == "line 3000\\x1b[2J"
     long = safe_block("x" * 10_000).plain
     assert long.startswith("x" * 2000 + " … (8,000 more characters)")
+
+
+def test_a_long_folder_is_fitted_to_the_width_never_wrapped() -> None:
+    folder = "/data/results/" + "a-long-run-name/" * 6 + "task.1-of-1.run"
+    files = [f"{folder}/results.json", f"{folder}/sessions/agent.cast"]
+    line = files_text(files, {}, width=80).plain
+    assert len(line) <= 80, line
+    assert line.startswith("read results.json, sessions/agent.cast in …/")
+    assert line.endswith("/task.1-of-1.run")
+    # Unfitted (no width known yet), or room enough: the whole path.
+    assert files_text(files, {}).plain.endswith(" in " + folder)
+    assert fit_path("/a/b/c", 80) == "/a/b/c"
+    single = files_text([folder + "/trace.jsonl"], {}, width=60).plain
+    assert len(single) <= 60 and single.endswith("/trace.jsonl"), single
+    row = {"source": folder + "/results.jsonl", "line": 12_345}
+    source = files_text(None, row, width=70).plain
+    assert source.startswith("opening the log… ")
+    where = files_text([], row, width=70).plain
+    assert len(where) <= 70 and where.endswith("/results.jsonl, line 12,345"), where
+
+
+def test_the_header_fits_a_narrow_terminal_on_one_line() -> None:
+    row = {"workflow": "20250902_orchestrator_qwen-3-coder-480B", "task": "cron-broken-network"}
+    row.update(outcome="error", tokens=66_862)
+    wide = head_text(row, 4, 7, 120).plain.split("\n")[0]
+    assert wide.endswith("attempt 5 of 7 in view") and row["workflow"] in wide
+    narrow = head_text(row, 4, 7, 78).plain.split("\n")[0]
+    assert len(narrow) <= 78 and narrow.endswith("   5/7"), narrow
+    tight = head_text(row, 4, 7, 60).plain.split("\n")[0]
+    assert len(tight) <= 60 and "error" in tight and "…" in tight, tight
+    folder = "/r/" + "x" * 40 + "/" + "y" * 30
+    few = files_text([folder + "/results.json", folder + "/sessions/agent.cast"], {}, width=60)
+    assert few.plain == "read 2 files in …/" + "y" * 30, few.plain

@@ -109,18 +109,29 @@ def _duration(seconds: object) -> str | None:
 
 
 def head_text(row: Mapping[str, Any], position: int, count: int, width: int = 200) -> Text:
-    """Workflow, task, outcome and place in the view; tokens by bucket, cost, duration."""
+    """Workflow, task, outcome and place in the view; tokens by bucket, cost, duration. The
+    first line fits in `width` cells: the place said shorter, then workflow and task cut."""
     text = Text()
-    text.append(safe_cell(row.get("workflow"), 40), style=TITLE_STYLE)
-    if row.get("task") is not None:
-        text.append(" · ", style=MUTED)
-        text.append(safe_cell(row.get("task"), 50), style="bold")
     outcome = str(row.get("outcome") or "")
+    shown_outcome = f"{OUTCOME_SYMBOLS.get(outcome, '')} {outcome}".strip()
+    place = f"   attempt {position + 1:,} of {count:,} in view"
+    workflow = safe_text(row.get("workflow"))
+    task = None if row.get("task") is None else safe_text(row.get("task"))
+    fixed = (len(shown_outcome) + 3 if outcome else 0) + (3 if task is not None else 0)
+    if min(len(workflow), 40) + min(len(task or ""), 50) + fixed + len(place) > width:
+        place = f"   {position + 1:,}/{count:,}"
+    room = max(width - fixed - len(place), 16)
+    task_cells = min(len(task or ""), 50)
+    workflow_cells = min(len(workflow), 40, max(room - task_cells, room // 2))
+    task_cells = min(task_cells, max(room - workflow_cells, 8))
+    text.append(safe_cell(row.get("workflow"), workflow_cells), style=TITLE_STYLE)
+    if task is not None:
+        text.append(" · ", style=MUTED)
+        text.append(safe_cell(row.get("task"), task_cells), style="bold")
     if outcome:
         text.append(" · ", style=MUTED)
-        symbol = OUTCOME_SYMBOLS.get(outcome, "")
-        text.append(f"{symbol} {outcome}".strip(), style=f"bold {OUTCOME_STYLES.get(outcome, '')}")
-    text.append(f"   attempt {position + 1:,} of {count:,} in view", style=MUTED)
+        text.append(shown_outcome, style=f"bold {OUTCOME_STYLES.get(outcome, '')}")
+    text.append(place, style=MUTED)
     text.append("\n")
     tokens = row.get("tokens")
     text.append("tokens ", style=MUTED)
@@ -143,9 +154,26 @@ def head_text(row: Mapping[str, Any], position: int, count: int, width: int = 20
     return text
 
 
-def files_text(files: list[str] | None, row: Mapping[str, Any]) -> Text:
-    """The file(s) read, or where the row came from while the log is being opened."""
+def fit_path(path: str, room: int) -> str:
+    """`path` in at most `room` cells: its start left out (`…/trial/file`) when it is longer,
+    at a separator where one is near, so a long path never wraps onto a second line."""
+    if room <= 1 or len(path) <= room:
+        return path
+    tail = path[-(room - 1) :]
+    cut = tail.find(os.sep)
+    if 0 < cut < len(tail) - 1:
+        tail = tail[cut:]
+    return "…" + tail
+
+
+def files_text(files: list[str] | None, row: Mapping[str, Any], width: int | None = None) -> Text:
+    """The file(s) read, or where the row came from while the log is being opened; in
+    `width` cells when given (a long folder's start left out)."""
     text = Text()
+
+    def room(used: int) -> int:
+        return 10**9 if width is None else max(width - used, 20)
+
     if files is None:
         text.append("opening the log… ", style=f"italic {MUTED}")
     elif files:
@@ -153,17 +181,22 @@ def files_text(files: list[str] | None, row: Mapping[str, Any]) -> Text:
         folder = os.path.commonpath(files) if len(files) > 1 else ""
         names = [os.path.relpath(file, folder) for file in files] if folder else files
         text.append("read ", style=MUTED)
-        text.append(safe_text(", ".join(names)))
-        if folder:
-            text.append(" in ", style=MUTED)
-            text.append(safe_text(folder))
+        listed = safe_text(", ".join(names))
+        if not folder:
+            text.append(fit_path(listed, room(len(text))))
+            return text
+        if room(len(text) + len(listed) + 4) < 30 and width is not None:
+            listed = plural(len(names), "file")  # the folder matters more than the names
+        text.append(listed)
+        text.append(" in ", style=MUTED)
+        text.append(fit_path(safe_text(folder), room(len(text))))
         return text
     source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
     if source is not None:
+        where = f", line {format_count(line)}" if isinstance(line, int) else ""
         text.append("row from ", style=MUTED)
-        text.append(safe_text(source))
-        if line is not None:
-            text.append(f", line {format_count(line)}" if isinstance(line, int) else "")
+        text.append(fit_path(safe_text(source), room(len(text) + len(where))))
+        text.append(where)
     return text
 
 
@@ -396,7 +429,7 @@ class AttemptScreen(Screen[None]):
         if report.read != self._read:
             return
         self.files, self.notes, self.looked_for = report.files, report.notes, report.looked_for
-        self._files.update(files_text(self.files, self.row))
+        self._show_files()
         if self.files or report.verdict.tests:
             self._verdict.update(verdict_text(report.verdict))
             self._verdict.display = True
@@ -429,14 +462,23 @@ class AttemptScreen(Screen[None]):
         self.ended, self.error = True, report.error
         if self.files is None:
             self.files = []
-            self._files.update(files_text(self.files, self.row))
+            self._show_files()
         self._show_progress()
         if not self.steps.row_count:
             self._show_fields()
 
     def _show_head(self) -> None:
-        self._head.update(head_text(self.row, self.position, self.count))
-        self._files.update(files_text(self.files, self.row))
+        width = self._head.size.width
+        self._head.update(head_text(self.row, self.position, self.count, width or 200))
+        self._show_files()
+
+    def _show_files(self) -> None:
+        width = self._files.size.width
+        self._files.update(files_text(self.files, self.row, width if width > 0 else None))
+
+    def on_resize(self) -> None:
+        """The header and the files' line are fitted to the width."""
+        self.call_after_refresh(self._show_head)
 
     def _show_progress(self) -> None:
         """The honest-tokens line, and how far the reading is (or why it stopped)."""
