@@ -21,7 +21,7 @@ from textual.pilot import Pilot
 from tests import trajectory_reader
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger import trajectory
-from tui_ledger.trajectory import Opened, Step, Verdict
+from tui_ledger.trajectory import Opened, Step, ToolCall, Verdict
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.attempt_screen import (
     AttemptHelpScreen,
@@ -31,7 +31,7 @@ from tui_ledger.tui.screens.attempt_screen import (
     head_text,
 )
 from tui_ledger.tui.screens.screens import DetailScreen, HelpScreen
-from tui_ledger.tui.screens.step_view import StepScreen, safe_block
+from tui_ledger.tui.screens.step_view import StepScreen, safe_block, step_body
 
 SIZE = (120, 40)
 
@@ -642,3 +642,11 @@ def test_the_header_fits_a_narrow_terminal_on_one_line() -> None:
     folder = "/r/" + "x" * 40 + "/" + "y" * 30
     few = files_text([folder + "/results.json", folder + "/sessions/agent.cast"], {}, width=60)
     assert few.plain == "read 2 files in …/" + "y" * 30, few.plain
+
+
+def test_a_tool_calls_long_id_is_cut_to_one_short_line() -> None:
+    signature = "call_7576__thought__" + "EjQKMgG+Pvb7YinyIEXgp9c5vqJLlLm83UMkfOjFY9yLK" * 20
+    step = Step(index=2, source="agent", text="", tool_calls=(ToolCall("shot", "{}", signature),))
+    lines = step_body(step).plain.split("\n")
+    assert lines[0].startswith("▶ tool call shot  call_7576__thought__")
+    assert len(lines[0]) <= len("▶ tool call shot  ") + 40 and lines[0].endswith("…")
