@@ -433,6 +433,28 @@ async def test_a_readers_bug_is_one_line_too(
         assert "could not read this attempt's log: KeyError: 'steps'" in screen_text(app)
 
 
+async def test_notes_a_reader_adds_once_its_steps_are_read_are_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Readers (ATIF's final_metrics, Claude Code, Codex) say what they found about the tokens
+    # once every step is read: the note must not be lost for having come after the header.
+    def late_notes(row: object) -> Opened:
+        notes: list[str] = []
+
+        def steps() -> Iterator[Step]:
+            yield Step(index=1, source="agent", text="hi", tokens=5)
+            notes.append("final_metrics records 9 more")
+
+        return Opened(files=[], instruction=None, verdict=Verdict(), steps=steps(), notes=notes)
+
+    monkeypatch.setattr(trajectory, "open_attempt", late_notes)
+    app = LedgerApp([ledger(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_attempt(pilot)
+        assert "final_metrics records 9 more" in screen_text(app)
+
+
 async def test_a_folder_opened_from_elsewhere_finds_its_logs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

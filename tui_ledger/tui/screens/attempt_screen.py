@@ -88,11 +88,13 @@ class StepsRead(_Report):
 
 
 class ReadEnded(_Report):
-    """The log is read to its end, or broke (`error`: one line)."""
+    """The log is read to its end, or broke (`error`: one line); `notes`: the reader's notes
+    as they stand then (a reader says what it found about the tokens once every step is read)."""
 
-    def __init__(self, read: int, error: str | None) -> None:
+    def __init__(self, read: int, error: str | None, notes: list[str] | None = None) -> None:
         super().__init__(read)
         self.error = error
+        self.notes = notes
 
 
 # --------------------------------------------------------------------------- what the screen says
@@ -397,6 +399,7 @@ class AttemptScreen(Screen[None]):
         steps: Iterator[Step] | None = None
         batch: list[Step] = []
         error: str | None = None
+        opened: trajectory.Opened | None = None
         try:
             opened = trajectory.open_attempt(row)
             steps = opened.steps
@@ -422,7 +425,7 @@ class AttemptScreen(Screen[None]):
                 close()
         if batch:  # the steps read before the end, or before the log broke
             self.post_message(StepsRead(read, batch))
-        self.post_message(ReadEnded(read, error))
+        self.post_message(ReadEnded(read, error, None if opened is None else list(opened.notes)))
 
     @on(AttemptOpened)
     def _opened(self, report: AttemptOpened) -> None:
@@ -460,6 +463,8 @@ class AttemptScreen(Screen[None]):
         if report.read != self._read:
             return
         self.ended, self.error = True, report.error
+        if report.notes is not None:
+            self.notes = report.notes
         if self.files is None:
             self.files = []
             self._show_files()
