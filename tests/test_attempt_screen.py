@@ -455,6 +455,23 @@ async def test_notes_a_reader_adds_once_its_steps_are_read_are_shown(
         assert "final_metrics records 9 more" in screen_text(app)
 
 
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_many_notes_never_hide_the_count_of_steps(
+    size: tuple[int, int], tmp_path: Path
+) -> None:
+    note = "a long note about how this reader counted the tokens of the steps " * 2
+    trace = {"steps": [agent("hi", 5)], "notes": [f"{n}: {note}" for n in range(4)]}
+    made = [{"workflow": "w", "task": "t", "tokens": 5, "passed": True, "trace": trace}]
+    app = LedgerApp([ledger(tmp_path, made)])
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await open_attempt(pilot)
+        text = screen_text(app)
+        assert "✔ equal" in text and "4 notes on the tokens" in text and "1 step" in text
+        # Folded on a short terminal (Enter on the fold opens it), open on a tall one.
+        assert ("0: a long note" in text) == (size[1] >= 40)
+
+
 async def test_a_folder_opened_from_elsewhere_finds_its_logs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -53,6 +53,9 @@ BATCH_SECONDS = 0.1
 BATCH_STEPS = 2000
 """...or as soon as it holds this many steps."""
 
+TALL = 40
+"""Terminal rows from which the reader's notes on the tokens show unfolded."""
+
 OUTCOME_STYLES = {"passed": KEEP, "failed": DROP, "error": DROP, "timeout": ACCENT}
 
 
@@ -263,6 +266,17 @@ def tokens_line(
     return text
 
 
+def notes_text(notes: list[str]) -> Text:
+    """The reader's notes on the tokens, one a line."""
+    text = Text()
+    for number, note in enumerate(notes):
+        if number:
+            text.append("\n")
+        text.append("· ", style=MUTED)
+        text.append(safe_text(note))
+    return text
+
+
 # --------------------------------------------------------------------------- the screen
 
 
@@ -339,6 +353,8 @@ class AttemptScreen(Screen[None]):
         self._output = Static(id="attempt-output-text")
         self._instruction = Static(id="attempt-instruction-text")
         self._tokens = Static(id="attempt-tokens")
+        self._notes = Static(id="attempt-notes-text")
+        self._notes_shown: list[str] | None = None
         self._status = Static(id="attempt-status")
         self.steps = StepsTable(id="attempt-steps")
         self._search = Input(placeholder="search the steps (Enter; Esc cancels)", id="step-search")
@@ -354,7 +370,10 @@ class AttemptScreen(Screen[None]):
             with Collapsible(title="instruction", collapsed=True, id="attempt-instruction"):
                 yield self._instruction
             yield self._tokens
-            yield self._status
+            with Collapsible(title="notes", collapsed=True, id="attempt-notes"):
+                yield self._notes
+        # Below the top, which may be cut on a small terminal: the count of steps always shows.
+        yield self._status
         yield self.steps
         yield Vertical(id="attempt-fields")
         yield self._search
@@ -382,7 +401,8 @@ class AttemptScreen(Screen[None]):
         self.steps.display = True
         self.query_one("#attempt-fields").remove_children()
         self.query_one("#attempt-fields").display = False
-        for fold in ("#attempt-output", "#attempt-instruction"):
+        self._notes_shown = None
+        for fold in ("#attempt-output", "#attempt-instruction", "#attempt-notes"):
             self.query_one(fold, Collapsible).display = False
             self.query_one(fold, Collapsible).collapsed = True
         self._verdict.update(Text(""))
@@ -489,11 +509,12 @@ class AttemptScreen(Screen[None]):
         """The honest-tokens line, and how far the reading is (or why it stopped)."""
         table = self.steps
         broke = self.error is not None
+        self._show_notes()
         self._tokens.update(
             line := tokens_line(
                 table.steps,
                 self.row.get("tokens"),
-                self.notes,
+                [],
                 ended=self.ended,
                 broke=broke,
                 so_far=table.recorded_total(),
@@ -528,6 +549,22 @@ class AttemptScreen(Screen[None]):
             status.append(safe_cell(self.query_text, 30), style=ACCENT)
             status.append(" (n N)", style=MUTED)
         self._status.update(status)
+
+    def _show_notes(self) -> None:
+        """The reader's notes on the tokens, folded under the tokens line: open on a tall
+        terminal, closed on a short one (where they would push the steps off the screen)."""
+        if self.notes == self._notes_shown:
+            return
+        self._notes_shown = list(self.notes)
+        fold = self.query_one("#attempt-notes", Collapsible)
+        if not self.notes:
+            fold.display = False
+            return
+        fold.title = f"{plural(len(self.notes), 'note')} on the tokens"
+        self._notes.update(notes_text(self.notes))
+        if not fold.display:
+            fold.collapsed = self.app.size.height < TALL
+            fold.display = True
 
     def _show_fields(self) -> None:
         """No steps: the row's every field where the steps would be."""
