@@ -4,7 +4,9 @@
 view): Esc goes back to it. The header says the attempt's workflow, task, outcome, tokens by
 bucket, cost, duration and the files read; the verdict lists each test ✔/✘ in the harness's
 order, with the grader's output and the task's instruction folded; then the steps, one a line
-(`widgets.steps_table.StepsTable`), and whether their tokens add up to the ledger's.
+(`widgets.steps_table.StepsTable`), and whether their tokens add up to the ledger's (the reader's
+notes on them in a fold, open on a tall terminal). The header and the files' line are fitted to
+the width; the count of steps sits below the top, so a short terminal never hides it.
 
 The log is read in a thread worker (`tui_ledger.trajectory.open_attempt`, then its steps one by
 one), which posts the steps in batches: the first as soon as it is read, so a large log shows
