@@ -21,11 +21,17 @@ from textual.pilot import Pilot
 from tests import trajectory_reader
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger import trajectory
-from tui_ledger.trajectory import Opened, Step, Verdict
+from tui_ledger.trajectory import Opened, Step, ToolCall, Verdict
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens.attempt_screen import AttemptHelpScreen, AttemptScreen
+from tui_ledger.tui.screens.attempt_screen import (
+    AttemptHelpScreen,
+    AttemptScreen,
+    files_text,
+    fit_path,
+    head_text,
+)
 from tui_ledger.tui.screens.screens import DetailScreen, HelpScreen
-from tui_ledger.tui.screens.step_view import StepScreen, safe_block
+from tui_ledger.tui.screens.step_view import StepScreen, safe_block, step_body
 
 SIZE = (120, 40)
 
@@ -175,6 +181,9 @@ async def test_steps_without_tokens_say_not_recorded_with_the_readers_notes(
         await open_attempt(pilot)
         text = screen_text(app)
         assert "not recorded per step" in text and "usage was never written" in text
+        # The step's line: no tokens, no running total (a 0 would read as nothing spent).
+        (line,) = [line for line in text.splitlines() if " hi " in line]
+        assert line.split()[-3:] == ["—", "—", "—"], line
 
 
 # --------------------------------------------------------------------------- Enter on a step
@@ -424,6 +433,45 @@ async def test_a_readers_bug_is_one_line_too(
         assert "could not read this attempt's log: KeyError: 'steps'" in screen_text(app)
 
 
+async def test_notes_a_reader_adds_once_its_steps_are_read_are_shown(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Readers (ATIF's final_metrics, Claude Code, Codex) say what they found about the tokens
+    # once every step is read: the note must not be lost for having come after the header.
+    def late_notes(row: object) -> Opened:
+        notes: list[str] = []
+
+        def steps() -> Iterator[Step]:
+            yield Step(index=1, source="agent", text="hi", tokens=5)
+            notes.append("final_metrics records 9 more")
+
+        return Opened(files=[], instruction=None, verdict=Verdict(), steps=steps(), notes=notes)
+
+    monkeypatch.setattr(trajectory, "open_attempt", late_notes)
+    app = LedgerApp([ledger(tmp_path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await open_attempt(pilot)
+        assert "final_metrics records 9 more" in screen_text(app)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)])
+async def test_many_notes_never_hide_the_count_of_steps(
+    size: tuple[int, int], tmp_path: Path
+) -> None:
+    note = "a long note about how this reader counted the tokens of the steps " * 2
+    trace = {"steps": [agent("hi", 5)], "notes": [f"{n}: {note}" for n in range(4)]}
+    made = [{"workflow": "w", "task": "t", "tokens": 5, "passed": True, "trace": trace}]
+    app = LedgerApp([ledger(tmp_path, made)])
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await open_attempt(pilot)
+        text = screen_text(app)
+        assert "✔ equal" in text and "4 notes on the tokens" in text and "1 step" in text
+        # Folded on a short terminal (Enter on the fold opens it), open on a tall one.
+        assert ("0: a long note" in text) == (size[1] >= 40)
+
+
 async def test_a_folder_opened_from_elsewhere_finds_its_logs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -600,3 +648,44 @@ def test_a_long_part_of_a_step_shows_its_head_and_its_tail() -> None:
     assert lines[601] == "line 2401" and lines[-1] == "line 3000\\x1b[2J"
     long = safe_block("x" * 10_000).plain
     assert long.startswith("x" * 2000 + " … (8,000 more characters)")
+
+
+def test_a_long_folder_is_fitted_to_the_width_never_wrapped() -> None:
+    folder = "/data/results/" + "a-long-run-name/" * 6 + "task.1-of-1.run"
+    files = [f"{folder}/results.json", f"{folder}/sessions/agent.cast"]
+    line = files_text(files, {}, width=80).plain
+    assert len(line) <= 80, line
+    assert line.startswith("read results.json, sessions/agent.cast in …/")
+    assert line.endswith("/task.1-of-1.run")
+    # Unfitted (no width known yet), or room enough: the whole path.
+    assert files_text(files, {}).plain.endswith(" in " + folder)
+    assert fit_path("/a/b/c", 80) == "/a/b/c"
+    single = files_text([folder + "/trace.jsonl"], {}, width=60).plain
+    assert len(single) <= 60 and single.endswith("/trace.jsonl"), single
+    row = {"source": folder + "/results.jsonl", "line": 12_345}
+    source = files_text(None, row, width=70).plain
+    assert source.startswith("opening the log… ")
+    where = files_text([], row, width=70).plain
+    assert len(where) <= 70 and where.endswith("/results.jsonl, line 12,345"), where
+
+
+def test_the_header_fits_a_narrow_terminal_on_one_line() -> None:
+    row = {"workflow": "20250902_orchestrator_qwen-3-coder-480B", "task": "cron-broken-network"}
+    row.update(outcome="error", tokens=66_862)
+    wide = head_text(row, 4, 7, 120).plain.split("\n")[0]
+    assert wide.endswith("attempt 5 of 7 in view") and row["workflow"] in wide
+    narrow = head_text(row, 4, 7, 78).plain.split("\n")[0]
+    assert len(narrow) <= 78 and narrow.endswith("   5/7"), narrow
+    tight = head_text(row, 4, 7, 60).plain.split("\n")[0]
+    assert len(tight) <= 60 and "error" in tight and "…" in tight, tight
+    folder = "/r/" + "x" * 40 + "/" + "y" * 30
+    few = files_text([folder + "/results.json", folder + "/sessions/agent.cast"], {}, width=60)
+    assert few.plain == "read 2 files in …/" + "y" * 30, few.plain
+
+
+def test_a_tool_calls_long_id_is_cut_to_one_short_line() -> None:
+    signature = "call_7576__thought__" + "EjQKMgG+Pvb7YinyIEXgp9c5vqJLlLm83UMkfOjFY9yLK" * 20
+    step = Step(index=2, source="agent", text="", tool_calls=(ToolCall("shot", "{}", signature),))
+    lines = step_body(step).plain.split("\n")
+    assert lines[0].startswith("▶ tool call shot  call_7576__thought__")
+    assert len(lines[0]) <= len("▶ tool call shot  ") + 40 and lines[0].endswith("…")

@@ -133,6 +133,40 @@ def test_an_agent_that_typed_nothing_is_said_so(tmp_path: Path) -> None:
     assert "typed nothing into the terminal" in opened.notes[0]
 
 
+def test_a_long_input_handed_over_in_pieces_is_one_step(tmp_path: Path) -> None:
+    # tmux types a long send-keys in pieces a fraction of a millisecond apart, and the
+    # terminal echoes each piece before the next arrives (seen in a real Terminal-Bench cast).
+    pieces = ["mini -t 'Explore the ma", "ze.\nTrack your moves.\n", "Save the map.'\r"]
+    events: list[tuple[float, str, str]] = [(0.01, "o", PROMPT)]
+    seconds = 1.0
+    for piece in pieces:
+        events.append((seconds, "i", piece))
+        events.append((seconds + 0.0001, "o", piece.replace("\n", "\r\n> ")))
+        seconds += 0.0004
+    events.append((5.0, "o", "done\r\n" + PROMPT))
+    events.append((6.0, "i", "\x04"))
+    results = write_trial(tmp_path / "run", events=events)
+
+    typed, quit_ = _steps(results)
+
+    assert typed.text == "mini -t 'Explore the maze.\nTrack your moves.\nSave the map.'"
+    assert not typed.error
+    assert quit_.text == "C-d"
+
+
+def test_keys_typed_later_after_output_are_a_step_of_their_own(tmp_path: Path) -> None:
+    events: list[tuple[float, str, str]] = [
+        (0.01, "o", PROMPT),
+        (1.0, "i", "less notes.txt\r"),
+        (1.1, "o", "less notes.txt\r\nnotes\r\n:"),
+        (3.0, "i", "/word"),
+        (3.1, "o", "/word"),
+        (5.0, "i", "q"),
+    ]
+    results = write_trial(tmp_path / "run", events=events)
+    assert [step.text for step in _steps(results)] == ["less notes.txt", "/word", "q"]
+
+
 def test_output_longer_than_the_screen_is_kept_whole(tmp_path: Path) -> None:
     numbers = "".join(f"line {n}\n" for n in range(1, 101))
     events = session([("seq-lines", numbers), ("true", "")])

@@ -46,6 +46,9 @@ READ_BUFFER = 64 * 1024
 """Bytes read from the file at a time (the default 8 kB makes a large recording's read slower)."""
 MAX_SIZE = 1000
 """The widest or tallest terminal a recording may declare."""
+CONTINUATION_SECONDS = 0.05
+"""Keys typed this soon after an input not ended by Enter continue it, even past its echo: tmux
+hands a long `send-keys` over in pieces a fraction of a millisecond apart."""
 
 # The harness's own suffix on every command it waits for (Terminal-Bench's TmuxSession).
 _WAIT_SUFFIX = re.compile(r";\s*tmux wait -S done\s*$")
@@ -172,6 +175,8 @@ class _Pending:
     timestamp: str | None
     keys: str = ""
     """What was typed, as recorded."""
+    typed_at: float | None = None
+    """When the last of the keys was typed (seconds into the recording)."""
     output_seen: bool = False
     head: list[str] | None = None
     """The lines of the output's head, once it has filled and been taken off the screen."""
@@ -246,17 +251,30 @@ class Player:
     def step_at(self, keys: str, seconds: float | None) -> Step | None:
         """Start a step (`keys` typed at `seconds`); returns the one it ends, if it shows any.
 
-        Keys that continue an input not yet ended by Enter, with nothing printed since, are
-        the same input: the terminal hands a long `send-keys` over in several reads.
+        Keys that continue an input not yet ended by Enter, with nothing printed since, are the
+        same input: the terminal hands a long `send-keys` over in several reads. So are keys
+        typed within `CONTINUATION_SECONDS` of an input not ended by a carriage return, its
+        echo printed between the pieces (a piece may end inside the text, or at a newline in it).
         """
         pending = self.pending
         unended = pending.keys and not pending.keys.endswith(("\r", "\n"))
-        if pending.source == "agent" and not pending.output_seen and unended:
+        soon = (
+            seconds is not None
+            and pending.typed_at is not None
+            and 0 <= seconds - pending.typed_at <= CONTINUATION_SECONDS
+        )
+        continues = (unended and not pending.output_seen) or (
+            soon and pending.keys and not pending.keys.endswith("\r")
+        )
+        if pending.source == "agent" and continues:
             pending.keys += keys
             pending.text = typed_text(pending.keys)
+            pending.typed_at = seconds
             return None
         finished = self._finish(last=False)
-        self.pending = _Pending("agent", typed_text(keys), self._moment(seconds), keys=keys)
+        self.pending = _Pending(
+            "agent", typed_text(keys), self._moment(seconds), keys=keys, typed_at=seconds
+        )
         return finished
 
     def end(self, broken: str | None = None) -> Step | None:

@@ -4,7 +4,9 @@
 view): Esc goes back to it. The header says the attempt's workflow, task, outcome, tokens by
 bucket, cost, duration and the files read; the verdict lists each test ✔/✘ in the harness's
 order, with the grader's output and the task's instruction folded; then the steps, one a line
-(`widgets.steps_table.StepsTable`), and whether their tokens add up to the ledger's.
+(`widgets.steps_table.StepsTable`), and whether their tokens add up to the ledger's (the reader's
+notes on them in a fold, open on a tall terminal). The header and the files' line are fitted to
+the width; the count of steps sits below the top, so a short terminal never hides it.
 
 The log is read in a thread worker (`tui_ledger.trajectory.open_attempt`, then its steps one by
 one), which posts the steps in batches: the first as soon as it is read, so a large log shows
@@ -53,6 +55,9 @@ BATCH_SECONDS = 0.1
 BATCH_STEPS = 2000
 """...or as soon as it holds this many steps."""
 
+TALL = 40
+"""Terminal rows from which the reader's notes on the tokens show unfolded."""
+
 OUTCOME_STYLES = {"passed": KEEP, "failed": DROP, "error": DROP, "timeout": ACCENT}
 
 
@@ -88,11 +93,13 @@ class StepsRead(_Report):
 
 
 class ReadEnded(_Report):
-    """The log is read to its end, or broke (`error`: one line)."""
+    """The log is read to its end, or broke (`error`: one line); `notes`: the reader's notes
+    as they stand then (a reader says what it found about the tokens once every step is read)."""
 
-    def __init__(self, read: int, error: str | None) -> None:
+    def __init__(self, read: int, error: str | None, notes: list[str] | None = None) -> None:
         super().__init__(read)
         self.error = error
+        self.notes = notes
 
 
 # --------------------------------------------------------------------------- what the screen says
@@ -109,18 +116,29 @@ def _duration(seconds: object) -> str | None:
 
 
 def head_text(row: Mapping[str, Any], position: int, count: int, width: int = 200) -> Text:
-    """Workflow, task, outcome and place in the view; tokens by bucket, cost, duration."""
+    """Workflow, task, outcome and place in the view; tokens by bucket, cost, duration. The
+    first line fits in `width` cells: the place said shorter, then workflow and task cut."""
     text = Text()
-    text.append(safe_cell(row.get("workflow"), 40), style=TITLE_STYLE)
-    if row.get("task") is not None:
-        text.append(" · ", style=MUTED)
-        text.append(safe_cell(row.get("task"), 50), style="bold")
     outcome = str(row.get("outcome") or "")
+    shown_outcome = f"{OUTCOME_SYMBOLS.get(outcome, '')} {outcome}".strip()
+    place = f"   attempt {position + 1:,} of {count:,} in view"
+    workflow = safe_text(row.get("workflow"))
+    task = None if row.get("task") is None else safe_text(row.get("task"))
+    fixed = (len(shown_outcome) + 3 if outcome else 0) + (3 if task is not None else 0)
+    if min(len(workflow), 40) + min(len(task or ""), 50) + fixed + len(place) > width:
+        place = f"   {position + 1:,}/{count:,}"
+    room = max(width - fixed - len(place), 16)
+    task_cells = min(len(task or ""), 50)
+    workflow_cells = min(len(workflow), 40, max(room - task_cells, room // 2))
+    task_cells = min(task_cells, max(room - workflow_cells, 8))
+    text.append(safe_cell(row.get("workflow"), workflow_cells), style=TITLE_STYLE)
+    if task is not None:
+        text.append(" · ", style=MUTED)
+        text.append(safe_cell(row.get("task"), task_cells), style="bold")
     if outcome:
         text.append(" · ", style=MUTED)
-        symbol = OUTCOME_SYMBOLS.get(outcome, "")
-        text.append(f"{symbol} {outcome}".strip(), style=f"bold {OUTCOME_STYLES.get(outcome, '')}")
-    text.append(f"   attempt {position + 1:,} of {count:,} in view", style=MUTED)
+        text.append(shown_outcome, style=f"bold {OUTCOME_STYLES.get(outcome, '')}")
+    text.append(place, style=MUTED)
     text.append("\n")
     tokens = row.get("tokens")
     text.append("tokens ", style=MUTED)
@@ -143,9 +161,26 @@ def head_text(row: Mapping[str, Any], position: int, count: int, width: int = 20
     return text
 
 
-def files_text(files: list[str] | None, row: Mapping[str, Any]) -> Text:
-    """The file(s) read, or where the row came from while the log is being opened."""
+def fit_path(path: str, room: int) -> str:
+    """`path` in at most `room` cells: its start left out (`…/trial/file`) when it is longer,
+    at a separator where one is near, so a long path never wraps onto a second line."""
+    if room <= 1 or len(path) <= room:
+        return path
+    tail = path[-(room - 1) :]
+    cut = tail.find(os.sep)
+    if 0 < cut < len(tail) - 1:
+        tail = tail[cut:]
+    return "…" + tail
+
+
+def files_text(files: list[str] | None, row: Mapping[str, Any], width: int | None = None) -> Text:
+    """The file(s) read, or where the row came from while the log is being opened; in
+    `width` cells when given (a long folder's start left out)."""
     text = Text()
+
+    def room(used: int) -> int:
+        return 10**9 if width is None else max(width - used, 20)
+
     if files is None:
         text.append("opening the log… ", style=f"italic {MUTED}")
     elif files:
@@ -153,17 +188,22 @@ def files_text(files: list[str] | None, row: Mapping[str, Any]) -> Text:
         folder = os.path.commonpath(files) if len(files) > 1 else ""
         names = [os.path.relpath(file, folder) for file in files] if folder else files
         text.append("read ", style=MUTED)
-        text.append(safe_text(", ".join(names)))
-        if folder:
-            text.append(" in ", style=MUTED)
-            text.append(safe_text(folder))
+        listed = safe_text(", ".join(names))
+        if not folder:
+            text.append(fit_path(listed, room(len(text))))
+            return text
+        if room(len(text) + len(listed) + 4) < 30 and width is not None:
+            listed = plural(len(names), "file")  # the folder matters more than the names
+        text.append(listed)
+        text.append(" in ", style=MUTED)
+        text.append(fit_path(safe_text(folder), room(len(text))))
         return text
     source, line = row.get(SOURCE_COLUMN), row.get(LINE_COLUMN)
     if source is not None:
+        where = f", line {format_count(line)}" if isinstance(line, int) else ""
         text.append("row from ", style=MUTED)
-        text.append(safe_text(source))
-        if line is not None:
-            text.append(f", line {format_count(line)}" if isinstance(line, int) else "")
+        text.append(fit_path(safe_text(source), room(len(text) + len(where))))
+        text.append(where)
     return text
 
 
@@ -225,6 +265,17 @@ def tokens_line(
     for note in notes:
         text.append(" · ", style=MUTED)
         text.append(safe_text(note), style=MUTED)
+    return text
+
+
+def notes_text(notes: list[str]) -> Text:
+    """The reader's notes on the tokens, one a line."""
+    text = Text()
+    for number, note in enumerate(notes):
+        if number:
+            text.append("\n")
+        text.append("· ", style=MUTED)
+        text.append(safe_text(note))
     return text
 
 
@@ -304,6 +355,8 @@ class AttemptScreen(Screen[None]):
         self._output = Static(id="attempt-output-text")
         self._instruction = Static(id="attempt-instruction-text")
         self._tokens = Static(id="attempt-tokens")
+        self._notes = Static(id="attempt-notes-text")
+        self._notes_shown: list[str] | None = None
         self._status = Static(id="attempt-status")
         self.steps = StepsTable(id="attempt-steps")
         self._search = Input(placeholder="search the steps (Enter; Esc cancels)", id="step-search")
@@ -319,7 +372,10 @@ class AttemptScreen(Screen[None]):
             with Collapsible(title="instruction", collapsed=True, id="attempt-instruction"):
                 yield self._instruction
             yield self._tokens
-            yield self._status
+            with Collapsible(title="notes", collapsed=True, id="attempt-notes"):
+                yield self._notes
+        # Below the top, which may be cut on a small terminal: the count of steps always shows.
+        yield self._status
         yield self.steps
         yield Vertical(id="attempt-fields")
         yield self._search
@@ -347,7 +403,8 @@ class AttemptScreen(Screen[None]):
         self.steps.display = True
         self.query_one("#attempt-fields").remove_children()
         self.query_one("#attempt-fields").display = False
-        for fold in ("#attempt-output", "#attempt-instruction"):
+        self._notes_shown = None
+        for fold in ("#attempt-output", "#attempt-instruction", "#attempt-notes"):
             self.query_one(fold, Collapsible).display = False
             self.query_one(fold, Collapsible).collapsed = True
         self._verdict.update(Text(""))
@@ -364,6 +421,7 @@ class AttemptScreen(Screen[None]):
         steps: Iterator[Step] | None = None
         batch: list[Step] = []
         error: str | None = None
+        opened: trajectory.Opened | None = None
         try:
             opened = trajectory.open_attempt(row)
             steps = opened.steps
@@ -389,14 +447,14 @@ class AttemptScreen(Screen[None]):
                 close()
         if batch:  # the steps read before the end, or before the log broke
             self.post_message(StepsRead(read, batch))
-        self.post_message(ReadEnded(read, error))
+        self.post_message(ReadEnded(read, error, None if opened is None else list(opened.notes)))
 
     @on(AttemptOpened)
     def _opened(self, report: AttemptOpened) -> None:
         if report.read != self._read:
             return
         self.files, self.notes, self.looked_for = report.files, report.notes, report.looked_for
-        self._files.update(files_text(self.files, self.row))
+        self._show_files()
         if self.files or report.verdict.tests:
             self._verdict.update(verdict_text(report.verdict))
             self._verdict.display = True
@@ -427,26 +485,38 @@ class AttemptScreen(Screen[None]):
         if report.read != self._read:
             return
         self.ended, self.error = True, report.error
+        if report.notes is not None:
+            self.notes = report.notes
         if self.files is None:
             self.files = []
-            self._files.update(files_text(self.files, self.row))
+            self._show_files()
         self._show_progress()
         if not self.steps.row_count:
             self._show_fields()
 
     def _show_head(self) -> None:
-        self._head.update(head_text(self.row, self.position, self.count))
-        self._files.update(files_text(self.files, self.row))
+        width = self._head.size.width
+        self._head.update(head_text(self.row, self.position, self.count, width or 200))
+        self._show_files()
+
+    def _show_files(self) -> None:
+        width = self._files.size.width
+        self._files.update(files_text(self.files, self.row, width if width > 0 else None))
+
+    def on_resize(self) -> None:
+        """The header and the files' line are fitted to the width."""
+        self.call_after_refresh(self._show_head)
 
     def _show_progress(self) -> None:
         """The honest-tokens line, and how far the reading is (or why it stopped)."""
         table = self.steps
         broke = self.error is not None
+        self._show_notes()
         self._tokens.update(
             line := tokens_line(
                 table.steps,
                 self.row.get("tokens"),
-                self.notes,
+                [],
                 ended=self.ended,
                 broke=broke,
                 so_far=table.recorded_total(),
@@ -481,6 +551,22 @@ class AttemptScreen(Screen[None]):
             status.append(safe_cell(self.query_text, 30), style=ACCENT)
             status.append(" (n N)", style=MUTED)
         self._status.update(status)
+
+    def _show_notes(self) -> None:
+        """The reader's notes on the tokens, folded under the tokens line: open on a tall
+        terminal, closed on a short one (where they would push the steps off the screen)."""
+        if self.notes == self._notes_shown:
+            return
+        self._notes_shown = list(self.notes)
+        fold = self.query_one("#attempt-notes", Collapsible)
+        if not self.notes:
+            fold.display = False
+            return
+        fold.title = f"{plural(len(self.notes), 'note')} on the tokens"
+        self._notes.update(notes_text(self.notes))
+        if not fold.display:
+            fold.collapsed = self.app.size.height < TALL
+            fold.display = True
 
     def _show_fields(self) -> None:
         """No steps: the row's every field where the steps would be."""

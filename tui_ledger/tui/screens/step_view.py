@@ -20,13 +20,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
 from tui_ledger.text.numbers import format_tokens
-from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.textsafe import safe_cell, safe_text
 from tui_ledger.trajectory import BUCKETS, Step
 from tui_ledger.tui.theme import ACCENT, BACKGROUND, DROP, MUTED, SECONDARY
 
 MAX_LINES = 1200
 """Lines of one part of a step (its text, a call's arguments, an observation) shown at most:
 opening a step of 1,200 lines takes a few hundred milliseconds, of 4,000 over a second."""
+CALL_ID_CELLS = 40
+"""Cells of a tool call's id shown at most (it is there to tell calls apart, not to read)."""
 MAX_LINE_CHARS = 2000
 """Characters of one line shown at most (a minified JSON blob is one line)."""
 
@@ -116,7 +118,8 @@ def step_body(step: Step, query: str = "") -> Text:
         body.append("▶ tool call ", style=f"bold {SECONDARY}")
         body.append(safe_text(call.name), style="bold")
         if call.id:
-            body.append(f"  {safe_text(call.id)}", style=MUTED)
+            # Some ids carry a whole signature (Gemini's `call_…__thought__<base64>`).
+            body.append(f"  {safe_cell(call.id, CALL_ID_CELLS)}", style=MUTED)
         body.append("\n")
         body.append_text(safe_block(_pretty(call.arguments)))
     if step.observation is not None:

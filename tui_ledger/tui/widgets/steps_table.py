@@ -276,11 +276,13 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         cells.append((own.rjust(tokens) + " ", Style()))
         total = self._totals[position]
         scale = self._scale if self._scale else (self._totals[-1] if self._totals else 0)
-        filled, over = bar_text(total, scale, bar)
+        # No step records its tokens: no running total to draw (a 0 would read as none spent).
+        filled, over = bar_text(total, scale if self._recorded else 0, bar)
         cells.append((filled, Style(color=DROP if over else KEEP, bgcolor=PANEL)))
         cells.append((" ", Style()))
         if running:
-            cells.append((format_tokens(total).rjust(running) + " ", Style(color=MUTED)))
+            shown_total = format_tokens(total) if self._recorded else MISSING
+            cells.append((shown_total.rjust(running) + " ", Style(color=MUTED)))
         moment = _parse_time(step.timestamp)
         if moment is not None and self._start is not None:
             try:
