@@ -172,10 +172,15 @@ class PresenterScreen(Screen[None]):
         self.failure = f"Reading one of {safe_text(group)}'s failures…"
         attempts, by, inputs = ledger.attempts, comparison.by, list(self.ledger_app.paths)
 
-        def read() -> tuple[object, FailureStep]:
-            return comparison, failure_step(failure_walk(attempts, by, group, inputs), group)
+        def read() -> tuple[object, FailureStep | str]:
+            # A reader's unforeseen failure leaves this step saying so; the talk goes on (and
+            # the worker ends well: nothing else is wrong with the app).
+            try:
+                walk = failure_walk(attempts, by, group, inputs)
+            except Exception as error:
+                return comparison, f"Could not read the failed attempt: {safe_text(error)}"
+            return comparison, failure_step(walk, group)
 
-        # A reader's unforeseen failure leaves this step saying so; the talk goes on.
         self.run_worker(
             read, thread=True, exclusive=True, group="present-failure", exit_on_error=False
         )
