@@ -178,13 +178,13 @@ def _is_iso(value: str) -> bool:
     try:
         datetime.fromisoformat(text)
     except ValueError:
-        # Python 3.10 reads no more than 6 digits of a fraction; later ones are ISO too.
+        # Python 3.10 reads a fraction of exactly 3 or 6 digits only; others are ISO too.
         head, dot, rest = text.partition(".")
         digits = len(rest) - len(rest.lstrip("0123456789"))
-        if not dot or digits <= 6:
+        if not dot or digits == 0:
             return False
         try:
-            datetime.fromisoformat(head + "." + rest[:6] + rest[digits:])
+            datetime.fromisoformat(head + "." + rest[:digits][:6].ljust(6, "0") + rest[digits:])
         except ValueError:
             return False
     return True
