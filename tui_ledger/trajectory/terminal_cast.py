@@ -27,7 +27,7 @@ import re
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -206,7 +206,7 @@ class Player:
         if self.start is None or seconds is None:
             return None
         try:
-            return datetime.fromtimestamp(self.start + seconds, UTC).isoformat()
+            return datetime.fromtimestamp(self.start + seconds, timezone.utc).isoformat()
         except (OverflowError, OSError, ValueError):
             return None
 
