@@ -53,7 +53,8 @@ _SHAPE_HINT = re.compile(r'"(parentUuid|isSidechain|userType)"\s*:')
 # Detection: ~/.claude/projects/<slug>/<session>.jsonl is 2 folders below ~/.claude.
 _DETECT_DEPTH = 2
 _DETECT_FANOUT = 3
-_BUCKETS = (
+# The ledger's bucket -> message.usage's key (the trajectory reader counts steps by it too).
+USAGE_BUCKETS = (
     ("input_tokens", "input_tokens"),
     ("cached_input_tokens", "cache_read_input_tokens"),
     ("cache_write_tokens", "cache_creation_input_tokens"),
@@ -214,7 +215,7 @@ class _Session:
 
     def row(self) -> dict[str, Any]:
         model = self.models.most_common(1)[0][0] if self.models else None
-        buckets = {name: self.totals.get(name, 0) for name, _ in _BUCKETS}
+        buckets = {name: self.totals.get(name, 0) for name, _ in USAGE_BUCKETS}
         recorded = self.responses > 0
         return {
             "workflow": f"claude-code__{model}" if model else "claude-code",
@@ -279,7 +280,7 @@ def _read_line(
     counts = {
         name: whole_number(usage.get(key), path=file, record=where, field=f"message.usage.{key}")
         or 0
-        for name, key in _BUCKETS
+        for name, key in USAGE_BUCKETS
     }
     cost = real_number(line.get("costUSD"), path=file, record=where, field="costUSD")
     entry = _Response(session, counts, model, cost)

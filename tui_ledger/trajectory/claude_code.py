@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_ledger.importers.claude_code import USAGE_BUCKETS
 from tui_ledger.trajectory.files import head_records, json_lines, source_file
 from tui_ledger.trajectory.model import (
     Opened,
@@ -59,13 +60,6 @@ from tui_ledger.trajectory.text import (
 )
 
 SYNTHETIC_MODEL = "<synthetic>"
-# message.usage key -> the ledger's bucket, as importers.claude_code reads them.
-USAGE_BUCKETS = (
-    ("input_tokens", "input_tokens"),
-    ("cache_read_input_tokens", "cached_input_tokens"),
-    ("cache_creation_input_tokens", "cache_write_tokens"),
-    ("output_tokens", "output_tokens"),
-)
 # A response whose output count stays below a tenth of its written characters never got
 # its final count: Claude Code wrote only the stream's placeholder (1, 8, 9 ...).
 CHARS_PER_TOKEN_CEILING = 10
@@ -503,5 +497,5 @@ def _usage(usage: Any, where: str) -> dict[str, int | None]:
         raise TrajectoryError(f"{where}: message.usage is {usage!r}, not an object")
     return {
         name: token_count(usage.get(key), f"{where}: message.usage.{key}")
-        for key, name in USAGE_BUCKETS
+        for name, key in USAGE_BUCKETS
     }
