@@ -158,3 +158,58 @@ def test_the_packing_is_32_bits_where_it_fits_and_64_past_it(high: int) -> None:
     _, plain = medians_in_memory(frame, ["name"], cells, packed=False)
     by_name = pl.col("name").cast(pl.String)
     assert_frame_equal(fast.sort(by_name, nulls_last=True), plain.sort(by_name, nulls_last=True))
+
+
+selection_rows = st.lists(
+    st.tuples(
+        st.sampled_from(["a", "b", "ü", "z", None]),
+        st.sampled_from(OUTCOMES),
+        st.one_of(st.none(), st.integers(0, 40), st.integers(0, 3_000), st.integers(0, 2**33)),
+    ),
+    max_size=80,
+)
+
+
+@pytest.mark.parametrize("budget", [2**6, 2**9, 2**20])
+@given(rows=selection_rows)
+def test_the_counting_selection_gives_the_sorts_medians(
+    budget: int, rows: list[tuple[str | None, str, int | None]]
+) -> None:
+    """The medians found by counting buckets (`_Selection`) are the sorted values' middles,
+    whether a bucket holds one value or dozens (a budget of 2**6 buckets for every group),
+    values repeated, groups with none accepted, 32-bit and 64-bit packings."""
+    from tui_ledger.accounting import medians
+
+    frame = pl.DataFrame(
+        rows,
+        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+        orient="row",
+    ).lazy()
+    cells = frame.group_by(["name", "outcome"]).agg(pl.len())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(medians, "SELECTION_BUCKETS", budget)
+        patch.setattr(medians, "MIN_BUCKET_BITS", 1)
+        _, counted = medians_in_memory(frame, ["name"], cells)
+    _, plain = medians_in_memory(frame, ["name"], cells, packed=False)
+    by_text = [pl.col("name").cast(pl.String)]
+    assert_frame_equal(counted.sort(by_text, nulls_last=True), plain.sort(by_text, nulls_last=True))
+
+
+def test_a_ledgers_medians_are_found_by_counting_not_sorting() -> None:
+    """A loaded ledger's grouping (a few workflows, usage up to millions) takes the counting
+    selection; so many groups that each would get under 2**4 buckets take the sort."""
+    from tui_ledger.accounting.medians import _Packing
+
+    frame = pl.DataFrame(
+        {
+            "name": ["b", "a", "b"],
+            "outcome": ["passed", "failed", "passed"],
+            "tokens": [3, 1, 3_000_000],
+        },
+        schema={"name": pl.Categorical, "outcome": OUTCOME_DTYPE, "tokens": pl.Int64},
+    ).lazy()
+    packing = _Packing.of(frame, ["name"])
+    assert packing is not None and packing.selection() is not None
+    narrow = frame.with_columns(pl.Series("tokens", [3, 1, 2]))
+    packing = _Packing.of(narrow, ["name"])
+    assert packing is not None and packing.selection() is None
