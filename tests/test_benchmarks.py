@@ -69,3 +69,26 @@ def test_bench_help_lists_every_option_the_readme_documents() -> None:
     offered_sections = re.search(r"defaultall:([a-z_,]+)\)", "".join(done.stdout.split()))
     assert readme_sections is not None and offered_sections is not None
     assert set(readme_sections.group(1).split(",")) == set(offered_sections.group(1).split(","))
+
+
+def test_the_interactive_benchmark_reads_the_summary_pane() -> None:
+    """`interactive_bench` counts a keystroke drawn when the summary pane shows the filtered
+    groups' figures only, and nothing is computing (a pane split at `││`)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import interactive_bench
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    every = ["lean-loop", "steady-planner"]
+    both = [
+        "│ lean-loop  task-1 ││ lean-loop       12,499  │",
+        "│ steady-planner  t ││ steady-planner  35,033  │",
+    ]
+    filtered = [both[0], "│ lean-loop  task-2 ││                          │"]
+    assert interactive_bench._settled(both, every, every)
+    assert not interactive_bench._settled(both, every, ["lean-loop"])
+    assert interactive_bench._settled(filtered, every, ["lean-loop"])
+    assert not interactive_bench._settled(
+        [*filtered, "computing on Spark · 1.2 s"], every, ["lean-loop"]
+    )
+    assert not interactive_bench._settled(["││ lean-loop  …"], every, ["lean-loop"])
