@@ -24,7 +24,6 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size, clamp
 from textual.message import Message
 from textual.reactive import reactive, var
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_ledger.accounting.rows import Rows
@@ -43,6 +42,7 @@ from tui_ledger.tui.widgets.attempts_columns import (
     fit_columns,
     format_cells,
 )
+from tui_ledger.tui.widgets.row_cursor import RowCursorView
 
 __all__ = ["AttemptsTable"]
 
@@ -67,7 +67,7 @@ def _background(style: Style) -> Style:
     return Style(bgcolor=style.bgcolor)
 
 
-class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
+class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     """A table of attempts over a polars DataFrame, drawing only the visible lines.
 
     The app owns the data flow: it filters, sorts and chooses the view in polars, then calls
@@ -674,14 +674,6 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
         if column is not None:
             self.cursor_column = column
 
-    def action_cursor_up(self) -> None:
-        """Move up one row."""
-        self.cursor_row -= 1
-
-    def action_cursor_down(self) -> None:
-        """Move down one row."""
-        self.cursor_row += 1
-
     def action_cursor_left(self) -> None:
         """Move left one column."""
         self.cursor_column -= 1
@@ -689,26 +681,6 @@ class AttemptsTable(ScrollView, can_focus=True, inherit_bindings=False):
     def action_cursor_right(self) -> None:
         """Move right one column."""
         self.cursor_column += 1
-
-    def action_page_up(self) -> None:
-        """Scroll up a screen, the cursor keeping its place on it."""
-        page = max(self._body_height(), 1)
-        self.scroll_to(y=self.scroll_offset.y - page, animate=False, force=True)
-        self.cursor_row -= page
-
-    def action_page_down(self) -> None:
-        """Scroll down a screen, the cursor keeping its place on it."""
-        page = max(self._body_height(), 1)
-        self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
-        self.cursor_row += page
-
-    def action_scroll_home(self) -> None:
-        """Go to the first row."""
-        self.cursor_row = 0
-
-    def action_scroll_end(self) -> None:
-        """Go to the last row."""
-        self.cursor_row = self.row_count - 1
 
     def action_select_cursor(self) -> None:
         """Activate the row under the cursor (the app opens its details)."""

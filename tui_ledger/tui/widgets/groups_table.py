@@ -21,8 +21,9 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size, clamp
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from tui_ledger.tui.widgets.row_cursor import RowCursorView
 
 __all__ = ["GroupsTable"]
 
@@ -32,11 +33,12 @@ CELL_PADDING = 1
 Justify = Literal["left", "right"]
 
 
-class GroupsTable(ScrollView, can_focus=True, inherit_bindings=False):
+class GroupsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     """Per-group rows under a fixed header, with a row cursor; at most `max-height` lines."""
 
     ALLOW_SELECT = False
 
+    PAGE_SCROLLS = False  # a page key moves the cursor a screen; the table follows it
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "cursor_up", "Up", show=False),
         Binding("down", "cursor_down", "Down", show=False),
@@ -248,36 +250,8 @@ class GroupsTable(ScrollView, can_focus=True, inherit_bindings=False):
         """Put the cursor on a row (clamped to the table)."""
         self.cursor_row = row
 
-    def action_cursor_up(self) -> None:
-        """Move up one group."""
-        self.cursor_row -= 1
-
-    def action_cursor_down(self) -> None:
-        """Move down one group."""
-        self.cursor_row += 1
-
-    def action_page_up(self) -> None:
-        """Up a screen of groups."""
-        self.cursor_row -= max(self._body_height(), 1)
-
-    def action_page_down(self) -> None:
-        """Down a screen of groups."""
-        self.cursor_row += max(self._body_height(), 1)
-
-    def action_scroll_home(self) -> None:
-        """The first group."""
-        self.cursor_row = 0
-
-    def action_scroll_end(self) -> None:
-        """The last group."""
-        self.cursor_row = len(self._rows) - 1
-
     def on_click(self, event: events.Click) -> None:
         """A click on a row puts the cursor (and so the focus block) on its group."""
-        offset = event.get_content_offset(self)
-        self.focus()
-        if offset is None or offset.y == 0:
-            return
-        row = self.scroll_offset.y + offset.y - 1
-        if 0 <= row < len(self._rows):
+        row = self.clicked_row(event)
+        if row is not None:
             self.cursor_row = row

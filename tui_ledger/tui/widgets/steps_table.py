@@ -23,7 +23,6 @@ from textual.binding import Binding, BindingType
 from textual.geometry import Region, Size, clamp
 from textual.message import Message
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tui_ledger.text.numbers import MISSING, format_tokens
@@ -40,6 +39,7 @@ from tui_ledger.tui.theme import (
     PRIMARY,
     SECONDARY,
 )
+from tui_ledger.tui.widgets.row_cursor import RowCursorView
 
 __all__ = ["StepsTable", "elapsed_text"]
 
@@ -81,7 +81,7 @@ def bar_text(value: int, scale: int, width: int) -> tuple[str, bool]:
     return text.ljust(width), over
 
 
-class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
+class StepsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     """An attempt's steps, one line each, under a header line; a cursor row."""
 
     ALLOW_SELECT = False
@@ -91,8 +91,8 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         Binding("down,j", "cursor_down", "Down", show=False),
         Binding("pageup", "page_up", "Page up", show=False),
         Binding("pagedown", "page_down", "Page down", show=False),
-        Binding("home,g", "first", "First step", show=False),
-        Binding("end,G", "last", "Last step", show=False),
+        Binding("home,g", "scroll_home", "First step", show=False),
+        Binding("end,G", "scroll_end", "Last step", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -386,42 +386,10 @@ class StepsTable(ScrollView, can_focus=True, inherit_bindings=False):
         if self._body_height() > 0:
             self.scroll_cursor_into_view()
 
-    def action_cursor_up(self) -> None:
-        """One step up."""
-        self.cursor_row -= 1
-
-    def action_cursor_down(self) -> None:
-        """One step down."""
-        self.cursor_row += 1
-
-    def action_page_up(self) -> None:
-        """A screen up."""
-        page = max(self._body_height(), 1)
-        self.scroll_to(y=self.scroll_offset.y - page, animate=False, force=True)
-        self.cursor_row -= page
-
-    def action_page_down(self) -> None:
-        """A screen down."""
-        page = max(self._body_height(), 1)
-        self.scroll_to(y=self.scroll_offset.y + page, animate=False, force=True)
-        self.cursor_row += page
-
-    def action_first(self) -> None:
-        """The first step shown."""
-        self.cursor_row = 0
-
-    def action_last(self) -> None:
-        """The last step shown."""
-        self.cursor_row = len(self._steps) - 1
-
     def on_click(self, event: events.Click) -> None:
         """A click puts the cursor on the step; a double click opens it."""
-        offset = event.get_content_offset(self)
-        self.focus()
-        if offset is None or offset.y == 0:
-            return
-        row = self.scroll_offset.y + offset.y - 1
-        if 0 <= row < len(self._steps):
+        row = self.clicked_row(event)
+        if row is not None:
             self.cursor_row = row
             if event.chain >= 2:
                 self.post_message(self.Chosen(self.step_at(row)))
