@@ -51,6 +51,8 @@ MARKERS = ("<!-- interactive-bench -->", "<!-- /interactive-bench -->")
 SPARK_FIRST_SCREEN, SPARK_KEYSTROKE, SPARK_SUMMARY_DEMO, SPARK_SUMMARY_RATIO = 5.0, 1.5, 3.0, 3.0
 KEY_TARGET = 1.0  # every key at 100M
 GROUP_TARGET_10M = 0.25
+# What the Spark app says while the session starts or a query runs.
+BUSY = ("computing on Spark", "connecting to Spark", "starting Spark")
 
 
 @dataclass
@@ -88,7 +90,7 @@ def _summary_names(lines: list[str], names: Sequence[str]) -> set[str]:
 
 def _settled(lines: list[str], every: Sequence[str], wanted: Sequence[str]) -> bool:
     text = "\n".join(lines)
-    if "computing" in text or "reading" in text:
+    if any(state in text for state in BUSY):
         return False
     return _summary_names(lines, every) == set(wanted)
 
