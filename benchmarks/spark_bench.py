@@ -4,6 +4,7 @@
     python benchmarks/spark_bench.py --url sc://127.0.0.1:15002 --sizes 1m
     python benchmarks/spark_bench.py --big 100m             # also 100M rows through Spark only
     python benchmarks/spark_bench.py --sizes 1m,10m --big 100m --only command,polars
+    python benchmarks/spark_bench.py --url sc://127.0.0.1:15002 --requests sample_data/demo.csv
 
 Ledgers are generated once into `benchmarks/out/` by `benchmarks/generate.py` (seed 7, with a
 status column), as Parquet (the format a cluster keeps them in) and, with `--csv`, as CSV too.
@@ -23,6 +24,8 @@ and checks that both engines give the same aggregate frame (tests/spark/referenc
 `--only` keeps some of the three sides (`polars`, `spark`, `command`): `command,polars` times
 what a user waits for at every size (the command end to end, and polars beside it) without
 the Spark side's separate queries, which at 100M rows take most of an hour here.
+`--requests FILE` only counts the Spark Connect requests of the app on FILE (opening, first
+screen, one filter keystroke: `requests_per_keystroke`, which a benchmark may call).
 Without `--url` (or SPARK_REMOTE) it starts a local server (tests/spark/server.py: two cores,
 a 2 GB driver) and stops it at the end, printing its resident memory after the run.
 Figures are wall-clock seconds of one run each, on whatever else the machine is doing.
@@ -198,6 +201,52 @@ def command_side(url: str, path: Path, big: bool) -> dict[str, float]:
     return figures
 
 
+def requests_per_keystroke(url: str, path: str | Path, word: str = "lean") -> dict[str, Any]:
+    """The Spark Connect requests (by gRPC method, `spark.requests`) the app on `url` sends
+    for `path`: opening the input, its first screen, and one filter keystroke (the last
+    letter of `word`, typed after the others have settled), with each one's seconds. Runs the
+    app headless (Textual's test pilot) on a session of its own, stopped at the end."""
+    import asyncio
+
+    from tests.pilot_helpers import press, settle
+    from tui_ledger.spark.commands import open_input
+    from tui_ledger.spark.requests import ROUND_TRIPS, count_requests
+    from tui_ledger.spark.session import connect
+    from tui_ledger.tui.app import LedgerApp
+
+    spark = connect(url)
+    counter = count_requests(spark)
+    result: dict[str, Any] = {}
+
+    def step(name: str, before: dict[str, int], began: float) -> None:
+        counts = counter.since(before)
+        trips = sum(counts.get(method, 0) for method in ROUND_TRIPS)
+        result[name] = {"requests": counts, "round trips": trips}
+        result[name]["seconds"] = round(time.perf_counter() - began, 2)
+
+    async def drive() -> None:
+        began, before = time.perf_counter(), counter.counts()
+        opened = open_input(None, [str(path)], load_options={}, connect_to=lambda _url: spark)
+        step("open", before, began)
+        app = LedgerApp([str(path)], spark=opened)
+        async with app.run_test(size=(160, 45)) as pilot:
+            began, before = time.perf_counter(), counter.counts()
+            await settle(pilot, seconds=600)
+            step("first screen", before, began)
+            await press(pilot, "slash", *word[:-1])
+            await settle(pilot, seconds=600)
+            began, before = time.perf_counter(), counter.counts()
+            await press(pilot, word[-1])
+            await settle(pilot, seconds=600)
+            step("keystroke", before, began)
+
+    try:
+        asyncio.run(drive())
+    finally:
+        spark.stop()
+    return result
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--url", default=os.environ.get("SPARK_REMOTE"))
@@ -207,8 +256,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--only", default="polars,spark,command", help="sides to time: polars, spark, command"
     )
+    parser.add_argument(
+        "--requests", default="", help="a file: only count the app's requests on it (--url)"
+    )
     args = parser.parse_args(argv)
     warnings.filterwarnings("ignore")
+    if args.requests:
+        for name, found in requests_per_keystroke(args.url, args.requests).items():
+            print(f"{name:<13} {found}")
+        return 0
     sys.stdout.reconfigure(line_buffering=True)  # type: ignore[union-attr]
     runs: list[tuple[int, str, bool]] = []
     for size in filter(None, args.sizes.split(",")):
