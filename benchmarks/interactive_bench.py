@@ -197,6 +197,19 @@ def app_table(inputs: Sequence[tuple[str, Path]], spark: str | None, repeat: int
     return lines
 
 
+def requests_lines(spark: str) -> list[str]:
+    """The Spark Connect round trips of the app on the demo (`spark_bench`'s count)."""
+    import spark_bench
+
+    sys.path.insert(0, str(ROOT))  # spark_bench drives the app with the tests' Pilot helpers
+    counted = spark_bench.requests_per_keystroke(spark, DEMO, WORD)
+    cells = [
+        f"{name}: {step['round trips']} round trips ({step['seconds']:.2f} s headless)"
+        for name, step in counted.items()
+    ]
+    return ["Spark Connect requests of the app on the demo: " + "; ".join(cells) + "."]
+
+
 def keys_table(sizes: Sequence[int]) -> list[str]:
     import keys_bench
 
@@ -252,6 +265,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with spark_server(args.spark, args.start_spark) as spark:
         inputs = [("demo (360 rows)", DEMO), ("1M rows, Parquet", parquet)]
         apps = app_table(inputs, spark, args.repeat)
+        if spark:
+            apps += ["", *requests_lines(spark)]
     keys = keys_table([parse_rows(size) for size in args.sizes.split(",")])
     text = "\n".join(
         [
