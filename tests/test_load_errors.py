@@ -289,7 +289,8 @@ def test_quoted_cells_with_quotes_separators_and_newlines(tmp_path: Path) -> Non
         ("runs.csv", b""),
         ("runs.csv", HEADER.encode()),
         ("runs.csv", (HEADER + "\n\n").encode()),
-        # mtime=0: the same bytes in every process, so the test id is the same on every xdist worker.
+        # mtime=0: the same bytes in every process, so the test id is the same on every
+        # xdist worker.
         ("runs.csv.gz", gzip.compress(b"", mtime=0)),
         ("runs.json", b"[]"),
         ("runs.json", b"  \n"),
