@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import math
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from bench_harness import (
     rows_label,
     screen_state,
     seconds_text,
+    stamped_app,
     vm_hwm,
 )
 from bench_table import Bench, Figure, memory_figure
@@ -55,14 +55,7 @@ class FirstScreen:
 def first_screen(path: Path, groups: Sequence[str], timeout: float) -> FirstScreen:
     """Start the real `ledger-tui FILE` in a tmux pane and watch for its first full screen."""
 
-    # The pane's shell notes the time, then becomes ledger-tui (same pid): "process start".
-    def script(session: str, ledger_tui: str) -> str:
-        return (
-            f"date +%s.%N > {shlex.quote(str(OUT / f'{session}.start'))}\n"
-            f"exec {shlex.quote(ledger_tui)} {shlex.quote(str(path))}\n"
-        )
-
-    session, launcher, control = open_pane("bench", script)
+    session, launcher, control = open_pane("bench", stamped_app(str(path)))
     stamp = OUT / f"{session}.start"
     try:
         deadline = time.time() + timeout

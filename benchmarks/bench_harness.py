@@ -13,6 +13,7 @@ import json
 import math
 import os
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -376,6 +377,18 @@ def screen_state(lines: list[str], groups: Sequence[str]) -> tuple[bool, bool, b
                 missing.discard(name)
     rows = painted and view and table_rows > 0
     return painted, rows, rows and not missing, sorted(missing)
+
+
+def stamped_app(*args: str) -> Callable[[str, str], str]:
+    """`open_pane`'s script for `ledger-tui ARGS...`: the pane's shell notes the time in
+    `OUT/<session>.start`, then becomes ledger-tui (same pid), so that time is the process
+    start."""
+
+    def script(session: str, ledger_tui: str) -> str:
+        command = " ".join(shlex.quote(part) for part in (ledger_tui, *args))
+        return f"date +%s.%N > {shlex.quote(str(OUT / f'{session}.start'))}\nexec {command}\n"
+
+    return script
 
 
 def open_pane(prefix: str, script: Callable[[str, str], str]) -> tuple[str, Path, TmuxControl]:

@@ -22,7 +22,6 @@ import argparse
 import contextlib
 import datetime
 import os
-import shlex
 import subprocess
 import sys
 import tempfile
@@ -40,6 +39,7 @@ from bench_harness import (
     open_pane,
     parse_rows,
     rows_label,
+    stamped_app,
     tool,
 )
 
@@ -98,15 +98,8 @@ def _settled(lines: list[str], every: Sequence[str], wanted: Sequence[str]) -> b
 def app_run(path: Path, spark: str | None, timeout: float) -> AppRun:
     """The first screen, then `lean` typed into the filter, in a real terminal."""
     every, wanted = groups_of(path, ""), groups_of(path, WORD)
-    spark_args = f"--spark {shlex.quote(spark)} " if spark else ""
-
-    def script(session: str, ledger_tui: str) -> str:
-        return (
-            f"date +%s.%N > {shlex.quote(str(OUT / f'{session}.start'))}\n"
-            f"exec {shlex.quote(ledger_tui)} {spark_args}{shlex.quote(str(path))}\n"
-        )
-
-    session, launcher, control = open_pane("interactive", script)
+    args = ["--spark", spark, str(path)] if spark else [str(path)]
+    session, launcher, control = open_pane("interactive", stamped_app(*args))
     stamp = OUT / f"{session}.start"
 
     def wait(condition: str, done: Callable[[list[str]], bool]) -> tuple[float, list[str]]:
