@@ -276,7 +276,8 @@ def run_summary(argv: Sequence[str]) -> int:
     args = _summary_parser().parse_args(argv)
     url = spark_url(args)
     if url is not None:
-        return _on_spark(args, url, _spark_summary)
+        # The validation pass runs in the figures' query (`_spark_summary`).
+        return _on_spark(args, url, _spark_summary, validate=False)
     if args.watch:
         return _watch_summary(args)
     prepared = _prepare_summary(args)
@@ -294,10 +295,12 @@ def _summary_text(
     *,
     overwrite_chart: bool,
     engine: Any = None,
+    figures: Any = None,
 ) -> str:
     """The summary `ledger-tui summary` prints; writes the chart too when asked. `engine`:
     the input opened on Spark (`spark.commands.SparkInput`), which then computes the
-    aggregates and check cells; everything else is this path's own."""
+    aggregates and check cells (`figures`: asked of it in one query beforehand); everything
+    else is this path's own."""
     from tui_ledger.accounting.ledger import compare
     from tui_ledger.accounting.stats import IntervalSettings
     from tui_ledger.reports.report import render_summary
@@ -306,7 +309,7 @@ def _summary_text(
     if engine is not None:
         from tui_ledger.spark.commands import spark_comparison
 
-        comparison = spark_comparison(engine, prepared.by, settings)
+        comparison = spark_comparison(engine, prepared.by, settings, figures)
     else:
         comparison = compare(
             prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
@@ -314,7 +317,7 @@ def _summary_text(
     # Pairs are intervals too (none with --intervals none); a streamed scan is summed in
     # bounded memory, and its per-task cells may not fit: no pairs there yet.
     if args.out_format != "csv" and args.intervals != "none" and not prepared.streamed:
-        comparison = _with_pairs(comparison, prepared, engine, args.seed)
+        comparison = _with_pairs(comparison, prepared, engine, args.seed, figures)
     metric: Literal["tokens", "cost"] = args.pareto_metric or (
         "cost" if comparison.has_cost else "tokens"
     )
@@ -325,7 +328,7 @@ def _summary_text(
     if args.out_format == "json" and view is None and engine is not None:
         from tui_ledger.spark.commands import spark_checks
 
-        checks = spark_checks(engine, prepared.by)
+        checks = spark_checks(engine, prepared.by, figures=figures)
     elif args.out_format == "json" and view is None and not prepared.streamed:
         from tui_ledger.accounting.checks import run_checks
 
@@ -358,7 +361,9 @@ def _summary_text(
     return str(text)
 
 
-def _with_pairs(comparison: Any, prepared: _Prepared, engine: Any, seed: int) -> Any:
+def _with_pairs(
+    comparison: Any, prepared: _Prepared, engine: Any, seed: int, figures: Any = None
+) -> Any:
     """The comparison with its pairwise verdicts, from the attempts or the Spark engine's
     cells (counted there, drawn here: see docs/SPARK.md)."""
     from tui_ledger.accounting.pairs import with_pairs
@@ -366,7 +371,8 @@ def _with_pairs(comparison: Any, prepared: _Prepared, engine: Any, seed: int) ->
     if engine is not None:
         from tui_ledger.spark.commands import spark_pair_cells
 
-        return with_pairs(comparison, cells=spark_pair_cells(engine, prepared.by), seed=seed)
+        cells = spark_pair_cells(engine, prepared.by, figures=figures)
+        return with_pairs(comparison, cells=cells, seed=seed)
     return with_pairs(comparison, prepared.attempts, seed=seed)
 
 
@@ -532,7 +538,7 @@ def run_convert(argv: Sequence[str]) -> int:
 # --------------------------------------------------------------------------- --spark
 
 
-def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
+def _on_spark(args: argparse.Namespace, url: str, command: Any, *, validate: bool = True) -> int:
     """Open the input on a Spark Connect server and run `command(args, opened)`; every
     engine error is one line (exit 2), as a load error is."""
     from tui_ledger.spark import require_spark
@@ -542,7 +548,11 @@ def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
 
     def run() -> int:
         opened = open_input(
-            url or None, args.files, load_options=load_options(args), where=args.where
+            url or None,
+            args.files,
+            load_options=load_options(args),
+            where=args.where,
+            validate=validate,
         )
         try:
             result: int = command(args, opened)
@@ -554,9 +564,23 @@ def _on_spark(args: argparse.Namespace, url: str, command: Any) -> int:
 
 
 def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
-    by = _group_columns(args.by, opened.attempts.columns)
+    """The summary from one query: the figures, and as the format asks, the bootstrap's
+    rows, the checks' cells and the pairs' cells (`spark.commands.spark_figures`)."""
+    from tui_ledger.accounting.stats import IntervalSettings
+    from tui_ledger.spark.commands import spark_figures
+
+    by = _group_columns(args.by, opened.columns)
+    settings = IntervalSettings(method=args.intervals, seed=args.seed)
+    figures = spark_figures(
+        opened,
+        by,
+        intervals=settings,
+        checks=args.out_format == "json" and args.view == "both",
+        pairs=args.out_format != "csv" and args.intervals != "none",
+    )
     prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))
-    sys.stdout.write(_summary_text(args, prepared, overwrite_chart=args.force, engine=opened))
+    text = _summary_text(args, prepared, overwrite_chart=args.force, engine=opened, figures=figures)
+    sys.stdout.write(text)
     return 0
 
 
@@ -565,7 +589,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.spark.commands import spark_checks
     from tui_ledger.text.textsafe import safe_text
 
-    by = _group_columns(args.by, opened.attempts.columns)
+    by = _group_columns(args.by, opened.columns)
     for line in opened.report.lines():
         if not line.startswith(("Warning (", "No warnings")):
             print(safe_text(line))

@@ -198,7 +198,7 @@ async def test_a_stale_query_is_interrupted_on_the_server(
     real = spark_pipeline.spark_comparison
     slow: dict[str, Any] = {"next": False}
 
-    def comparison(opened: Any, by: Any, intervals: Any) -> Any:
+    def comparison(opened: Any, by: Any, intervals: Any, figures: Any = None) -> Any:
         if slow["next"]:
             slow["next"] = False
             # A query that runs for hours unless interrupted: one stage, no shuffle. (A shuffle
@@ -214,7 +214,7 @@ async def test_a_stale_query_is_interrupted_on_the_server(
                 slow["error"] = f"{type(error).__name__}: {error}"
                 slow["seconds"] = time.monotonic() - started
                 raise
-        return real(opened, by, intervals)
+        return real(opened, by, intervals, figures)
 
     monkeypatch.setattr(spark_pipeline, "spark_comparison", comparison)
     try:

@@ -31,3 +31,25 @@ def test_counting_sees_each_kind_of_request(spark: Any) -> None:
     assert round_trips(counts) == 2 + counts.get("Config", 0)
     assert "ReleaseExecute" not in ROUND_TRIPS
     assert counter.round_trips() >= 2
+
+
+async def test_a_filter_keystroke_is_one_query(spark: Any) -> None:
+    """The figures of both views, both first pages, the checks' and the pairs' cells: one
+    query a keystroke, no schema asked again (30 round trips before, 9 of them queries)."""
+    from tests.pilot_helpers import press, settle
+    from tests.spark.test_spark_app import DEMO, SIZE, spark_app
+
+    counter = count_requests(spark)
+    app = spark_app(spark, DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"lea")
+        typed = counter.counts()
+        await press(pilot, "n")
+        keystroke = counter.since(typed)
+        assert app.filter_text == "lean"
+        assert app.comparison is not None
+        assert app.comparison.keep["workflow"].to_list() == ["lean-loop"]
+        assert app.pipeline.checks is not None
+    assert keystroke.get("ExecutePlan", 0) == 1, keystroke
+    assert keystroke.get("AnalyzePlan", 0) == 0, keystroke

@@ -28,23 +28,25 @@ var_cost               Float64         sample variance of cost with missing read
 Rows are sorted by the keys, nulls last, as `ledger.compare` sorts its groups. Counts are
 Int64, never UInt32: a group on a cluster can pass 4,294,967,295 attempts.
 
-Medians are exact at any magnitude. Spark's exact `percentile` goes through a double: it is
-exact while every value of the group is below 2**52 (each middle value and their half are
-then representable, and the weights of an even count are exactly 0.5), so it is used when the
-largest known usage is below 2**52. Past that, the two middle values are found by rank instead
-(a count of each distinct usage value per group, then a running count in usage order), never
-through a double. The same split as ledger.py: a float median where it is exact, an exact one
-where it might not be. (An approximate bracket, `percentile_approx` then a count of the values
-inside it, was tried: slower here, since both percentile functions cost microseconds a row.)
+Medians are exact at any magnitude: each group's known usage is sorted on the cluster
+(`array_sort(collect_list(...))`) and the values at the two middle ranks come back as whole
+numbers; `medians_from_middles` applies ledger.py's rule (a float median where it is exact,
+an exact one where it might not be). Spark's `percentile`, used before, goes through a
+double (exact only below 2**52, then a second query by rank) and cost as much a row.
+
+Each question is a `batch.Part` (a plan whose columns are known here), so a caller asks the
+cells, the middle values, the check cells, the duplicate figures and the bootstrap's rows in
+one query (`commands.spark_figures`); `aggregate_frame`, `check_cells` and
+`duplicate_figures` are each one query on their own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import polars as pl
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from tui_ledger.accounting import ledger
@@ -63,6 +65,7 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
+from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger
 from tui_ledger.spark.inputs import column
 
@@ -72,9 +75,18 @@ __all__ = [
     "DuplicateFigures",
     "aggregate_frame",
     "aggregate_names",
+    "aggregates_from",
+    "bootstrap_from",
+    "bootstrap_plan",
     "bootstrap_rows",
+    "cell_plan",
+    "check_cell_plan",
     "check_cells",
     "duplicate_figures",
+    "duplicate_plans",
+    "finish_check_cells",
+    "finish_duplicates",
+    "median_plan",
     "medians_from_middles",
 ]
 
@@ -143,66 +155,44 @@ def _cell_aggregates(with_cost: bool) -> list[Column]:
     return aggregates
 
 
-def _value_counts(attempts: DataFrame, keys: list[str]) -> DataFrame:
-    """How many attempts of each group reported each known usage value (`n_keep`), and how
-    many of those were accepted (`n_drop`): a plain hash aggregation, combined map-side, so
-    only distinct (group, value) pairs are shuffled. Both medians are read from it."""
-    tokens = F.col("tokens")
-    accepted = F.col("outcome") == ACCEPTED
-    # Missing usage lands in a null value with counts of 0, not in a `where` (which Spark
-    # would push down through a CSV's count parser); a count of 0 never holds a rank.
-    return attempts.groupBy(*[column(k) for k in keys], tokens).agg(
-        F.count(tokens).alias("n_keep"), F.count(F.when(accepted, tokens)).alias("n_drop")
-    )
-
-
-def _medians(keys: list[str]) -> list[Column]:
-    """Both views' medians by Spark's exact `percentile` (exact below 2**52, see the module
-    docstring), and the largest known usage, which says whether they can be trusted."""
-    tokens = F.col("tokens")
-    accepted = F.col("outcome") == ACCEPTED
-    return [
-        F.percentile(tokens, F.lit(0.5)).alias("keep__median_tokens_per_attempt"),
-        F.percentile(F.when(accepted, tokens), F.lit(0.5)).alias("drop__median_tokens_per_attempt"),
-        F.max(tokens).alias("__max_known"),
-    ]
-
-
-def _middles(counts: DataFrame, keys: list[str]) -> DataFrame:
-    """Both views' two middle values of known usage per group, exactly, by rank, from the
-    value counts (`_value_counts`): a running count in usage order within each group; the
-    value whose running count first passes a rank is the value at that rank.
-    """
-    tokens = F.col("tokens")
+def cell_plan(attempts: DataFrame, keys: Sequence[str], with_cost: bool) -> Part:
+    """The cells (`_cell_aggregates`): one row per (group, outcome)."""
     group = [column(k) for k in keys]
-    running = (
-        Window.partitionBy(*group)
-        .orderBy("tokens")
-        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    )
-    whole = Window.partitionBy(*group)
-    ranked = counts.select(
-        *group,
-        "tokens",
-        "n_keep",
-        "n_drop",
-        *[F.sum(f"n_{view}").over(running).alias(f"c_{view}") for view in VIEWS],
-        *[F.sum(f"n_{view}").over(whole).alias(f"t_{view}") for view in VIEWS],
+    frame = attempts.groupBy(*group, F.col("outcome")).agg(*_cell_aggregates(with_cost))
+    names = ["n", "known", "zeros", "sum_tokens", "mean_tokens", "m2_tokens"]
+    if with_cost:
+        names += ["known_cost", "zero_cost", "sum_cost", "mean_cost", "m2_cost"]
+    return Part(frame, [*keys, "outcome", *names])
+
+
+def median_plan(attempts: DataFrame, keys: Sequence[str]) -> Part:
+    """Both views' two middle values of known usage per group, exactly: each group's known
+    usage sorted (`array_sort(collect_list(...))`, no double anywhere), then the values at
+    the middle ranks; `medians_from_middles` makes the medians of them. (Spark's exact
+    `percentile` goes through a double, cost as much a row here, 2.5-3.6 s at 1M rows
+    against 2.4 s under load, and needed a second query past 2**52.)"""
+    tokens = F.col("tokens")
+    accepted = F.col("outcome") == ACCEPTED
+    group = [column(k) for k in keys]
+    sorted_usage = attempts.groupBy(*group).agg(
+        F.array_sort(F.collect_list(tokens)).alias("__keep"),
+        F.array_sort(F.collect_list(F.when(accepted, tokens))).alias("__drop"),
     )
 
-    def at_rank(view: str, rank: Column) -> Column:
-        n, running_count = F.col(f"n_{view}"), F.col(f"c_{view}")
-        holds = (n > 0) & (running_count - n <= rank) & (rank < running_count)
-        return F.max(F.when(holds, tokens))
+    def at(values: Column, rank: Column) -> Column:
+        return F.when(F.size(values) > 0, F.element_at(values, (rank + 1).cast("int")))
 
     middles = []
     for view in VIEWS:
-        total = F.col(f"t_{view}")
+        values = F.col(f"__{view}")
+        size = F.size(values)
         middles += [
-            at_rank(view, F.floor((total - 1) / 2)).alias(f"{view}__median_low"),
-            at_rank(view, F.floor(total / 2)).alias(f"{view}__median_high"),
+            at(values, F.floor((size - 1) / 2)).alias(f"{view}__median_low"),
+            at(values, F.floor(size / 2)).alias(f"{view}__median_high"),
         ]
-    return ranked.groupBy(*group).agg(*middles)
+    frame = sorted_usage.select(*group, *middles)
+    names = [f"{view}__median_{end}" for view in VIEWS for end in ("low", "high")]
+    return Part(frame, [*keys, *names])
 
 
 def medians_from_middles(frame: pl.DataFrame) -> pl.DataFrame:
@@ -234,38 +224,48 @@ def to_polars(frame: DataFrame) -> pl.DataFrame:
 
 
 def aggregate_frame(
-    attempts: DataFrame, by: Sequence[str], *, with_cost: bool | None = None
+    attempts: DataFrame,
+    by: Sequence[str],
+    *,
+    with_cost: bool | None = None,
+    columns: Sequence[str] | None = None,
 ) -> pl.DataFrame:
-    """The aggregate frame (module docstring) of validated, possibly filtered `attempts`.
-
-    Two Spark queries, whose results are a few rows per group: the cells (a group-by of
-    (keys, outcome): counts, sums, means and spreads, from which both views follow by
-    ledger.py's definitions) and the medians of both views (a group-by of the keys). Where
-    some usage reaches 2**52 the medians are recomputed exactly by rank, and where a cell's
-    sum of tokens passes a LONG it is recomputed as DECIMAL(38, 0). `with_cost` defaults to
-    whether the attempts have a `cost` column.
-    """
+    """The aggregate frame (module docstring) of validated, possibly filtered `attempts`
+    (whose columns are `columns`; asked of the server when not given), in one query: the
+    cells and the middle values (`cell_plan`, `median_plan`). `with_cost` defaults to
+    whether the attempts have a `cost` column."""
     keys = list(by)
+    names = list(columns) if columns is not None else attempts.columns
     if not keys:
         raise ValueError("group by needs at least one column")
-    missing = [key for key in keys if key not in attempts.columns]
+    missing = [key for key in keys if key not in names]
     if missing:
         raise ValueError(f"no column {missing[0]!r} to group by")
     if with_cost is None:
-        with_cost = COST_COLUMN in attempts.columns
-    selected = attempts.select(
-        *[column(k) for k in keys],
-        "outcome",
-        "tokens",
-        *([COST_COLUMN] if with_cost else []),
+        with_cost = COST_COLUMN in names
+    found = run_parts(
+        {
+            "cells": cell_plan(attempts, keys, with_cost),
+            "medians": median_plan(attempts, keys),
+        }
     )
-    group = [column(k) for k in keys]
-    cell_query = selected.groupBy(*group, F.col("outcome")).agg(*_cell_aggregates(with_cost))
-    cells = to_polars(cell_query)
+    return aggregates_from(found["cells"], found["medians"], attempts, keys, with_cost)
+
+
+def aggregates_from(
+    cells: pl.DataFrame,
+    middles: pl.DataFrame,
+    attempts: DataFrame,
+    keys: Sequence[str],
+    with_cost: bool,
+) -> pl.DataFrame:
+    """The aggregate frame from the cells and the middle values. Where a cell's LONG sum of
+    tokens overflowed, the sums are recomputed as DECIMAL(38, 0) (one more query)."""
+    keys = list(keys)
     if cells.filter(pl.col("sum_tokens").is_null() & (pl.col("known") > 0)).height:
-        # A cell's LONG sum overflowed: the same sums as DECIMAL(38, 0), which cannot.
+        group = [column(k) for k in keys]
         exact = to_polars(
-            selected.groupBy(*group, F.col("outcome")).agg(
+            attempts.groupBy(*group, F.col("outcome")).agg(
                 F.sum(F.col("tokens").cast("decimal(38,0)")).alias("sum_tokens")
             )
         ).with_columns(pl.col("sum_tokens").cast(pl.Int128))
@@ -276,11 +276,7 @@ def aggregate_frame(
         pl.col("outcome").cast(OUTCOME_DTYPE),
         pl.col("sum_tokens").cast(pl.Int128).fill_null(0),
     )
-    medians = to_polars(selected.groupBy(*group).agg(*_medians(keys)))
-    largest = medians["__max_known"].max()
-    if largest is not None and int(largest) >= HALVES_EXACT:  # type: ignore[arg-type]
-        # Some value reaches 2**52: a double median may have lost digits. Exactly, by rank.
-        medians = medians_from_middles(to_polars(_middles(_value_counts(selected, keys), keys)))
+    medians = medians_from_middles(middles)
     frame = _views_from_cells(cells, keys, with_cost).join(
         medians.select(*keys, *[f"{view}__median_tokens_per_attempt" for view in VIEWS]),
         on=keys,
@@ -320,14 +316,13 @@ def version_columns(names: Sequence[str], keys: Sequence[str]) -> list[str]:
     ]
 
 
-def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
+def check_cell_plan(attempts: DataFrame, by: Sequence[str], names: Sequence[str]) -> Part:
     """Counts per group, task and model/version value: the frame checks.py's `_cells` makes,
     from which every group-, task- and version-level check is a sum. Columns: the keys,
     `task` (when present and not a key), the version columns, then `attempts`, `accepted`,
-    `missing_usage`, `suspect_zero`, `ungraded`, `recorded_usage` (Int64: rows with usage
-    above 0; none in a group is usage not recorded). Sorted by every grouping column."""
+    `missing_usage`, `suspect_zero`, `ungraded`, `recorded_usage` (rows with usage above 0;
+    none in a group is usage not recorded). `finish_check_cells` types and sorts them."""
     keys = list(by)
-    names = attempts.columns
     task = ["task"] if "task" in names and "task" not in keys else []
     grouping = [*keys, *task, *version_columns(names, keys)]
     tokens = F.col("tokens")
@@ -339,8 +334,20 @@ def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
         F.count_if(F.col("outcome") == "ungraded").alias("ungraded"),
         F.count_if(tokens > 0).alias("recorded_usage"),
     )
-    frame = to_polars(cells).with_columns(pl.col(CELL_COUNTS).cast(pl.Int64))
-    return sorted_by_text(frame, grouping)
+    counts = ["attempts", "accepted", "missing_usage", "suspect_zero", "ungraded"]
+    return Part(cells, [*grouping, *counts, "recorded_usage"])
+
+
+def finish_check_cells(cells: pl.DataFrame) -> pl.DataFrame:
+    """The check cells as checks.py reads them: Int64 counts, sorted by every grouping column."""
+    grouping = [name for name in cells.columns if name not in CELL_COUNTS]
+    return sorted_by_text(cells.with_columns(pl.col(CELL_COUNTS).cast(pl.Int64)), grouping)
+
+
+def check_cells(attempts: DataFrame, by: Sequence[str]) -> pl.DataFrame:
+    """`check_cell_plan`'s frame, as one query."""
+    plan = check_cell_plan(attempts, by, attempts.columns)
+    return finish_check_cells(run_parts({"cells": plan})["cells"])
 
 
 @dataclass(frozen=True)
@@ -350,9 +357,11 @@ class DuplicateFigures:
     `id_column`: the first of `checks.ID_COLUMNS` present; `repeated_id_rows` rows carry an
     id that appears more than once, over `repeated_ids` distinct ids (`id_examples`: the
     first five, sorted). `repeated_attempt_rows`: rows sharing keys, task and an explicit
-    attempt number with another. `copied_rows`: rows that are exact copies of another
-    (every column but the source and line alike), counted only when an identifying column
-    exists; None where a check does not apply.
+    attempt number with another; `repeated_identities` how many such (keys, task, attempt)
+    values repeat and `identity_examples` the first three as labels (sorted: a distributed
+    table has no first rows). `copied_rows`: rows that are exact copies of another (every
+    column but the source and line alike), counted only when an identifying column exists;
+    None where a check does not apply.
     """
 
     id_column: str | None
@@ -361,15 +370,18 @@ class DuplicateFigures:
     id_examples: tuple[str, ...]
     repeated_attempt_rows: int | None
     copied_rows: int | None
+    repeated_identities: int = 0
+    identity_examples: tuple[str, ...] = ()
 
 
-def duplicate_figures(attempts: DataFrame, by: Sequence[str]) -> DuplicateFigures:
-    """The duplicate checks' figures (a few group-bys; only counts and five ids come back)."""
+def duplicate_plans(
+    attempts: DataFrame, by: Sequence[str], columns: Sequence[str]
+) -> dict[str, Part]:
+    """The duplicate checks' questions, each a few rows (`finish_duplicates` reads them)."""
     keys = list(by)
-    names = [name for name in attempts.columns if not name.startswith(HELPER_PREFIX)]
+    names = [name for name in columns if not name.startswith(HELPER_PREFIX)]
+    plans: dict[str, Part] = {}
     id_column = next((name for name in ID_COLUMNS if name in names), None)
-    repeated_id_rows = repeated_ids = None
-    examples: tuple[str, ...] = ()
     if id_column is not None:
         ids = (
             attempts.where(column(id_column).isNotNull())
@@ -377,17 +389,30 @@ def duplicate_figures(attempts: DataFrame, by: Sequence[str]) -> DuplicateFigure
             .agg(F.count(F.lit(1)).alias("n"))
             .where(F.col("n") > 1)
         )
-        figures = ids.agg(F.sum("n").alias("rows"), F.count(F.lit(1)).alias("ids")).collect()[0]
-        repeated_id_rows, repeated_ids = int(figures["rows"] or 0), int(figures["ids"])
+        plans["ids"] = Part(
+            ids.agg(F.sum("n").alias("rows"), F.count(F.lit(1)).alias("ids")), ["rows", "ids"]
+        )
         first = ids.select(F.col("id").cast("string").alias("id")).orderBy("id").limit(5)
-        examples = tuple(str(row["id"]) for row in first.collect())
-    repeated_attempt_rows = None
+        plans["id_examples"] = Part(first, ["id"])
     if "attempt" in names and "task" in names:
         identity = list(dict.fromkeys([*keys, "task", "attempt"]))
-        repeated_attempt_rows = _rows_in_repeats(
-            attempts.where(F.col("attempt").isNotNull()), identity
+        numbered = attempts.where(F.col("attempt").isNotNull())
+        repeats = (
+            numbered.groupBy(*[column(n) for n in identity])
+            .agg(F.count(F.lit(1)).alias("n"))
+            .where(F.col("n") > 1)
         )
-    copied_rows = None
+        plans["attempts"] = Part(repeats.agg(F.sum("n").alias("rows")), ["rows"])
+        label = F.concat_ws(
+            " · ", *[F.coalesce(column(n).cast("string"), F.lit("—")) for n in identity]
+        )
+        labels = (
+            numbered.groupBy(label.alias("who"))
+            .agg(F.count(F.lit(1)).alias("n"))
+            .where(F.col("n") > 1)
+        )
+        plans["identities"] = Part(labels.agg(F.count(F.lit(1)).alias("n")), ["n"])
+        plans["identity_examples"] = Part(labels.select("who").orderBy("who").limit(3), ["who"])
     if any(name in names for name in (*IDENTIFYING_COLUMNS, *ID_COLUMNS)):
         content = [
             name
@@ -395,24 +420,57 @@ def duplicate_figures(attempts: DataFrame, by: Sequence[str]) -> DuplicateFigure
             if name not in (LINE_COLUMN, SOURCE_COLUMN) and name not in ORDER_COLUMNS
         ]
         groups = attempts.groupBy(*[column(n) for n in content]).agg(F.count(F.lit(1)).alias("n"))
-        figures = (
-            groups.where(F.col("n") > 1)
-            .agg(F.sum("n").alias("rows"), F.count(F.lit(1)).alias("groups"))
-            .collect()[0]
+        plans["copies"] = Part(
+            groups.where(F.col("n") > 1).agg(
+                F.sum("n").alias("rows"), F.count(F.lit(1)).alias("groups")
+            ),
+            ["rows", "groups"],
         )
-        copied_rows = int(figures["rows"] or 0) - int(figures["groups"])
+    return {f"duplicates_{name}": plan for name, plan in plans.items()}
+
+
+def finish_duplicates(
+    found: Mapping[str, pl.DataFrame], columns: Sequence[str]
+) -> DuplicateFigures:
+    """The duplicate figures from the answers to `duplicate_plans`."""
+
+    def one(name: str, field: str) -> int:
+        value = found[f"duplicates_{name}"][field][0]
+        return int(value or 0)
+
+    names = [name for name in columns if not name.startswith(HELPER_PREFIX)]
+    id_column = next((name for name in ID_COLUMNS if name in names), None)
+    repeated_id_rows = repeated_ids = None
+    id_examples: tuple[str, ...] = ()
+    if id_column is not None:
+        repeated_id_rows, repeated_ids = one("ids", "rows"), one("ids", "ids")
+        id_examples = tuple(str(v) for v in found["duplicates_id_examples"]["id"])
+    repeated_attempt_rows = None
+    identities = 0
+    identity_examples: tuple[str, ...] = ()
+    if "duplicates_attempts" in found:
+        repeated_attempt_rows = one("attempts", "rows")
+        identities = one("identities", "n")
+        identity_examples = tuple(str(v) for v in found["duplicates_identity_examples"]["who"])
+    copied_rows = None
+    if "duplicates_copies" in found:
+        copied_rows = one("copies", "rows") - one("copies", "groups")
     return DuplicateFigures(
-        id_column, repeated_id_rows, repeated_ids, examples, repeated_attempt_rows, copied_rows
+        id_column,
+        repeated_id_rows,
+        repeated_ids,
+        id_examples,
+        repeated_attempt_rows,
+        copied_rows,
+        identities,
+        identity_examples,
     )
 
 
-def _rows_in_repeats(attempts: DataFrame, identity: list[str]) -> int:
-    repeats = (
-        attempts.groupBy(*[column(n) for n in identity])
-        .agg(F.count(F.lit(1)).alias("n"))
-        .where(F.col("n") > 1)
-    )
-    return int(repeats.agg(F.sum("n")).collect()[0][0] or 0)
+def duplicate_figures(attempts: DataFrame, by: Sequence[str]) -> DuplicateFigures:
+    """The duplicate checks' figures, as one query (only counts and a few labels come back)."""
+    columns = attempts.columns
+    return finish_duplicates(run_parts(duplicate_plans(attempts, by, columns)), columns)
 
 
 # --------------------------------------------------------------------------- intervals
@@ -454,9 +512,7 @@ def bootstrap_rows(
     )
     condition = [column(key).eqNullSafe(F.col(f"__wanted_{key}")) for key in keys]
     accepted = F.col("outcome") == ACCEPTED
-    numerators = {"tokens_per_accepted_result": F.col("tokens")}
-    if with_cost:
-        numerators["cost_per_accepted_result"] = F.col(COST_COLUMN).try_cast("double")
+    numerators = _bootstrap_numerators(with_cost)
     rows = (
         frame.join(F.broadcast(renamed), on=condition, how="inner")
         .where(F.col("__every_row") | accepted)
@@ -475,3 +531,73 @@ def bootstrap_rows(
     if result.height > most:
         raise ValueError(f"more than {most:,} attempts to bootstrap; choose fewer groups")
     return result.with_columns(pl.col(GROUP_ID).cast(groups.schema[GROUP_ID]))
+
+
+def bootstrap_plan(
+    spark_ledger: SparkLedger,
+    attempts: DataFrame,
+    by: Sequence[str],
+    *,
+    where: Column | None,
+    with_cost: bool,
+    most_per_group: int,
+    most_rows: int,
+) -> Part:
+    """The attempts an `auto` bootstrap may resample, asked with the figures, before it is
+    known which groups it picks: every attempt of each group of at most `most_per_group`
+    attempts, and the accepted attempts of each group of at most that many accepted ones
+    (the cap of draws over resamples: `auto` picks no larger group in either view), in the
+    input's order, at most `most_rows` + 1 of them. `bootstrap_from` takes the chosen
+    groups' rows from them, as `bootstrap_rows` would fetch them; more than `most_rows`
+    means many small groups, and `bootstrap_rows` asks for the chosen ones alone."""
+    keys = list(by)
+    frame, tiebreak = spark_ledger.ordered_attempts()
+    if where is not None:
+        frame = frame.where(where)
+    accepted = F.col("outcome") == ACCEPTED
+    small = (
+        attempts.groupBy(*[column(k).alias(f"__wanted_{k}") for k in keys])
+        .agg(F.count(F.lit(1)).alias("__n"), F.count_if(accepted).alias("__a"))
+        .where((F.col("__n") <= most_per_group) | (F.col("__a") <= most_per_group))
+    )
+    condition = [column(key).eqNullSafe(F.col(f"__wanted_{key}")) for key in keys]
+    numerators = _bootstrap_numerators(with_cost)
+    rows = (
+        frame.join(F.broadcast(small), on=condition, how="inner")
+        .where((F.col("__n") <= most_per_group) | accepted)
+        .orderBy(*[column(name).asc_nulls_last() for name in tiebreak])
+        .select(
+            *[column(k) for k in keys],
+            *[
+                F.coalesce(value, F.lit(0)).cast("double").alias(name)
+                for name, value in numerators.items()
+            ],
+            accepted.cast("long").alias("__accepted"),
+        )
+        .limit(most_rows + 1)
+    )
+    return Part(rows, [*keys, *numerators, "__accepted"])
+
+
+def bootstrap_from(
+    rows: pl.DataFrame, by: Sequence[str], groups: pl.DataFrame, most_rows: int
+) -> pl.DataFrame | None:
+    """The chosen `groups`' rows (as `bootstrap_rows` returns them) out of `bootstrap_plan`'s
+    answer; None when it was cut at `most_rows` (then ask `bootstrap_rows`)."""
+    if rows.height > most_rows:
+        return None
+    keys = list(by)
+    chosen = groups.select(GROUP_ID, *keys, "__every_row")
+    numerators = [name for name in rows.columns if name not in (*keys, "__accepted")]
+    return (
+        rows.join(chosen, on=keys, how="inner", nulls_equal=True, maintain_order="left")
+        .filter(pl.col("__every_row") | (pl.col("__accepted") == 1))
+        .select(GROUP_ID, *numerators, pl.col("__accepted").cast(pl.Int64))
+    )
+
+
+def _bootstrap_numerators(with_cost: bool) -> dict[str, Column]:
+    numerators = {"tokens_per_accepted_result": F.col("tokens")}
+    if with_cost:
+        numerators["cost_per_accepted_result"] = F.col(COST_COLUMN).try_cast("double")
+    return numerators

@@ -14,7 +14,7 @@ Imports pyspark (through the engine): only the `--spark` path imports this modul
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import polars as pl
@@ -29,13 +29,30 @@ from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
 from tui_ledger.schema import CANONICAL_ORDER
 from tui_ledger.spark.aggregate import (
     COST_COLUMN,
+    DuplicateFigures,
     aggregate_frame,
+    aggregates_from,
+    bootstrap_from,
+    bootstrap_plan,
     bootstrap_rows,
-    check_cells,
-    duplicate_figures,
+    cell_plan,
+    check_cell_plan,
+    duplicate_plans,
+    finish_check_cells,
+    finish_duplicates,
+    median_plan,
     to_polars,
 )
-from tui_ledger.spark.engine import SparkLedger, SparkLoadReport, open_ledger
+from tui_ledger.spark.batch import Part, run_parts
+from tui_ledger.spark.engine import (
+    SparkLedger,
+    SparkLoadReport,
+    finish_validation,
+    open_ledger,
+    read_errors,
+    validation_columns,
+    validation_plan,
+)
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.session import connect
@@ -44,28 +61,40 @@ Result = TypeVar("Result")
 MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
 
 __all__ = [
+    "SparkFigures",
     "SparkInput",
+    "filtered_by",
     "load_report",
     "on_engine",
     "open_input",
     "spark_checks",
     "spark_comparison",
+    "spark_figures",
     "spark_per_task",
     "spark_rows",
 ]
 
 
-@dataclass
+@dataclass(repr=False)  # a Spark plan's repr asks the server (a setting, a schema)
 class SparkInput:
-    """One input opened on a server: the session, the mapped ledger, its validation report
-    (as the loader's `LoadReport`), the attempts the `--where` filter keeps and the filter
-    itself as a Spark column (None: every attempt)."""
+    """One input opened on a server: the session, the mapped ledger, the attempts the
+    `--where` filter keeps and the filter itself as a Spark column (None: every attempt).
+    `report` is the validation's (as the loader's `LoadReport`): read when first asked, or
+    with the first figures (`spark_figures`), whichever comes first."""
 
     spark: SparkSession
     ledger: SparkLedger
-    report: LoadReport
     attempts: DataFrame
     where: Column | None
+
+    @property
+    def report(self) -> LoadReport:
+        return load_report(self.ledger.validate())
+
+    @property
+    def columns(self) -> list[str]:
+        """The attempts' columns (known since the input was opened)."""
+        return self.ledger.columns
 
 
 def on_engine(work: Callable[[], Result]) -> Result:
@@ -87,10 +116,16 @@ def open_input(
     *,
     load_options: Mapping[str, Any],
     where: str = "",
+    validate: bool = True,
     connect_to: Callable[[str | None], SparkSession] = connect,
 ) -> SparkInput:
     """Connect, map and validate one input (a path, a glob or `table:catalog.schema.name`),
-    then apply `where`. Raises `SparkEngineError` (one line) or `query.FilterError`."""
+    then apply `where`. Raises `SparkEngineError` (one line) or `query.FilterError`.
+
+    `validate=False`: where the input's types need no probe (anything but a CSV), the
+    validation pass waits for the first figures and runs in their query (`spark_figures`);
+    a CSV is checkpointed and validated now either way (its other columns' types come from
+    that pass)."""
     if len(locations) != 1:
         raise SparkInputError(
             f"--spark reads one input, not {len(locations)}: give a glob (e.g. "
@@ -98,16 +133,23 @@ def open_input(
         )
     spark = connect_to(url)
     ledger = open_ledger(spark, locations[0], **dict(load_options))
-    report = load_report(ledger.validate())
+    if validate or ledger.fmt == "csv":
+        ledger.validate()
     attempts, condition = ledger.attempts(), None
     if where and not where.isspace():
-        from tui_ledger.spark.engine import polars_schema
-
-        typed = ledger.typed_attempts()
-        condition = spark_filter(where, polars_schema(typed))
+        condition = spark_filter(where, ledger.schema())
         if condition is not None:
-            attempts = typed.where(condition)
-    return SparkInput(spark, ledger, report, attempts, condition)
+            attempts = attempts.where(condition)
+    return SparkInput(spark, ledger, attempts, condition)
+
+
+def filtered_by(opened: SparkInput, where: str) -> SparkInput:
+    """`opened` under the filter `where` as well (the app's filter box)."""
+    condition = spark_filter(where, opened.ledger.schema())
+    if condition is None:
+        return opened
+    both = condition if opened.where is None else opened.where & condition
+    return SparkInput(opened.spark, opened.ledger, opened.attempts.where(condition), both)
 
 
 def load_report(report: SparkLoadReport) -> LoadReport:
@@ -130,15 +172,113 @@ def load_report(report: SparkLoadReport) -> LoadReport:
     )
 
 
+# --------------------------------------------------------------------------- one query
+
+
+@dataclass
+class SparkFigures:
+    """What one recompute asks the server, answered by one query (`spark_figures`): the
+    aggregate frame, the bootstrap's candidate rows, the checks' cells and duplicate
+    figures, the pairs' per-task cells and the pages asked for; None where not asked."""
+
+    by: tuple[str, ...]
+    aggregates: pl.DataFrame
+    with_cost: bool
+    bootstrap: pl.DataFrame | None = None
+    check_cells: pl.DataFrame | None = None
+    duplicates: DuplicateFigures | None = None
+    pair_tasks: pl.DataFrame | None = None
+    pages: dict[str, pl.DataFrame] = field(default_factory=dict)
+    extra: dict[str, pl.DataFrame] = field(default_factory=dict)
+
+
+def spark_figures(
+    opened: SparkInput,
+    by: Sequence[str],
+    *,
+    intervals: IntervalSettings | None = None,
+    checks: bool = False,
+    pairs: bool = False,
+    pages: Mapping[str, Part] | None = None,
+    extra: Mapping[str, Part] | None = None,
+) -> SparkFigures:
+    """Everything one recompute needs, in **one query** (`batch.run_parts`): the cells and
+    the middle values of both views, and as asked, the rows an `auto` bootstrap may
+    resample (`intervals`), the check cells and duplicate figures (`checks`), the pairs'
+    per-task cells (`pairs`), `pages` and `extra` questions (by name). Where the input is
+    not validated yet, its validation pass is a part of the same query (a bad cell then
+    raises, before any figure is used)."""
+    keys = list(by)
+    names = opened.columns
+    with_cost = COST_COLUMN in names
+    attempts = opened.attempts
+    parts: dict[str, Part] = {
+        "cells": cell_plan(attempts, keys, with_cost),
+        "medians": median_plan(attempts, keys),
+    }
+    ledger = opened.ledger
+    validating = ledger._report is None
+    if validating:
+        parts["validation"] = Part(validation_plan(ledger), validation_columns(ledger))
+    settings = intervals
+    if settings is not None and settings.method == "auto":
+        parts["bootstrap"] = bootstrap_plan(
+            ledger,
+            attempts,
+            keys,
+            where=opened.where,
+            with_cost=with_cost,
+            most_per_group=settings.max_draws // settings.resamples,
+            most_rows=_bootstrap_most(settings),
+        )
+    if checks:
+        parts["check_cells"] = check_cell_plan(attempts, keys, names)
+        parts.update(duplicate_plans(attempts, keys, names))
+    if pairs:
+        parts["pair_tasks"] = _pair_task_plan(opened, keys)
+    for kind, asked in (("page", pages), ("extra", extra)):
+        parts.update({f"{kind}:{name}": part for name, part in (asked or {}).items()})
+    with read_errors(ledger):
+        found = run_parts(parts)
+    if validating:
+        finish_validation(ledger, found["validation"].row(0, named=True))
+    return SparkFigures(
+        by=tuple(keys),
+        aggregates=aggregates_from(found["cells"], found["medians"], attempts, keys, with_cost),
+        with_cost=with_cost,
+        bootstrap=found.get("bootstrap"),
+        check_cells=finish_check_cells(found["check_cells"]) if checks else None,
+        duplicates=finish_duplicates(found, names) if checks else None,
+        pair_tasks=_pair_tasks_from(found["pair_tasks"]) if pairs else None,
+        pages={k.split(":", 1)[1]: v for k, v in found.items() if k.startswith("page:")},
+        extra={k.split(":", 1)[1]: v for k, v in found.items() if k.startswith("extra:")},
+    )
+
+
+def _bootstrap_most(settings: IntervalSettings) -> int:
+    """The candidate rows fetched with the figures: both views' caps, twice over."""
+    return 4 * (settings.max_draws // settings.resamples)
+
+
 def spark_comparison(
-    opened: SparkInput, by: Sequence[str], intervals: IntervalSettings
+    opened: SparkInput,
+    by: Sequence[str],
+    intervals: IntervalSettings,
+    figures: SparkFigures | None = None,
 ) -> Comparison:
     """Both views and the trap figures: the engine's aggregate frame, then ledger.py's own
     definitions. Bootstrap intervals resample the same rows (in the input's order) the polars
-    path draws from, fetched from the engine for the small groups only."""
-    with_cost = COST_COLUMN in opened.attempts.columns
+    path draws from: the candidates fetched with the figures, or (`--intervals bootstrap`,
+    or many small groups) the chosen groups' rows, one more query."""
+    if figures is None:
+        figures = spark_figures(opened, by, intervals=intervals)
+    with_cost = figures.with_cost
 
     def rows_for(groups: pl.DataFrame) -> pl.DataFrame:
+        if figures.bootstrap is not None:
+            rows = bootstrap_from(figures.bootstrap, by, groups, _bootstrap_most(intervals))
+            if rows is not None:
+                return rows
         try:
             return bootstrap_rows(
                 opened.ledger, by, groups, where=opened.where, with_cost=with_cost, most=MOST_ROWS
@@ -150,22 +290,22 @@ def spark_comparison(
                 "the delta method above) or delta."
             ) from None
 
-    raw = aggregate_frame(opened.attempts, by, with_cost=with_cost)
     return compare_aggregates(
-        raw, by, with_cost=with_cost, intervals=intervals, bootstrap_rows=rows_for
+        figures.aggregates, by, with_cost=with_cost, intervals=intervals, bootstrap_rows=rows_for
     )
 
 
 def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
     """One group (`keys`: column -> value, None for a null key) task by task, as
     `per_task.per_task` computes it: the engine's aggregate frame by task of the group's
-    attempts, then ledger.py's keep view and per_task.py's columns."""
+    attempts (one query), then ledger.py's keep view and per_task.py's columns."""
     from pyspark.sql import functions as F
 
     from tui_ledger.accounting.per_task import per_task_from_summary
     from tui_ledger.spark.inputs import column
 
-    if "task" not in opened.attempts.columns:
+    names = opened.columns
+    if "task" not in names:
         raise SparkInputError("per-task figures need a task column")
     condition = F.lit(True)
     for name, value in keys.items():
@@ -173,76 +313,106 @@ def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
             column(name).isNull() if value is None else column(name) == F.lit(value)
         )
     attempts = opened.attempts.where(condition)
-    with_cost = COST_COLUMN in attempts.columns
+    with_cost = COST_COLUMN in names
 
     def no_rows(groups: pl.DataFrame) -> pl.DataFrame:
         raise SparkEngineError("per-task figures have no intervals")  # intervals="none"
 
-    raw = aggregate_frame(attempts, ["task"], with_cost=with_cost)
+    raw = aggregate_frame(attempts, ["task"], with_cost=with_cost, columns=names)
     summary = compare_aggregates(
         raw, ["task"], with_cost=with_cost, intervals="none", bootstrap_rows=no_rows
     ).keep
     return per_task_from_summary(summary, with_cost)
 
 
-def spark_pair_cells(
-    opened: SparkInput,
-    by: Sequence[str],
-    run: Callable[[Callable[[], pl.DataFrame]], pl.DataFrame] | None = None,
-) -> PairCells:
-    """`pairs.task_cells` counted on the engine: the per-task sums now, the per-value counts
-    when the draws ask for them, each one query whose result the draws then read here
-    (`pairs.with_pairs(cells=...)`), so the same seed gives the same verdicts on either
-    engine (every sum is of whole token counts: exact in any order). `run`: how a query is
-    run (the app's, to cancel it with newer figures); by default, at once."""
+def _pair_columns(opened: SparkInput) -> tuple[Column, Column, Column]:
     from pyspark.sql import functions as F
 
     from tui_ledger.schema import ACCEPTED
     from tui_ledger.spark.inputs import column
 
-    attempts = opened.attempts
-    has_task = "task" in attempts.columns
+    has_task = "task" in opened.columns
     task = column("task").cast("string") if has_task else F.lit(None).cast("string")
     tokens = F.coalesce(column("tokens"), F.lit(0)).cast("double")
     accepted = F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False))
+    return task, tokens, accepted
+
+
+def _pair_task_plan(opened: SparkInput, by: Sequence[str]) -> Part:
+    """`PairCells.tasks`: the sums per (group, task), or per (group, tokens, accepted) value
+    where the task is missing."""
+    from pyspark.sql import functions as F
+
+    from tui_ledger.spark.inputs import column
+
+    task, tokens, accepted = _pair_columns(opened)
     unnamed = task.isNull()
-    keys = [column(name).alias(name) for name in by]
+    cells = (
+        opened.attempts.select(
+            *[column(name).alias(name) for name in by],
+            task.alias("__task"),
+            F.when(unnamed, tokens).alias("__tokens"),
+            F.when(unnamed, accepted).alias("__passed"),
+            tokens.alias("__value"),
+            accepted.alias("__accepted"),
+        )
+        .groupBy(*[column(name) for name in by], "__task", "__tokens", "__passed")
+        .agg(
+            F.count(F.lit(1)).cast("long").alias("__n"),
+            F.sum("__value").alias("__spend"),
+            F.sum(F.col("__accepted").cast("long")).alias("__accepted"),
+            F.sum(F.when(F.col("__accepted"), F.col("__value")).otherwise(0.0)).alias(
+                "__accepted_spend"
+            ),
+        )
+    )
+    names = ["__task", "__tokens", "__passed", "__n", "__spend", "__accepted", "__accepted_spend"]
+    return Part(cells, [*by, *names])
+
+
+def _pair_tasks_from(cells: pl.DataFrame) -> pl.DataFrame:
+    return cells.with_columns(
+        pl.col("__task").cast(pl.String),
+        pl.col("__tokens").cast(pl.Float64),
+        pl.col("__passed").cast(pl.Boolean),
+        pl.col("__n").cast(pl.Int64),
+        pl.col("__spend").cast(pl.Float64),
+        pl.col("__accepted").cast(pl.Int64),
+        pl.col("__accepted_spend").cast(pl.Float64),
+    )
+
+
+def spark_pair_cells(
+    opened: SparkInput,
+    by: Sequence[str],
+    run: Callable[[Callable[[], pl.DataFrame]], pl.DataFrame] | None = None,
+    figures: SparkFigures | None = None,
+) -> PairCells:
+    """`pairs.task_cells` counted on the engine: the per-task sums (asked with the figures,
+    `figures.pair_tasks`, or now), the per-value counts when the draws ask for them, each
+    one query whose result the draws then read here (`pairs.with_pairs(cells=...)`), so the
+    same seed gives the same verdicts on either engine (every sum is of whole token counts:
+    exact in any order). `run`: how a query is run (the app's, to cancel it with newer
+    figures); by default, at once."""
+    from pyspark.sql import functions as F
+
+    from tui_ledger.spark.inputs import column
+
+    _, tokens, accepted = _pair_columns(opened)
     counted = run or (lambda work: work())
 
     def tasks() -> pl.DataFrame:
-        cells = (
-            attempts.select(
-                *keys,
-                task.alias("__task"),
-                F.when(unnamed, tokens).alias("__tokens"),
-                F.when(unnamed, accepted).alias("__passed"),
-                tokens.alias("__value"),
-                accepted.alias("__accepted"),
-            )
-            .groupBy(*by, "__task", "__tokens", "__passed")
-            .agg(
-                F.count(F.lit(1)).cast("long").alias("__n"),
-                F.sum("__value").alias("__spend"),
-                F.sum(F.col("__accepted").cast("long")).alias("__accepted"),
-                F.sum(F.when(F.col("__accepted"), F.col("__value")).otherwise(0.0)).alias(
-                    "__accepted_spend"
-                ),
-            )
-        )
-        return to_polars(cells).with_columns(
-            pl.col("__task").cast(pl.String),
-            pl.col("__tokens").cast(pl.Float64),
-            pl.col("__passed").cast(pl.Boolean),
-            pl.col("__n").cast(pl.Int64),
-            pl.col("__spend").cast(pl.Float64),
-            pl.col("__accepted").cast(pl.Int64),
-            pl.col("__accepted_spend").cast(pl.Float64),
-        )
+        found = run_parts({"tasks": _pair_task_plan(opened, by)})
+        return _pair_tasks_from(found["tasks"])
 
     def values() -> pl.DataFrame:
         cells = (
-            attempts.select(*keys, tokens.alias("__tokens"), accepted.alias("__accepted"))
-            .groupBy(*by, "__tokens", "__accepted")
+            opened.attempts.select(
+                *[column(name).alias(name) for name in by],
+                tokens.alias("__tokens"),
+                accepted.alias("__accepted"),
+            )
+            .groupBy(*[column(name) for name in by], "__tokens", "__accepted")
             .agg(F.count(F.lit(1)).cast("long").alias("__n"))
         )
         return to_polars(cells).with_columns(
@@ -251,67 +421,61 @@ def spark_pair_cells(
             pl.col("__n").cast(pl.Int64),
         )
 
-    return PairCells(counted(tasks), lambda: counted(values))
+    known = figures.pair_tasks if figures is not None else None
+    return PairCells(known if known is not None else counted(tasks), lambda: counted(values))
 
 
 def spark_checks(
-    opened: SparkInput, by: Sequence[str], warnings: Sequence[Finding] = ()
+    opened: SparkInput,
+    by: Sequence[str],
+    warnings: Sequence[Finding] = (),
+    figures: SparkFigures | None = None,
 ) -> list[Any]:
-    """Every fair-comparison check, from the engine's check cells and duplicate figures,
-    worded by checks.py (`checks_from_cells` and its duplicate checks)."""
+    """Every fair-comparison check, from the engine's check cells and duplicate figures
+    (asked with the figures, or now in one query), worded by checks.py
+    (`checks_from_cells` and its duplicate checks)."""
     from tui_ledger.accounting import checks
 
     keys = list(by)
-    figures = duplicate_figures(opened.attempts, keys)
+    names = opened.columns
+    if figures is None or figures.check_cells is None or figures.duplicates is None:
+        parts = {"check_cells": check_cell_plan(opened.attempts, keys, names)}
+        parts.update(duplicate_plans(opened.attempts, keys, names))
+        found = run_parts(parts)
+        cells = finish_check_cells(found["check_cells"])
+        duplicated = finish_duplicates(found, names)
+    else:
+        cells, duplicated = figures.check_cells, figures.duplicates
     duplicates: list[Any] = []
-    if figures.id_column is not None and figures.repeated_id_rows:
+    if duplicated.id_column is not None and duplicated.repeated_id_rows:
         duplicates.append(
             checks.duplicate_ids_check(
-                figures.id_column,
-                figures.repeated_id_rows,
-                figures.repeated_ids or 0,
-                figures.id_examples,
+                duplicated.id_column,
+                duplicated.repeated_id_rows,
+                duplicated.repeated_ids or 0,
+                duplicated.id_examples,
             )
         )
-    if figures.repeated_attempt_rows:
+    if duplicated.repeated_attempt_rows:
         identity = [*dict.fromkeys([*keys, "task", "attempt"])]
-        groups, examples = _repeated_identities(opened.attempts, identity)
         duplicates.append(
             checks.duplicate_attempts_check(
-                identity, figures.repeated_attempt_rows, groups, examples
+                identity,
+                duplicated.repeated_attempt_rows,
+                duplicated.repeated_identities,
+                list(duplicated.identity_examples),
             )
         )
-    if figures.copied_rows:
-        duplicates.append(checks.duplicate_rows_check(figures.copied_rows))
+    if duplicated.copied_rows:
+        duplicates.append(checks.duplicate_rows_check(duplicated.copied_rows))
     return checks.checks_from_cells(
-        check_cells(opened.attempts, keys),
+        cells,
         keys,
-        opened.attempts.columns,
+        names,
         loader=opened.report.warnings,
         warnings=warnings,
         duplicates=duplicates,
     )
-
-
-def _repeated_identities(attempts: DataFrame, identity: list[str]) -> tuple[int, list[str]]:
-    """How many (keys, task, attempt) values repeat, and the first three as labels (sorted:
-    a distributed table has no first rows)."""
-    from pyspark.sql import functions as F
-
-    from tui_ledger.spark.inputs import column
-
-    label = F.concat_ws(
-        " · ", *[F.coalesce(column(n).cast("string"), F.lit("—")) for n in identity]
-    )
-    repeats = (
-        attempts.where(F.col("attempt").isNotNull())
-        .groupBy(label.alias("who"))
-        .agg(F.count(F.lit(1)).alias("n"))
-        .where(F.col("n") > 1)
-    )
-    total = int(repeats.count())
-    examples = [str(row["who"]) for row in repeats.orderBy("who").limit(3).collect()]
-    return total, examples
 
 
 def spark_rows(opened: SparkInput) -> pl.DataFrame:
@@ -320,12 +484,10 @@ def spark_rows(opened: SparkInput) -> pl.DataFrame:
     frame, tiebreak = opened.ledger.ordered_attempts()
     if opened.where is not None:
         frame = frame.where(opened.where)
-    from tui_ledger.spark.engine import ORDER_COLUMNS
     from tui_ledger.spark.inputs import column
 
     ordered = frame.orderBy(*[column(name).asc_nulls_last() for name in tiebreak])
-    names = [name for name in ordered.columns if name not in ORDER_COLUMNS[1:]]
-    result = pl.from_arrow(ordered.select(*[column(n) for n in names]).toArrow())
+    result = pl.from_arrow(ordered.select(*[column(n) for n in opened.columns]).toArrow())
     if not isinstance(result, pl.DataFrame):
         raise SparkEngineError("the server returned no table of attempts")
     return result

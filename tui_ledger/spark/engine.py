@@ -29,9 +29,11 @@ itself is only imported by `tui_ledger.spark` when the Spark path is used.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import reduce
+from typing import Any
 
 import polars as pl
 from pyspark.errors import PySparkException
@@ -67,8 +69,12 @@ from tui_ledger.spark.inputs import (
 __all__ = [
     "SparkLedger",
     "SparkLoadReport",
+    "finish_validation",
     "open_ledger",
     "polars_schema",
+    "read_errors",
+    "validation_columns",
+    "validation_plan",
 ]
 
 # Helper columns live only inside the engine's plans; none reaches a result (and `cells.WHY`,
@@ -126,87 +132,105 @@ class SparkLedger:
 
     `frame` is the engine's plan of the attempts: canonical columns (workflow, task, outcome,
     tokens, ...), every other input column as it was, and helper columns (`__ledger_*`) that
-    the validation reads. `attempts()` is the same plan without the helpers, validated first.
-    Nothing is computed until a method asks a question.
+    the validation reads; `names` are its columns, known when the input is opened, so no
+    later question asks the server for a schema again. `attempts()` is the same plan without
+    the helpers (typed as the loader types them), validated first. Nothing is computed until
+    a method asks a question.
     """
 
     spark: SparkSession
     source: str
     frame: DataFrame
+    names: tuple[str, ...]
     mapping: dict[str, str]
     derived: list[str]
     identity: list[str]
     fmt: str
     input_types: dict[str, T.DataType]
+    other_types: dict[str, T.DataType] = field(default_factory=dict)  # the non-canonical ones
     order_frame: DataFrame | None = None
     parsed_counts: tuple[str, ...] = ()  # count columns read from text by the exact parser
     zero_is_missing: bool = False
     _report: SparkLoadReport | None = None
-    _checkpoint: DataFrame | None = None
+    _kept: DataFrame | None = None  # the parsed rows, checkpointed on the server
     _casts: dict[str, str] | None = None
+    _schema: dict[str, pl.DataType] | None = None
 
     @property
     def columns(self) -> list[str]:
         """The attempts' columns, in the loader's order (canonical first)."""
-        return [name for name in self.frame.columns if not name.startswith(HELPER_PREFIX)]
+        return [name for name in self.names if not name.startswith(HELPER_PREFIX)]
+
+    @property
+    def tiebreak(self) -> list[str]:
+        """The columns of the rows' total order: a file input's rows in their files' order
+        (file, block, position in the scan); a table's by every column."""
+        return list(ORDER_COLUMNS) if self.order_frame is not None else list(self.columns)
+
+    def rows(self) -> DataFrame:
+        """The plan every question reads: the mapped rows with their helper columns (and the
+        order columns of a file input).
+
+        Where counts are parsed from text (CSV, or JSON strings), the parsed rows are
+        materialised once, before anything else reads them (`localCheckpoint`, on the
+        cluster, memory then disk), with their helpers and order columns: validation, every
+        figure, filter and page then read them without parsing the text again. A filter on
+        a parsed count (`tokens>1k`) is otherwise pushed down through every parsing step,
+        each helper's expression pasted in at each of its uses, a tree Spark took 10-15 s
+        to plan for a 360-row CSV. Typed inputs (Parquet, tables) stay lazy, so a filter
+        reaches the scan (a checkpoint of 1M Parquet rows took 4 s here and made an
+        aggregation no faster)."""
+        if self._kept is None and self.parsed_counts:
+            source = self.order_frame if self.order_frame is not None else self.frame
+            self._kept = source.localCheckpoint(eager=True)
+        if self._kept is not None:
+            return self._kept
+        return self.frame
 
     def validate(self) -> SparkLoadReport:
         """One pass over the whole input: the first unreadable cell raises `SparkCellError`;
-        otherwise the warnings' counts. Run once; later calls return the same report."""
+        otherwise the warnings' counts (and, for a CSV, the other columns' types). Run
+        once; later calls return the same report."""
         if self._report is None:
-            self._report = _validate(self)
+            with read_errors(self):
+                summary = to_rows(validation_plan(self).collect())
+            finish_validation(self, summary)
+        assert self._report is not None
         return self._report
 
     def attempts(self) -> DataFrame:
-        """The validated attempts, without helper columns (types as read)."""
-        self.validate()
-        return self.frame.select(*[column(name) for name in self.columns])
+        """The validated attempts, without helper columns, a CSV's other columns typed as the
+        loader types them (integer, float or boolean where every value reads so, else text,
+        from the validation pass)."""
+        if self._casts is None:
+            self.validate()  # a CSV's other columns are typed by its validation pass
+        return _apply_casts(
+            self.rows().select(*[column(name) for name in self.columns]),
+            self.columns,
+            self._casts or {},
+        )
 
     def typed_attempts(self) -> DataFrame:
-        """The validated attempts with a CSV's other columns typed as the loader types them
-        (integer, float or boolean where every value reads so, else text): one probe query,
-        run once, only when a filter or a page needs it. See `_queryable` for when the rows
-        are materialised first."""
-        frame, _ = self._queryable()
-        return frame.select(*[column(name) for name in self.columns])
+        """The same as `attempts()` (kept for callers that ask for the typed columns)."""
+        return self.attempts()
 
     def ordered_attempts(self) -> tuple[DataFrame, list[str]]:
-        """The typed attempts with a total order's tiebreak, and the tiebreak's columns:
-        a file input's rows in their files' order (file, block, position in the scan); a
-        table's by every column (it has no order of its own, so ties are identical rows)."""
-        frame, tiebreak = self._queryable(ordered=True)
-        return frame, tiebreak
-
-    def _queryable(self, *, ordered: bool = False) -> tuple[DataFrame, list[str]]:
-        """The plan filters and pages run on (validated and typed; with the order columns
-        when `ordered`).
-
-        Where counts are parsed from text (CSV, or JSON strings), the parsed rows are
-        materialised once (`localCheckpoint`, on the cluster, memory then disk), with their
-        order columns: a filter on a parsed count (`tokens>1k`) is otherwise pushed down
-        through every parsing step, each helper's expression pasted in at each of its uses,
-        a tree Spark took 10-15 s to plan for a 360-row CSV; and every keystroke would parse
-        the text again. Typed inputs (Parquet, tables) stay lazy, so a filter reaches the
-        scan."""
-        self.validate()
-        if self._checkpoint is None and self.parsed_counts:
-            if self.order_frame is not None:
-                names = [*self.columns, *ORDER_COLUMNS[1:]]
-                source = self.order_frame.select(*[column(name) for name in names])
-            else:
-                source = self.attempts()
-            self._checkpoint = source.localCheckpoint(eager=True)
+        """The typed attempts with a total order's tiebreak (`tiebreak`), and its columns."""
         if self._casts is None:
-            probe = self._checkpoint if self._checkpoint is not None else self.attempts()
-            self._casts = _inferred_types(probe) if self.fmt == "csv" else {}
-        tiebreak = list(ORDER_COLUMNS) if self.order_frame is not None else list(self.columns)
-        if self._checkpoint is not None:
-            return _apply_casts(self._checkpoint, self._casts), tiebreak
-        if not ordered or self.order_frame is None:
-            return _apply_casts(self.attempts(), self._casts), tiebreak
+            self.validate()
+        if self.order_frame is None:
+            return self.attempts(), self.tiebreak
         names = [*self.columns, *ORDER_COLUMNS[1:]]
-        frame = self.order_frame.select(*[column(name) for name in names])
-        return _apply_casts(frame, self._casts), tiebreak
+        source = self._kept if self._kept is not None else self.order_frame
+        frame = source.select(*[column(name) for name in names])
+        return _apply_casts(frame, names, self._casts or {}), self.tiebreak
+
+    def schema(self) -> dict[str, pl.DataType]:
+        """The typed attempts' columns as polars dtypes (`polars_schema`): one question to
+        the server, the first time only."""
+        if self._schema is None:
+            self._schema = polars_schema(self.attempts())
+        return self._schema
 
     def warning_examples(self, kind: str, count: int = 5) -> list[dict[str, object]]:
         """The identifying columns of up to `count` rows a warning counts (a bounded query;
@@ -219,14 +243,27 @@ class SparkLedger:
                 "ungraded": F.col("outcome") == "ungraded",
             }
             if kind in on_attempts and not (kind == "suspect_zero" and self.zero_is_missing):
-                # On the queryable rows: parsed once already where the counts are text.
-                frame, condition = self._queryable()[0], on_attempts[kind]
+                frame, condition = self.attempts(), on_attempts[kind]
             else:
-                frame, condition = self.frame, _warning_flags(self.frame.columns)[kind]
+                frame, condition = self.rows(), _warning_flags(self.names)[kind]
             identity = [column(name) for name in self.identity]
             rows = frame.where(condition).select(*identity).limit(count).collect()
             report.examples[kind] = [row.asDict() for row in rows]
         return report.examples[kind]
+
+
+@contextmanager
+def read_errors(ledger: SparkLedger) -> Iterator[None]:
+    """An error reading the input (a malformed CSV row, a file gone) as one line."""
+    try:
+        yield
+    except PySparkException as error:
+        raise input_error(Input(ledger.source, ledger.source, ledger.fmt, {}), error) from None
+
+
+def to_rows(rows: list[Any]) -> dict[str, Any]:
+    """The one row of a global aggregation as a dict."""
+    return dict(rows[0].asDict())
 
 
 def open_ledger(
@@ -255,6 +292,7 @@ def open_ledger(
     taken |= set(names)
     derived: list[str] = []
     kept: list[Column] = []
+    other_types: dict[str, T.DataType] = {}  # the non-canonical columns' types, as read
     canonical: dict[str, Column] = {}  # canonical name -> the input column
     renamed: dict[str, str] = {}
     for name in names:
@@ -268,8 +306,10 @@ def open_ledger(
             new = _free_name(f"{name}_in_file", taken)
             renamed[name] = new
             kept.append(column(name).alias(new))
+            other_types[new] = fields[name]
         else:
             kept.append(column(name))
+            other_types[name] = fields[name]
     if renamed:
         pairs = ", ".join(f"{old!r} as {new!r}" for old, new in renamed.items())
         derived.append(f"kept the input's unmapped {pairs}")
@@ -390,11 +430,11 @@ def open_ledger(
         verdict[BAD + "status"] = F.when(status_word == "unknown", F.col("__ledger_status_text"))
     steps.append(verdict)
     derived.append(outcome_sentence(mapping))
-    frame = _finished(base, steps)
-    order_frame = _finished(ordered_base, steps) if ordered_base is not None else None
+    frame, frame_names = _finished(base, steps)
+    order_frame = _finished(ordered_base, steps)[0] if ordered_base is not None else None
     identity = ["workflow", *(["task"] if "task" in canonical else [])]
     id_column = next(
-        (name for name in (*ID_COLUMNS, "run", "attempt") if name in frame.columns), None
+        (name for name in (*ID_COLUMNS, "run", "attempt") if name in frame_names), None
     )
     if id_column is not None:
         identity.append(id_column)
@@ -402,21 +442,26 @@ def open_ledger(
         spark=spark,
         source=item.display,
         frame=frame,
+        names=frame_names,
         mapping=mapping,
         derived=derived,
         identity=identity,
         fmt=item.fmt,
         input_types=fields,
+        other_types=other_types,
         order_frame=order_frame,
         parsed_counts=tuple(name for name in counts if not is_integral(types[name])),
         zero_is_missing=zero_usage_is_missing,
+        _casts=None if item.fmt == "csv" else {},  # a CSV's types come from its validation
     )
 
 
 _HELPERS = (_ZERO, _MISMATCH, _CONTRADICTING, _PASSED_UNKNOWN, _STATUS_UNKNOWN)
 
 
-def _finished(frame: DataFrame, steps: Sequence[Mapping[str, Column]]) -> DataFrame:
+def _finished(
+    frame: DataFrame, steps: Sequence[Mapping[str, Column]]
+) -> tuple[DataFrame, tuple[str, ...]]:
     """`frame` through the parsing steps, then in the loader's column order: canonical
     columns, the input's others, `source`, then the helpers validation reads (and the order
     columns, where the frame has them); the steps' temporaries are dropped."""
@@ -435,7 +480,8 @@ def _finished(frame: DataFrame, steps: Sequence[Mapping[str, Column]]) -> DataFr
     helpers = [name for name in frame.columns if name.startswith((WHY, BAD)) or name in _HELPERS]
     order = [name for name in ORDER_COLUMNS[1:] if name in present]
     names = (*canonical, *others, schema.SOURCE_COLUMN, *helpers, *order)
-    return frame.select(*[column(name) for name in names])
+    kept = tuple(name for name in names if name not in ORDER_COLUMNS[1:])
+    return frame.select(*[column(name) for name in names]), kept
 
 
 def _free_name(name: str, taken: set[str]) -> str:
@@ -460,8 +506,7 @@ def _warning_flags(names: Sequence[str]) -> dict[str, Column]:
     return {kind: flag for kind, flag in flags.items() if flag is not None}
 
 
-def _validate(ledger: SparkLedger) -> SparkLoadReport:
-    names = ledger.frame.columns
+def _problems(names: Sequence[str]) -> dict[str, Column]:
     problems: dict[str, Column] = {}
     if _PASSED_UNKNOWN in names:
         problems["passed"] = F.col(_PASSED_UNKNOWN)
@@ -470,39 +515,72 @@ def _validate(ledger: SparkLedger) -> SparkLoadReport:
     for name in ("workflow", *schema.INTEGER_COLUMNS):
         if WHY + name in names:
             problems[name] = F.col(WHY + name).isNotNull()
-    flags = _warning_flags(names)
+    return problems
+
+
+def validation_plan(ledger: SparkLedger) -> DataFrame:
+    """The validation pass as one global aggregation (one row): the rows, the unreadable
+    cells of each column, each warning's count, and for a CSV the type probes of its other
+    columns (`_type_probes`). `finish_validation` reads it."""
+    problems = _problems(ledger.names)
+    flags = _warning_flags(ledger.names)
     aggregates = [F.count(F.lit(1)).alias("rows")]
     aggregates += [F.count_if(flag).alias(f"bad_{name}") for name, flag in problems.items()]
     aggregates += [F.count_if(flag).alias(f"count_{kind}") for kind, flag in flags.items()]
-    try:
-        summary = ledger.frame.select(*aggregates).collect()[0].asDict()
-    except PySparkException as error:
-        raise input_error(Input(ledger.source, ledger.source, ledger.fmt, {}), error) from None
+    aggregates += _type_probes(ledger)
+    return ledger.rows().select(*aggregates)
+
+
+def validation_columns(ledger: SparkLedger) -> list[str]:
+    """The columns of `validation_plan` (known without asking the server)."""
+    problems = _problems(ledger.names)
+    flags = _warning_flags(ledger.names)
+    probes = [
+        f"{kind}{index}"
+        for index, _ in enumerate(_probe_targets(ledger))
+        for kind in ("n", "i", "f", "b")
+    ]
+    return [
+        "rows",
+        *[f"bad_{name}" for name in problems],
+        *[f"count_{kind}" for kind in flags],
+        *probes,
+    ]
+
+
+def finish_validation(ledger: SparkLedger, summary: Mapping[str, Any]) -> SparkLoadReport:
+    """The report from the validation pass's row; the first unreadable cell raises
+    `SparkCellError` (one more bounded query, to name its row)."""
     if summary["rows"] == 0:
         raise SparkInputError(
             f"{ledger.source}: no attempts in it (a header, or blank rows, and nothing else); "
             "check it is the right input."
         )
-    for name, flag in problems.items():
+    for name, flag in _problems(ledger.names).items():
         if summary[f"bad_{name}"]:
             raise _cell_error(ledger, name, flag)
+    flags = _warning_flags(ledger.names)
     counts = {kind: int(summary[f"count_{kind}"]) for kind in flags}
-    return SparkLoadReport(
+    ledger._casts = _inferred_types(_probe_targets(ledger), summary)
+    report = SparkLoadReport(
         source=ledger.source,
         rows=int(summary["rows"]),
         mapping=dict(ledger.mapping),
         derived=list(ledger.derived),
         counts={kind: count for kind, count in counts.items() if count},
     )
+    ledger._report = report
+    return report
 
 
 def _cell_error(ledger: SparkLedger, name: str, flag: Column) -> SparkCellError:
     """The error for one bad cell: a row where `flag` holds, named by its identifying columns."""
     input_column = ledger.mapping.get(name, name)
     wanted = [column(n) for n in ledger.identity if n != name]
-    why_column = F.col(WHY + name) if WHY + name in ledger.frame.columns else F.lit(None)
+    why_column = F.col(WHY + name) if WHY + name in ledger.names else F.lit(None)
     first = (
-        ledger.frame.where(flag)
+        ledger.rows()
+        .where(flag)
         .select(*wanted, F.col(BAD + name).alias("__bad"), why_column.alias("__why"))
         .limit(1)
     )
@@ -559,22 +637,28 @@ _BOOLEAN_WORDS = ("true", "false", "True", "False", "TRUE", "FALSE")  # as polar
 _INTEGER = r"^[+-]?[0-9]+$"
 
 
-def _inferred_types(attempts: DataFrame) -> dict[str, str]:
-    """A CSV's unvalidated text columns typed as the loader types them: `long` where every
-    value is an integer, else `double`, else `boolean`, else left as text (one probe query
-    over every row). Returns column -> type for the columns that change."""
+def _probe_targets(ledger: SparkLedger) -> list[str]:
+    """A CSV's unvalidated text columns (the input's others, and canonical ones such as
+    `duration_s` that no parsing step types), whose types the validation pass probes."""
+    if ledger.fmt != "csv":
+        return []
     validated = {"workflow", "task", "outcome", "passed", "status", *schema.INTEGER_COLUMNS}
-    targets = [
-        f.name
-        for f in attempts.schema.fields
-        if f.name not in validated
-        and f.name != schema.SOURCE_COLUMN
-        and isinstance(f.dataType, T.StringType)
-    ]
-    if not targets:
-        return {}
+    targets = []
+    for name in ledger.columns:
+        if name in validated or name == schema.SOURCE_COLUMN:
+            continue
+        dtype = ledger.other_types.get(name) or ledger.input_types.get(
+            ledger.mapping.get(name, name)
+        )
+        if isinstance(dtype, T.StringType):
+            targets.append(name)
+    return targets
+
+
+def _type_probes(ledger: SparkLedger) -> list[Column]:
+    """Per probed column: its values, and how many read as an integer, a float, a boolean."""
     probes = []
-    for index, name in enumerate(targets):
+    for index, name in enumerate(_probe_targets(ledger)):
         value = column(name)
         integer = value.rlike(_INTEGER) & value.try_cast("long").isNotNull()
         probes += [
@@ -583,7 +667,13 @@ def _inferred_types(attempts: DataFrame) -> dict[str, str]:
             F.count_if(value.try_cast("double").isNotNull()).alias(f"f{index}"),
             F.count_if(value.isin(list(_BOOLEAN_WORDS))).alias(f"b{index}"),
         ]
-    counts = attempts.select(*probes).collect()[0].asDict()
+    return probes
+
+
+def _inferred_types(targets: Sequence[str], counts: Mapping[str, Any]) -> dict[str, str]:
+    """A CSV's unvalidated text columns typed as the loader types them: `long` where every
+    value is an integer, else `double`, else `boolean`, else left as text (from the probes
+    of the validation pass, over every row). Returns column -> type for those that change."""
     casts: dict[str, str] = {}
     for index, name in enumerate(targets):
         present = counts[f"n{index}"]
@@ -598,7 +688,7 @@ def _inferred_types(attempts: DataFrame) -> dict[str, str]:
     return casts
 
 
-def _apply_casts(frame: DataFrame, casts: Mapping[str, str]) -> DataFrame:
+def _apply_casts(frame: DataFrame, names: Sequence[str], casts: Mapping[str, str]) -> DataFrame:
     if not casts:
         return frame
 
@@ -607,7 +697,7 @@ def _apply_casts(frame: DataFrame, casts: Mapping[str, str]) -> DataFrame:
             return (F.lower(column(name)) == "true").alias(name)
         return column(name).try_cast(casts[name]).alias(name)
 
-    return frame.select(*[cast(n) if n in casts else column(n) for n in frame.columns])
+    return frame.select(*[cast(n) if n in casts else column(n) for n in names])
 
 
 def polars_schema(frame: DataFrame) -> dict[str, pl.DataType]:

@@ -25,12 +25,13 @@ from pyspark.errors import PySparkException
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from tui_ledger.spark.engine import ORDER_COLUMNS, SparkLedger, polars_schema
+from tui_ledger.spark.batch import Part, run_parts
+from tui_ledger.spark.engine import ORDER_COLUMNS, SparkLedger
 from tui_ledger.spark.errors import SparkQueryCancelled
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.inputs import column
 
-__all__ = ["Page", "Queries", "attempt", "page"]
+__all__ = ["Page", "Queries", "attempt", "page", "page_from", "page_plan"]
 
 Result = TypeVar("Result")
 PAGE_ROWS = 100
@@ -49,28 +50,27 @@ class Page:
     tiebreak: tuple[str, ...]
 
 
-def _filtered(ledger: SparkLedger, where: str | None) -> tuple[DataFrame, list[str]]:
+def _filtered(ledger: SparkLedger, where: str | Column | None) -> tuple[DataFrame, list[str]]:
     frame, tiebreak = ledger.ordered_attempts()
-    if where:
-        condition = spark_filter(where, polars_schema(frame))
-        if condition is not None:
-            frame = frame.where(condition)
+    condition = spark_filter(where, ledger.schema()) if isinstance(where, str) else where
+    if condition is not None:
+        frame = frame.where(condition)
     return frame, tiebreak
 
 
-def page(
+def page_plan(
     ledger: SparkLedger,
     *,
-    where: str | None = None,
+    where: str | Column | None = None,
     sort: Sequence[str] = (),
     descending: bool | Sequence[bool] = False,
     number: int = 0,
     size: int = PAGE_ROWS,
     accepted_only: bool = False,
-) -> Page:
-    """Page `number` (from 0) of `size` attempts matching the filter `where`, in the order of
-    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`);
-    `accepted_only`: the accepted attempts only (the rows DROP FAILURES shows)."""
+) -> Part:
+    """The question `page` asks (its rows: `size` + 1 at most, the attempts' columns then
+    the tiebreak's order columns), to ask it alone or beside others (`batch.run_parts`).
+    `where`: the filter's text, or the filter already as a Spark column."""
     if number < 0 or size < 1:
         raise ValueError("a page has a number from 0 and at least one row")
     frame, tiebreak = _filtered(ledger, where)
@@ -85,9 +85,39 @@ def page(
     ]
     keys += [column(name).asc_nulls_last() for name in tiebreak if name not in sort]
     query = frame.orderBy(*keys).offset(number * size).limit(size + 1)
-    result = pl.from_arrow(query.toArrow())
-    assert isinstance(result, pl.DataFrame)
-    return Page(number, size, result.head(size), result.height > size, tuple(tiebreak))
+    names = [*ledger.columns, *[name for name in tiebreak if name not in ledger.columns]]
+    return Part(query, names)
+
+
+def page_from(rows: pl.DataFrame, ledger: SparkLedger, *, number: int, size: int) -> Page:
+    """The `Page` of `page_plan`'s answer."""
+    return Page(number, size, rows.head(size), rows.height > size, tuple(ledger.tiebreak))
+
+
+def page(
+    ledger: SparkLedger,
+    *,
+    where: str | Column | None = None,
+    sort: Sequence[str] = (),
+    descending: bool | Sequence[bool] = False,
+    number: int = 0,
+    size: int = PAGE_ROWS,
+    accepted_only: bool = False,
+) -> Page:
+    """Page `number` (from 0) of `size` attempts matching the filter `where`, in the order of
+    `sort` (nulls last) and then the input's own order (`SparkLedger.ordered_attempts`);
+    `accepted_only`: the accepted attempts only (the rows DROP FAILURES shows). One query."""
+    plan = page_plan(
+        ledger,
+        where=where,
+        sort=sort,
+        descending=descending,
+        number=number,
+        size=size,
+        accepted_only=accepted_only,
+    )
+    rows = run_parts({"page": plan})["page"]
+    return page_from(rows, ledger, number=number, size=size)
 
 
 def attempt(ledger: SparkLedger, key: dict[str, object]) -> dict[str, object] | None:

@@ -29,7 +29,6 @@ Imports pyspark (through the engine): only `LedgerApp(spark=...)` imports this m
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import threading
 import time
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from pyspark.errors import PySparkException
+from pyspark.sql import functions as F
 from textual.worker import get_current_worker
 
 from tui_ledger.accounting.ledger import Comparison, View
@@ -45,19 +45,21 @@ from tui_ledger.accounting.rows import Rows
 from tui_ledger.accounting.stats import IntervalSettings
 from tui_ledger.filtering.query import FilterError
 from tui_ledger.load.load_report import Ledger
+from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.commands import (
+    SparkFigures,
     SparkInput,
+    filtered_by,
     on_engine,
     spark_checks,
     spark_comparison,
+    spark_figures,
     spark_pair_cells,
     spark_per_task,
     spark_rows,
 )
-from tui_ledger.spark.engine import polars_schema
 from tui_ledger.spark.errors import SparkEngineError, SparkQueryCancelled
-from tui_ledger.spark.filters import spark_filter
-from tui_ledger.spark.paging import Queries, page
+from tui_ledger.spark.paging import Queries, page, page_from, page_plan
 from tui_ledger.spark.session import first_line
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.follow_ups import Stopped
@@ -99,12 +101,16 @@ class SparkSnapshot(Snapshot):
 
     where: str = ""  # the filter text the figures and pages were computed for
     sort: tuple[str, bool] | None = None  # the pages' sort (then the input's order)
-    filtered: SparkInput | None = None  # the input under that filter (for the checks)
+    # The input under that filter, and the one query's answer (checks' and pairs' cells).
+    # Not in the repr: a worker describes its work by its repr, and a Spark plan's repr
+    # asks the server (a setting and a schema: three round trips a keystroke, measured).
+    filtered: SparkInput | None = field(default=None, repr=False)
     counts: dict[View, int] = field(default_factory=dict)
     pages: dict[View, pl.DataFrame] = field(default_factory=dict)  # appended to as fetched
     fetched: dict[View, int] = field(default_factory=dict)  # pages fetched per view
     more: dict[View, bool] = field(default_factory=dict)
     workflows: int | None = None
+    figures: SparkFigures | None = field(default=None, repr=False)
 
     @property
     def drop_rows(self) -> Rows:
@@ -126,6 +132,12 @@ class SparkSnapshot(Snapshot):
 def _shown(rows: pl.DataFrame) -> pl.DataFrame:
     """A page's rows as the table shows them: without the engine's order columns."""
     return rows.select([name for name in rows.columns if not name.startswith(HELPER_PREFIX)])
+
+
+def _figures_for(snapshot: Snapshot, by: list[str]) -> SparkFigures | None:
+    """The snapshot's one-query figures, if they were asked for the groups `by`."""
+    figures = snapshot.figures if isinstance(snapshot, SparkSnapshot) else None
+    return figures if figures is not None and list(figures.by) == by else None
 
 
 class SparkPipeline(Pipeline):
@@ -257,7 +269,7 @@ class SparkPipeline(Pipeline):
         started = time.perf_counter()
         opened = self.opened
         try:
-            schema = self.figure_queries.run(lambda: polars_schema(opened.ledger.typed_attempts()))
+            schema = self.figure_queries.run(opened.ledger.schema)
         except (SparkEngineError, PySparkException) as error:
             self.app.post_message(LoadFailed(SparkEngineError(first_line(error)), True))
             return
@@ -368,19 +380,46 @@ class SparkPipeline(Pipeline):
         go_on()
         started = time.perf_counter()
         opened = self.opened
-        filtered = opened
-        if where.strip():
-            typed = opened.ledger.typed_attempts()
-            condition = spark_filter(where, polars_schema(typed))
-            if condition is not None:
-                filtered = dataclasses.replace(
-                    opened, attempts=typed.where(condition), where=condition
-                )
+        filtered = filtered_by(opened, where) if where.strip() else opened
+        sort = [request.sort[0]] if request.sort else []
+        descending = bool(request.sort and request.sort[1])
+        pages_asked: dict[str, Part] = {
+            view: page_plan(
+                opened.ledger,
+                where=filtered.where,
+                sort=sort,
+                descending=descending,
+                size=self.page_rows,
+                accepted_only=view == "drop",
+            )
+            for view in VIEWS
+        }
+        figures: SparkFigures | None = None
         if previous is not None:
             comparison: Comparison = previous.comparison
             filtered = previous.filtered or filtered
+            figures = previous.figures
+            found = run_parts(dict(pages_asked))
         else:
-            comparison = spark_comparison(filtered, request.by, IntervalSettings())
+            extra: dict[str, Part] = {}
+            if workflows is None and not (not where.strip() and request.by == ("workflow",)):
+                distinct = opened.attempts.select("workflow").distinct()
+                extra["workflows"] = Part(distinct.agg(F.count(F.lit(1)).alias("n")), ["n"])
+            # One query: both views' cells, the bootstrap's rows, the checks' and the pairs'
+            # cells, both first pages (and the workflows, the first time).
+            figures = spark_figures(
+                filtered,
+                request.by,
+                intervals=IntervalSettings(),
+                checks=True,
+                pairs=True,
+                pages=dict(pages_asked),
+                extra=extra,
+            )
+            found = dict(figures.pages)
+            if "workflows" in figures.extra:
+                workflows = int(figures.extra["workflows"].item(0, "n"))
+            comparison = spark_comparison(filtered, request.by, IntervalSettings(), figures)
             go_on()
         counts: dict[View, int] = {
             view: int(comparison.view(view).get_column("attempts").sum()) for view in VIEWS
@@ -388,16 +427,10 @@ class SparkPipeline(Pipeline):
         pages: dict[View, pl.DataFrame] = {}
         more: dict[View, bool] = {}
         for view in VIEWS:
-            go_on()
-            first = self._page(where, request.sort, view, 0)
+            first = page_from(found[view], opened.ledger, number=0, size=self.page_rows)
             pages[view], more[view] = _shown(first.rows), first.has_more
-        go_on()
-        if workflows is None:
-            unfiltered = not where.strip()
-            if unfiltered and request.by == ("workflow",):
-                workflows = comparison.keep.height
-            else:
-                workflows = int(opened.attempts.select("workflow").distinct().count())
+        if workflows is None:  # unfiltered, by workflow: one group per workflow
+            workflows = comparison.keep.height
         return SparkSnapshot(
             generation,
             Rows(pages["keep"]),
@@ -413,12 +446,14 @@ class SparkPipeline(Pipeline):
             fetched=dict.fromkeys(VIEWS, 1),
             more=more,
             workflows=workflows,
+            figures=figures,
         )
 
     def _page(self, where: str, sort: tuple[str, bool] | None, view: View, number: int) -> Any:
+        condition = filtered_by(self.opened, where).where if where.strip() else None
         return page(
             self.opened.ledger,
-            where=where or None,
+            where=condition,
             sort=[sort[0]] if sort else [],
             descending=bool(sort and sort[1]),
             number=number,
@@ -561,7 +596,8 @@ class SparkPipeline(Pipeline):
         makes them (docs/SPARK.md, "Pairs")."""
         filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
         by = list(snapshot.comparison.by)
-        return spark_pair_cells(filtered or self.opened, by, run=self._pair_query)
+        figures = _figures_for(snapshot, by)
+        return spark_pair_cells(filtered or self.opened, by, run=self._pair_query, figures=figures)
 
     def _pair_query(self, work: Callable[[], pl.DataFrame]) -> pl.DataFrame:
         self._on_screen(self._other_query, 1)
@@ -598,7 +634,10 @@ class SparkPipeline(Pipeline):
         started = time.perf_counter()
         filtered = snapshot.filtered if isinstance(snapshot, SparkSnapshot) else None
         try:
-            found = self.check_queries.run(lambda: spark_checks(filtered or self.opened, list(by)))
+            figures = _figures_for(snapshot, list(by))
+            found = self.check_queries.run(
+                lambda: spark_checks(filtered or self.opened, list(by), figures=figures)
+            )
         except SparkQueryCancelled:
             raise Stopped from None
         except PySparkException as error:
