@@ -659,24 +659,13 @@ def _spark_app(args: argparse.Namespace, url: str) -> int:
     from tui_ledger.spark import require_spark
 
     require_spark()
-    from concurrent.futures import ThreadPoolExecutor
-
     from tui_ledger.spark.commands import on_engine, open_input
+    from tui_ledger.tui.run import run_app as run_interactive
 
-    options = load_options(args)
-    # The server connects, maps and validates while the app's modules import (the client
-    # waits on the network, the imports on the interpreter): on the demo, 0.5-1 s of the
-    # first screen. An error from either surfaces here, as before.
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="spark-open") as pool:
-        opening = pool.submit(
-            on_engine, lambda: open_input(url or None, args.files, load_options=options)
-        )
-        from tui_ledger.tui.run import run_app as run_interactive
-
-        opened = opening.result()
+    opened = on_engine(lambda: open_input(url or None, args.files, load_options=load_options(args)))
     try:
         return run_interactive(
-            list(args.files), load_options=options, spark=opened, present=args.present
+            list(args.files), load_options=load_options(args), spark=opened, present=args.present
         )
     finally:
         # The server's session and what it cached go with it; a server already gone has
