@@ -9,11 +9,12 @@ it draws (`slice`); whoever counts them reads the frame through a filter (`ledge
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 import polars as pl
 
-__all__ = ["Rows", "matching_rows", "narrowed_rows", "sorted_rows"]
+__all__ = ["PickedRows", "Rows", "matching_rows", "narrowed_rows", "sorted_rows"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -27,6 +28,12 @@ class Rows:
     @property
     def height(self) -> int:
         return self.source.height if self.index is None else self.index.len()
+
+    @property
+    def resolved(self) -> int:
+        """How many of the rows (from the first) are placed in the frame so far: every one,
+        except for `PickedRows` still picking."""
+        return self.height
 
     @property
     def columns(self) -> list[str]:
@@ -82,6 +89,14 @@ class Rows:
             return Rows(self.source, keep.arg_true())
         return Rows(self.source, self.index.filter(keep.gather(self.index)))
 
+    def picked(self, condition: pl.Expr, height: int) -> Rows:
+        """Those of these rows where `condition` holds, in the same order, as `where` gives,
+        when how many they are (`height`) is known already: picked only as far as they are
+        read (`PickedRows`). A condition that reads no column is evaluated at once."""
+        if not condition.meta.root_names():
+            return self.where(condition)
+        return PickedRows(self, condition, height)
+
     def same_as(self, other: Rows) -> bool:
         """Whether both are the same rows of the same frame in the same order."""
         if self.source is not other.source:
@@ -89,6 +104,152 @@ class Rows:
         if self.index is None or other.index is None:
             return self.index is None and other.index is None
         return self.index.len() == other.index.len() and self.index.equals(other.index)
+
+
+class PickedRows(Rows):
+    """Those of `parent`'s rows where `condition` holds, in its order, `height` of them: the
+    rows `parent.where(condition)` holds, picked only as far as they are read.
+
+    A screen of them needs its first rows and their count: the count is known beforehand
+    (the figures counted them), and the first rows are found by looking at the parent's rows
+    a chunk at a time, from the first, gathering only the condition's columns at their
+    positions (`_Picking`). Whatever needs every row (`tail`, `frame`, `index`, a `find` not
+    among the first ones) picks the rest, once. The picking is shared by the threads that
+    read the rows (a lock); what is read is only ever rows already picked.
+    """
+
+    _picking: _Picking
+
+    def __init__(
+        self,
+        parent: Rows,
+        condition: pl.Expr,
+        height: int,
+        *,
+        chunks: tuple[int, int] = (2**16, 2**20),
+    ) -> None:
+        """`chunks`: the parent's rows looked at first, and at most, in one go (the chunk
+        doubles from the one to the other)."""
+        object.__setattr__(self, "source", parent.source)  # (a frozen dataclass's fields)
+        object.__setattr__(self, "_picking", _Picking(parent, condition, height, chunks))
+
+    def __repr__(self) -> str:
+        picking = self._picking
+        return f"PickedRows({picking.height:,} rows, {picking.found.len():,} picked)"
+
+    @property  # a field of `Rows`: here every row picked, then read
+    def index(self) -> pl.Series:
+        """Every row's position in the frame (picks the rows not yet picked)."""
+        return self._picking.pick(self._picking.height)
+
+    @property
+    def height(self) -> int:
+        return self._picking.height
+
+    @property
+    def resolved(self) -> int:
+        return self._picking.found.len()
+
+    def slice(self, start: int, length: int) -> pl.DataFrame:
+        """Rows `start` to `start + length` (fewer at the end): the rows up to there picked."""
+        if start < 0:
+            return super().slice(start, length)
+        found = self._picking.pick(start + length)
+        return self.source[found.slice(start, length)]
+
+    def position(self, row: int) -> int:
+        found = self._picking.pick(row + 1) if row >= 0 else self.index
+        return int(found[row])
+
+    def find(self, condition: pl.Expr) -> int | None:
+        """The first of these rows where `condition` holds, if any: looked up in the frame,
+        then picked only as far as the first of those (none at all when none is among the
+        parent's rows where the pick's condition holds)."""
+        picking = self._picking
+        positions = self.source.select(pl.arg_where(condition)).to_series()
+        wanted = picking.kept(positions)
+        if wanted.is_empty():
+            return None
+        looked = 0
+        while True:
+            found = picking.found
+            hits = found.slice(looked).is_in(wanted.implode()).arg_true()
+            if not hits.is_empty():
+                return looked + int(hits[0])
+            if picking.done:
+                return None
+            looked = found.len()
+            picking.pick(looked + 1)
+
+
+class _Picking:
+    """How far `PickedRows` are picked: the positions found so far (`found`, a whole Series,
+    replaced as more are found, never changed in place) and how many of the parent's rows
+    were looked at to find them. One thread picks at a time (`lock`); any may read `found`."""
+
+    def __init__(
+        self, parent: Rows, condition: pl.Expr, height: int, chunks: tuple[int, int]
+    ) -> None:
+        self.parent = parent
+        self.condition = condition.fill_null(False)
+        self.names = list(dict.fromkeys(condition.meta.root_names()))
+        self.height = height
+        self.chunk, self.most = chunks
+        self.lock = threading.Lock()
+        self.found = pl.Series("index", [], dtype=pl.UInt32)
+        self.looked = 0  # the parent's rows looked at (from the first)
+
+    @property
+    def done(self) -> bool:
+        return self.looked >= self.parent.height
+
+    def pick(self, rows: int) -> pl.Series:
+        """The positions found once at least `rows` are (every one, when there are fewer);
+        asked for every row, the rest are picked in one go."""
+        found = self.found
+        if found.len() >= rows or self.done:
+            return found
+        with self.lock:
+            parts = [self.found]
+            picked = parts[0].len()
+            while picked < rows and not self.done:
+                rest = self.parent.height - self.looked
+                length = rest if rows >= self.height else min(self.chunk, rest)
+                part = self._pick(self.looked, length)
+                parts.append(part)
+                picked += part.len()
+                self.looked += length
+                self.chunk = min(self.chunk * 2, self.most)
+            found = pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
+            if self.done and found.len() != self.height:
+                raise RuntimeError(
+                    f"picked {found.len():,} rows where {self.height:,} were counted"
+                )
+            self.found = found
+        return found
+
+    def _pick(self, start: int, length: int) -> pl.Series:
+        """The positions of the parent's rows `start` to `start + length` where the condition
+        holds, reading only its columns there."""
+        parent = self.parent
+        columns = parent.source.select(self.names)
+        if parent.index is None:
+            keep = columns.slice(start, length).select(self.condition).to_series()
+            return (keep.arg_true() + start).cast(pl.UInt32)
+        positions = parent.index.slice(start, length)
+        keep = columns[positions].select(self.condition).to_series()
+        return positions.filter(keep)
+
+    def kept(self, positions: pl.Series) -> pl.Series:
+        """Those of `positions` (in the frame) that are among the picked rows: among the
+        parent's, where the condition holds."""
+        if positions.is_empty():
+            return positions
+        parent = self.parent
+        if parent.index is not None:  # one pass over the parent's positions, a few looked up
+            positions = parent.index.filter(parent.index.is_in(positions.implode()))
+        keep = parent.source.select(self.names)[positions].select(self.condition).to_series()
+        return positions.filter(keep)
 
 
 def matching_rows(attempts: pl.DataFrame, condition: pl.Expr | None) -> Rows:
