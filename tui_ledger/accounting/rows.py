@@ -106,6 +106,18 @@ class Rows:
         return self.index.len() == other.index.len() and self.index.equals(other.index)
 
 
+PICK_CHUNKS = (2**16, 2**20)
+"""The parent's rows `PickedRows` look at first, and at most, in one go (the chunk doubles
+from the one to the other): the first screen of the accepted rows among 10M sorted ones is
+found in about 2 ms, where picking every one takes about 80."""
+
+WHOLE_FRAME_FROM = 4
+"""`PickedRows` evaluate their condition over the whole frame, then gather it, when they look
+at more than a quarter of its rows at once (the rest, for `tail`): a gather of booleans is
+cheaper than one of the columns the condition reads (the rest of 10M sorted rows: about 80
+against 110 ms)."""
+
+
 class PickedRows(Rows):
     """Those of `parent`'s rows where `condition` holds, in its order, `height` of them: the
     rows `parent.where(condition)` holds, picked only as far as they are read.
@@ -126,12 +138,13 @@ class PickedRows(Rows):
         condition: pl.Expr,
         height: int,
         *,
-        chunks: tuple[int, int] = (2**16, 2**20),
+        chunks: tuple[int, int] | None = None,
     ) -> None:
-        """`chunks`: the parent's rows looked at first, and at most, in one go (the chunk
-        doubles from the one to the other)."""
+        """`chunks`: the parent's rows looked at first, and at most, in one go (`PICK_CHUNKS`
+        when None)."""
+        picking = _Picking(parent, condition, height, chunks or PICK_CHUNKS)
         object.__setattr__(self, "source", parent.source)  # (a frozen dataclass's fields)
-        object.__setattr__(self, "_picking", _Picking(parent, condition, height, chunks))
+        object.__setattr__(self, "_picking", picking)
 
     def __repr__(self) -> str:
         picking = self._picking
@@ -237,7 +250,10 @@ class _Picking:
             keep = columns.slice(start, length).select(self.condition).to_series()
             return (keep.arg_true() + start).cast(pl.UInt32)
         positions = parent.index.slice(start, length)
-        keep = columns[positions].select(self.condition).to_series()
+        if length * WHOLE_FRAME_FROM < parent.source.height:
+            keep = columns[positions].select(self.condition).to_series()
+        else:  # most of the frame: the condition over every row, gathered as booleans
+            keep = parent.source.select(self.condition).to_series().gather(positions)
         return positions.filter(keep)
 
     def kept(self, positions: pl.Series) -> pl.Series:
