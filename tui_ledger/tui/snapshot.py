@@ -37,7 +37,8 @@ class Snapshot:
     The rows are positions over the ledger's one frame (`rows.Rows`), never a copy of them:
     the table gathers only the rows it draws, and whatever counts them (intervals, pairs,
     checks, the per-task table) reads the frame through `condition` (`lazy`). The DROP FAILURES
-    rows are picked only when that view is first shown (`drop_rows`).
+    rows are picked only when that view is first shown, and only as far as it reads them
+    (`drop_rows`).
     """
 
     generation: int
