@@ -183,22 +183,22 @@ class PickedRows(Rows):
         wanted = picking.kept(positions)
         if wanted.is_empty():
             return None
-        looked = 0
+        checked = 0  # the rows picked so far that are not among `wanted`
         while True:
-            found = picking.found
-            hits = found.slice(looked).is_in(wanted.implode()).arg_true()
+            found, looked = picking.progress
+            hits = found.slice(checked).is_in(wanted.implode()).arg_true()
             if not hits.is_empty():
-                return looked + int(hits[0])
-            if picking.done:
+                return checked + int(hits[0])
+            if picking.done(looked):
                 return None
-            looked = found.len()
-            picking.pick(looked + 1)
+            checked = found.len()
+            picking.pick(checked + 1)
 
 
 class _Picking:
-    """How far `PickedRows` are picked: the positions found so far (`found`, a whole Series,
-    replaced as more are found, never changed in place) and how many of the parent's rows
-    were looked at to find them. One thread picks at a time (`lock`); any may read `found`."""
+    """How far `PickedRows` are picked: the positions found so far and how many of the
+    parent's rows were looked at to find them (`progress`, one tuple, replaced whole as more
+    are found, never changed in place). One thread picks at a time (`lock`); any may read."""
 
     def __init__(
         self, parent: Rows, condition: pl.Expr, height: int, chunks: tuple[int, int]
@@ -209,36 +209,40 @@ class _Picking:
         self.height = height
         self.chunk, self.most = chunks
         self.lock = threading.Lock()
-        self.found = pl.Series("index", [], dtype=pl.UInt32)
-        self.looked = 0  # the parent's rows looked at (from the first)
+        self.progress: tuple[pl.Series, int] = (pl.Series("index", [], dtype=pl.UInt32), 0)
 
     @property
-    def done(self) -> bool:
-        return self.looked >= self.parent.height
+    def found(self) -> pl.Series:
+        return self.progress[0]
+
+    def done(self, looked: int) -> bool:
+        """Whether `looked` rows are every one of the parent's."""
+        return looked >= self.parent.height
 
     def pick(self, rows: int) -> pl.Series:
         """The positions found once at least `rows` are (every one, when there are fewer);
         asked for every row, the rest are picked in one go."""
-        found = self.found
-        if found.len() >= rows or self.done:
+        found, looked = self.progress
+        if found.len() >= rows or self.done(looked):
             return found
         with self.lock:
-            parts = [self.found]
-            picked = parts[0].len()
-            while picked < rows and not self.done:
-                rest = self.parent.height - self.looked
+            found, looked = self.progress
+            parts = [found]
+            picked = found.len()
+            while picked < rows and not self.done(looked):
+                rest = self.parent.height - looked
                 length = rest if rows >= self.height else min(self.chunk, rest)
-                part = self._pick(self.looked, length)
+                part = self._pick(looked, length)
                 parts.append(part)
                 picked += part.len()
-                self.looked += length
+                looked += length
                 self.chunk = min(self.chunk * 2, self.most)
-            found = pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
-            if self.done and found.len() != self.height:
+            found = pl.concat(parts, rechunk=True) if len(parts) > 1 else found
+            if self.done(looked) and found.len() != self.height:
                 raise RuntimeError(
                     f"picked {found.len():,} rows where {self.height:,} were counted"
                 )
-            self.found = found
+            self.progress = (found, looked)
         return found
 
     def _pick(self, start: int, length: int) -> pl.Series:
