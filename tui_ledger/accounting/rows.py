@@ -176,23 +176,15 @@ class PickedRows(Rows):
 
     def find(self, condition: pl.Expr) -> int | None:
         """The first of these rows where `condition` holds, if any: looked up in the frame,
-        then picked only as far as the first of those (none at all when none is among the
-        parent's rows where the pick's condition holds)."""
+        then picked only as far as the first of those (nothing more picked when none is
+        among them)."""
         picking = self._picking
         positions = self.source.select(pl.arg_where(condition)).to_series()
-        wanted = picking.kept(positions)
-        if wanted.is_empty():
+        first = picking.first_picked(positions)
+        if first is None:
             return None
-        checked = 0  # the rows picked so far that are not among `wanted`
-        while True:
-            found, looked = picking.progress
-            hits = found.slice(checked).is_in(wanted.implode()).arg_true()
-            if not hits.is_empty():
-                return checked + int(hits[0])
-            if picking.done(looked):
-                return None
-            checked = found.len()
-            picking.pick(checked + 1)
+        found = picking.look(first + 1)
+        return int(found.is_in(positions.implode()).arg_true()[0])
 
 
 class _Picking:
@@ -232,17 +224,31 @@ class _Picking:
             while picked < rows and not self.done(looked):
                 rest = self.parent.height - looked
                 length = rest if rows >= self.height else min(self.chunk, rest)
-                part = self._pick(looked, length)
-                parts.append(part)
-                picked += part.len()
+                parts.append(self._pick(looked, length))
+                picked += parts[-1].len()
                 looked += length
                 self.chunk = min(self.chunk * 2, self.most)
-            found = pl.concat(parts, rechunk=True) if len(parts) > 1 else found
-            if self.done(looked) and found.len() != self.height:
-                raise RuntimeError(
-                    f"picked {found.len():,} rows where {self.height:,} were counted"
-                )
-            self.progress = (found, looked)
+            return self._publish(parts, looked)
+
+    def look(self, through: int) -> pl.Series:
+        """The positions found once the parent's first `through` rows are looked at (in one
+        go from where the last look stopped)."""
+        found, looked = self.progress
+        if looked >= through:
+            return found
+        with self.lock:
+            found, looked = self.progress
+            if looked >= through:
+                return found
+            return self._publish([found, self._pick(looked, through - looked)], through)
+
+    def _publish(self, parts: list[pl.Series], looked: int) -> pl.Series:
+        """The positions found in `parts`, having looked at `looked` rows: made the progress
+        (under the lock), whole."""
+        found = pl.concat(parts, rechunk=True) if len(parts) > 1 else parts[0]
+        if self.done(looked) and found.len() != self.height:
+            raise RuntimeError(f"picked {found.len():,} rows where {self.height:,} were counted")
+        self.progress = (found, looked)
         return found
 
     def _pick(self, start: int, length: int) -> pl.Series:
@@ -260,16 +266,21 @@ class _Picking:
             keep = parent.source.select(self.condition).to_series().gather(positions)
         return positions.filter(keep)
 
-    def kept(self, positions: pl.Series) -> pl.Series:
-        """Those of `positions` (in the frame) that are among the picked rows: among the
-        parent's, where the condition holds."""
-        if positions.is_empty():
-            return positions
+    def first_picked(self, positions: pl.Series) -> int | None:
+        """Which of the parent's rows is the first at one of `positions` (in the frame) where
+        the condition holds (None: none is): one pass over the parent's positions, the
+        condition's columns read at those few."""
         parent = self.parent
-        if parent.index is not None:  # one pass over the parent's positions, a few looked up
-            positions = parent.index.filter(parent.index.is_in(positions.implode()))
+        if positions.is_empty():
+            return None
+        if parent.index is None:
+            ranks = positions  # (ascending, from `arg_where`)
+        else:
+            ranks = parent.index.is_in(positions.implode()).arg_true()
+            positions = parent.index.gather(ranks)
         keep = parent.source.select(self.names)[positions].select(self.condition).to_series()
-        return positions.filter(keep)
+        ranks = ranks.filter(keep)
+        return None if ranks.is_empty() else int(ranks[0])
 
 
 def matching_rows(attempts: pl.DataFrame, condition: pl.Expr | None) -> Rows:
