@@ -178,20 +178,32 @@ def test_threads_reading_at_once_read_the_same_rows() -> None:
     eager = parent.where(counted("drop"))
     picked = PickedRows(parent, counted("drop"), eager.height, chunks=(8, 64))
     starts = [0, 40, 700, 1_200, 1_600, eager.height - 3]
+    lines = [4_001, 2_501, 4_000]  # looked up as the cursor's attempt: accepted twice, failed
     results: dict[int, pl.DataFrame] = {}
-    go = threading.Barrier(len(starts))
+    found: dict[int, int | None] = {}
+    go = threading.Barrier(len(starts) + len(lines))
+
+    def at_line(line: int) -> pl.Expr:
+        return pl.col("line").eq_missing(line)
 
     def read(start: int) -> None:
         go.wait()
         results[start] = picked.slice(start, 25)
 
+    def find(line: int) -> None:
+        go.wait()
+        found[line] = picked.find(at_line(line))
+
     threads = [threading.Thread(target=read, args=(start,)) for start in starts]
+    threads += [threading.Thread(target=find, args=(line,)) for line in lines]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     for start in starts:
         assert_frame_equal(results[start], eager.slice(start, 25))
+    for line in lines:
+        assert found[line] == eager.find(at_line(line))
     assert_series_equal(picked.index, eager.index, check_names=False)
 
 
