@@ -5,11 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
+import pytest
 from textual import events
 from textual.command import CommandPalette
 from textual.widgets import Input, SelectionList
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
+from tui_ledger.accounting import rows as rows_module
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.screens import (
     ConfirmScreen,
@@ -82,6 +84,42 @@ async def test_t_toggles_keep_and_drop_failures() -> None:
         assert app.table.row_count == 6
         assert "6 of 6 attempts" in screen_text(app)
         assert "hidden by DROP FAILURES" not in screen_text(app)
+
+
+async def test_t_on_a_filtered_ledger_shows_the_accepted_rows_picked_as_far_as_drawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 43: the DROP FAILURES rows of a filter are picked only as far as the screen
+    reads them (a few hundred rows looked at, of 3,000), and the table shows what picking
+    every one showed: the same count, rows and cursor attempt."""
+    monkeypatch.setattr(rows_module, "PICK_CHUNKS", (64, 256))
+    path = tasks_file(tmp_path, rows=3_000)
+    attempts = pl.read_csv(path)
+    kept = attempts.filter(pl.col("tokens") > 1500)
+    accepted = kept.filter(pl.col("passed"))
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"tokens>1500", "enter")
+        assert app.table.row_count == kept.height
+        await press(pilot, *["down"] * 4)  # row 4: an accepted attempt
+        assert app.table.current_row()["task"] == kept["task"][4] == accepted["task"][2]
+
+        await press(pilot, "t")
+        table = app.table
+        assert table.row_count == accepted.height
+        assert table.rows.resolved < table.row_count  # only the first rows were picked
+        assert table.current_row()["task"] == accepted["task"][2]  # the same attempt
+        shown = table.rows.head(table.size.height)
+        assert shown["task"].to_list() == accepted["task"].head(shown.height).to_list()
+        text = screen_text(app)
+        hidden = kept.height - accepted.height
+        assert f"{accepted.height:,} of " in text and f"{hidden:,} hidden by DROP FAILURES" in text
+        assert table.frame["task"].to_list() == accepted["task"].to_list()  # every one alike
+
+        await press(pilot, "t")
+        assert app.table.row_count == kept.height
+        assert app.table.current_row()["task"] == kept["task"][4]
 
 
 # --------------------------------------------------------------------------- /

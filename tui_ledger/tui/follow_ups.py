@@ -166,7 +166,7 @@ class FollowUps:
     def _adopt(self, snapshot: Snapshot, comparison: Comparison) -> None:
         """The snapshot on screen with `comparison` (the same figures, more of them final)."""
         updated = dataclasses.replace(snapshot, comparison=comparison)
-        if "drop_rows" in snapshot.__dict__:  # already picked: keep them
+        if "drop_rows" in snapshot.__dict__:  # already (partly) picked: keep them, and how far
             updated.__dict__["drop_rows"] = snapshot.__dict__["drop_rows"]
         self.snapshot = updated
 

@@ -37,7 +37,8 @@ class Snapshot:
     The rows are positions over the ledger's one frame (`rows.Rows`), never a copy of them:
     the table gathers only the rows it draws, and whatever counts them (intervals, pairs,
     checks, the per-task table) reads the frame through `condition` (`lazy`). The DROP FAILURES
-    rows are picked only when that view is first shown (`drop_rows`).
+    rows are picked only when that view is first shown, and only as far as it reads them
+    (`drop_rows`).
     """
 
     generation: int
@@ -51,8 +52,11 @@ class Snapshot:
 
     @functools.cached_property
     def drop_rows(self) -> Rows:
-        """The accepted attempts only, in the same order (picked on first use)."""
-        return self.ordered.where(counted("drop"))
+        """The accepted attempts only, in the same order, picked as far as they are read
+        (`Rows.picked`): a screen of them costs its rows, not a pass over every one. How many
+        they are is the DROP FAILURES view's count, over the same rows (`matching`)."""
+        accepted = self.comparison.drop.get_column("attempts").cast(pl.Int64).sum()
+        return self.ordered.picked(counted("drop"), int(accepted))
 
     def frame(self, view: View) -> Rows:
         """The rows the table shows in a view."""
@@ -172,9 +176,14 @@ def compute_snapshot(
         tasks,
     )
     if request.view == "drop":
-        _ = snapshot.drop_rows  # the rows the table will show, picked here, not on screen
+        # The rows the table will show first, picked here, not on screen.
+        _ = snapshot.drop_rows.head(FIRST_ROWS)
     return snapshot
 
+
+FIRST_ROWS = 200
+"""The DROP FAILURES rows a recompute picks for the table when that view is shown: a screen and
+the rows its columns are sized from (the rest are picked as they are read)."""
 
 NARROWER_THAN = 2
 """A filter is looked for among a recent filter's rows when they are at most this share of the

@@ -378,7 +378,8 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     ) -> list[Column]:
         """Column kinds and widths from the header and a sample of values, never every row.
 
-        Text columns are sized from the first and last `SAMPLE_ROWS` rows; numeric columns also
+        Text columns are sized from the first and last `SAMPLE_ROWS` rows (the first twice as
+        many, of rows not all picked yet: `Rows.resolved`); numeric columns also
         from the minimum and maximum of the frame the rows are over (`_extremes`). When the frame
         has the same columns as before, no column narrows, so a filter or the view toggle does
         not shift the table.
@@ -390,7 +391,11 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         # The same columns again (a filter, the toggle, a sort): the widths only grow, so a
         # smaller sample suffices, and formatting it costs a quarter (about 10 -> 3 ms).
         rows = SAMPLE_ROWS // 4 if same_columns else SAMPLE_ROWS
-        if frame.height > 2 * rows:
+        if frame.height > 2 * rows and frame.resolved < frame.height:
+            # Rows still being picked (the DROP FAILURES rows, `PickedRows`): their last rows
+            # would cost picking every one, so the first ones size the columns.
+            sample = frame.head(2 * rows)
+        elif frame.height > 2 * rows:
             sample = pl.concat([frame.head(rows), frame.tail(rows)])
         else:
             sample = frame.head(frame.height)
