@@ -217,7 +217,7 @@ def spark_figures(
         "medians": median_plan(attempts, keys),
     }
     ledger = opened.ledger
-    validating = ledger._report is None
+    validating = ledger.validated is None
     if validating:
         parts["validation"] = Part(validation_plan(ledger), validation_columns(ledger))
     settings = intervals

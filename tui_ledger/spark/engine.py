@@ -198,6 +198,11 @@ class SparkLedger:
         assert self._report is not None
         return self._report
 
+    @property
+    def validated(self) -> SparkLoadReport | None:
+        """The validation's report once it has run (no question asked), else None."""
+        return self._report
+
     def attempts(self) -> DataFrame:
         """The validated attempts, without helper columns, a CSV's other columns typed as the
         loader types them (integer, float or boolean where every value reads so, else text,

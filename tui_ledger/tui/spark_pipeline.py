@@ -129,6 +129,22 @@ class SparkSnapshot(Snapshot):
         return "all fetched · Spark"
 
 
+BUNDLED_ROWS = 100_000
+"""Inputs of at most this many rows get the checks' and the pairs' cells in the figures' query
+(one round trip a keystroke: on the demo, 30 before issue 43). A larger input's figures are
+not held for them: there the duplicate checks group every row's content and the pairs every
+task, each costing as much as the figures or more (1M Parquet rows, local[2]), so each comes
+in a query of its own once the figures are drawn, as the follow-ups' own (`spark_checks`,
+`spark_pair_cells` without figures)."""
+
+
+def bundles_follow_ups(opened: SparkInput) -> bool:
+    """Whether the figures' query also asks the checks' and the pairs' cells (`BUNDLED_ROWS`;
+    an input not validated yet counts as large)."""
+    report = opened.ledger.validated
+    return report is not None and report.rows <= BUNDLED_ROWS
+
+
 def _shown(rows: pl.DataFrame) -> pl.DataFrame:
     """A page's rows as the table shows them: without the engine's order columns."""
     return rows.select([name for name in rows.columns if not name.startswith(HELPER_PREFIX)])
@@ -405,14 +421,16 @@ class SparkPipeline(Pipeline):
             if workflows is None and not (not where.strip() and request.by == ("workflow",)):
                 distinct = opened.attempts.select("workflow").distinct()
                 extra["workflows"] = Part(distinct.agg(F.count(F.lit(1)).alias("n")), ["n"])
-            # One query: both views' cells, the bootstrap's rows, the checks' and the pairs'
-            # cells, both first pages (and the workflows, the first time).
+            # One query: both views' cells, the bootstrap's rows, both first pages (and the
+            # workflows, the first time), and on a small input the checks' and the pairs'
+            # cells too (`bundles_follow_ups`).
+            bundled = bundles_follow_ups(opened)
             figures = spark_figures(
                 filtered,
                 request.by,
                 intervals=IntervalSettings(),
-                checks=True,
-                pairs=True,
+                checks=bundled,
+                pairs=bundled,
                 pages=dict(pages_asked),
                 extra=extra,
             )
