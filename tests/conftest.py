@@ -9,6 +9,7 @@ measured by `benchmarks/`, never asserted.
 
 import ast
 import functools
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,17 @@ def imports_the_app(path: Path) -> bool:
             ):
                 return True
     return False
+
+
+# No terminal size. pytest imports readline before it loads this file (capture.py's
+# `_readline_workaround`), and readline writes its guess, COLUMNS=80 and LINES=24, into the C
+# environment: os.environ misses them, every subprocess inherits them, pytest-xdist's workers
+# included, and there `summary` fitted its table to 80 columns where a serial run took the
+# table's natural width. A test that wants a width sets COLUMNS itself (monkeypatch.setenv).
+def pytest_configure() -> None:
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+        os.unsetenv(name)  # os.environ never saw readline's
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
