@@ -62,7 +62,17 @@ def pytest_configure() -> None:
         os.unsetenv(name)  # os.environ never saw readline's
 
 
+SPARK_TESTS = Path(__file__).parent / "spark"
+
+
+# tryfirst: pytest-xdist reads the `xdist_group` marks in its own collection hook.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("tmux") is None and not imports_the_app(Path(item.path)):
             item.add_marker(pytest.mark.core)
+        # pytest-xdist (pyproject's addopts): the Spark tests share one session-scoped server,
+        # which each worker that ran one would start for itself (a JVM of 2 GB, 10-30 s).
+        # One group runs on one worker (`--dist loadgroup`).
+        if SPARK_TESTS in Path(item.path).parents:
+            item.add_marker(pytest.mark.xdist_group("spark"))
