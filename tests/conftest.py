@@ -9,6 +9,7 @@ measured by `benchmarks/`, never asserted.
 
 import ast
 import functools
+import os
 from pathlib import Path
 
 import pytest
@@ -50,7 +51,28 @@ def imports_the_app(path: Path) -> bool:
     return False
 
 
+# No terminal size. pytest imports readline before it loads this file (capture.py's
+# `_readline_workaround`), and readline writes its guess, COLUMNS=80 and LINES=24, into the C
+# environment: os.environ misses them, every subprocess inherits them, pytest-xdist's workers
+# included, and there `summary` fitted its table to 80 columns where a serial run took the
+# table's natural width. A test that wants a width sets COLUMNS itself (monkeypatch.setenv).
+def pytest_configure() -> None:
+    for name in ("COLUMNS", "LINES"):
+        os.environ.pop(name, None)
+        os.unsetenv(name)  # os.environ never saw readline's
+
+
+SPARK_TESTS = Path(__file__).parent / "spark"
+
+
+# tryfirst: pytest-xdist reads the `xdist_group` marks in its own collection hook.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if item.get_closest_marker("tmux") is None and not imports_the_app(Path(item.path)):
             item.add_marker(pytest.mark.core)
+        # pytest-xdist (pyproject's addopts): the Spark tests share one session-scoped server,
+        # which each worker that ran one would start for itself (a JVM of 2 GB, 10-30 s).
+        # One group runs on one worker (`--dist loadgroup`).
+        if SPARK_TESTS in Path(item.path).parents:
+            item.add_marker(pytest.mark.xdist_group("spark"))

@@ -18,7 +18,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from tests.test_serve import free_port, ledger_command, stop
 from tui_ledger.exports.export_policy import decide_export, delivery_name, export_dir_problem
 from tui_ledger.tui.serve.serve_guard import build_gate, clamp_terminal_size, token_problem
 from tui_ledger.tui.serve.serve_session import LedgerSession
+from tui_ledger.tui.serve.served_exports import STAGING_PREFIX
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="reads app processes from /proc"
@@ -115,6 +115,7 @@ class Served:
     url: str
     token: str
     log: Path
+    temp: Path  # the server's TMPDIR, and so its apps'
 
     @property
     def origin(self) -> str:
@@ -141,6 +142,10 @@ def serving(
     its apps with it, afterwards."""
     port = free_port()
     log = tmp_path / f"serve-{port}.log"
+    # A temporary folder of its own: what it stages there is this test's alone to look for,
+    # whatever the tests running beside it (pytest-xdist's other workers) stage.
+    temp = tmp_path / f"serve-{port}-tmp"
+    temp.mkdir()
     with log.open("wb") as sink:
         process = subprocess.Popen(
             [*ledger_command(), "serve", *files, "--port", str(port), *options],
@@ -148,6 +153,7 @@ def serving(
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env={**os.environ, "TMPDIR": str(temp)},
         )
     url = ""
 
@@ -162,7 +168,7 @@ def serving(
     try:
         wait_until(printed, START_DEADLINE, "serve printed its address")
         token = parse_qs(urlsplit(url).query).get("token", [""])[0]
-        served = Served(process, port, url, token, log)
+        served = Served(process, port, url, token, log, temp)
         yield served
         apps = served.apps()
     finally:
@@ -564,7 +570,6 @@ async def _export(
 
 
 async def test_a_served_export_is_downloaded_by_the_browser_not_written(tmp_path: Path) -> None:
-    staging_before = set(Path(tempfile.gettempdir()).glob("ledger-tui-export-*"))
     with serving(tmp_path) as served:
         headers = {"Origin": served.origin}
         async with (
@@ -595,7 +600,7 @@ async def test_a_served_export_is_downloaded_by_the_browser_not_written(tmp_path
     # Nothing on the server's disk: not where the name pointed, not in its folder, not staged.
     assert not (tmp_path.parent.parent / "escape-summary.md").exists()
     assert not list(tmp_path.glob("*.md")) and not list(tmp_path.glob("ledger-*"))
-    assert set(Path(tempfile.gettempdir()).glob("ledger-tui-export-*")) <= staging_before
+    assert not list(served.temp.glob(f"{STAGING_PREFIX}*"))
 
 
 async def test_an_export_folder_confines_served_exports(tmp_path: Path) -> None:
@@ -639,9 +644,9 @@ async def test_a_served_export_lands_in_the_export_folder(tmp_path: Path) -> Non
                 "the exports written inside the export folder",
             )
     # The server's folder (the app's working directory) got nothing.
-    assert sorted(path.name for path in tmp_path.iterdir() if path.name != "exports") == [
-        f"serve-{served.port}.log"
-    ]
+    assert sorted(
+        path.name for path in tmp_path.iterdir() if path not in (exports, served.temp)
+    ) == [f"serve-{served.port}.log"]
 
 
 # ---------------------------------------------------------------------------------- one session

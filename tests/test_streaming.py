@@ -150,12 +150,16 @@ def test_a_bootstrap_of_every_group_is_refused_when_streaming() -> None:
 
 # RLIMIT_DATA for the child. polars' threads and allocator alone map 250-400 MB of data
 # segment (the loader counts 384 MB of it as taken), and how much varies from run to run. The
-# file below is 196 MB of CSV, so the eager load needs at least 3x that, 616 MB, of the ~480 MB
-# the limit leaves: it is refused with ~140 MB to spare. The streamed summary of it ran in 750
-# MB in 8 runs of 8 and failed in 7 of 8 at 650 (2 cores), so it has ~150 MB to spare. (With a
-# 600 MB limit and no `note` column, both margins were ~50 MB, and the stream was once aborted
-# on CI.) The `note` column widens the gap: it grows the file, which the eager lower bound
-# counts 3x, more than it grows what the stream holds.
+# file below is 196 MB of CSV, so the eager load needs at least 3x that, 616 MB, of at most
+# 516 MB (900 - 384) the limit leaves: it is refused whatever the child has mapped. The streamed
+# summary runs on one polars thread (`run_limited`): with two, how many chunks are in flight
+# at once depends on how the threads are scheduled, so on a busy machine (pytest-xdist's other
+# worker beside it) it mapped more, 701-833 MB of VmData where it had 587-703 on one thread,
+# busy or not (4 runs each, quiet and beside three busy loops, load 6-9), and it ran 4 of 4
+# under a 700 MB limit beside the busy loops: ~200 MB to spare. (With a 600 MB limit and no
+# `note` column, both margins were ~50 MB, and the stream was once aborted on CI.)
+# The `note` column widens the gap: it grows the file, which the eager lower bound counts 3x,
+# more than it grows what the stream holds.
 LIMIT = 900 * 2**20
 ROWS = 3_000_000
 
@@ -206,7 +210,7 @@ def run_limited(args: list[str]) -> subprocess.CompletedProcess[str]:
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_DATA, (LIMIT, LIMIT))
 
-    env = {**os.environ, "POLARS_MAX_THREADS": "2"}
+    env = {**os.environ, "POLARS_MAX_THREADS": "1"}
     return subprocess.run(
         [sys.executable, "-m", "tui_ledger.cli", *args],
         preexec_fn=limit,
