@@ -3,7 +3,9 @@
     python benchmarks/keys_bench.py FILE... [--reps 3] [--against OTHER_PYTHON]
 
 For each file, a fresh process loads it once (and compacts it as the app does, `compact_text`),
-then plays a sequence of keys through `snapshot.compute_snapshot`, as the app's worker runs it
+and builds its cube as the app does next (`cube.build_cube`: in a tree that has
+cubes; its build counts in the load time, and is also printed apart), then plays a sequence of
+keys through `snapshot.compute_snapshot`, as the app's worker runs it
 (the figures on screen handed on as final when grouped alike, as once the app has settled),
 and times each: the view toggle (`t`: what the screen needs of the DROP FAILURES rows, their
 count and the table's first page, `FIRST_PAGE` rows; then End, their last page, which picks
@@ -76,7 +78,10 @@ def play(path: str) -> dict[str, Any]:
 
     started = time.perf_counter()
     attempts, values = compact_text(load([path]).attempts)
+    compacted = time.perf_counter()
+    cube_bytes = _build_cube(attempts)
     loaded = time.perf_counter() - started
+    cube_seconds = time.perf_counter() - compacted
     text, by = "", ("workflow",)
     shown: Snapshot | None = None
     seconds: list[float] = []
@@ -109,7 +114,29 @@ def play(path: str) -> dict[str, Any]:
         assert snapshot is not None
         rows.append(snapshot.matching.height)
         shown = snapshot
-    return {"rows": attempts.height, "load": loaded, "seconds": seconds, "kept": rows}
+    return {
+        "rows": attempts.height,
+        "load": loaded,
+        "cube": cube_seconds if cube_bytes is not None else None,
+        "cube_bytes": cube_bytes,
+        "seconds": seconds,
+        "kept": rows,
+    }
+
+
+def _build_cube(attempts: Any) -> int | None:
+    """Build the compact frame's cube as the app does once compacted (`cube.build_cube`), so
+    the keys after it read it; its size in bytes, or None in a tree without cubes or for a
+    frame that has none."""
+    try:
+        from tui_ledger.accounting.cube import build_cube, remember_cube
+    except ImportError:  # a tree from before the cube (`--against`)
+        return None
+    cube = build_cube(attempts)
+    if cube is None:
+        return None
+    remember_cube(attempts, cube)
+    return cube.estimated_size()
 
 
 def _child(python: str, path: str) -> dict[str, Any]:
@@ -149,7 +176,15 @@ def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
             line += f" {medians[1] / medians[0]:>8.0%}"
         lines.append(line)
     loads = [statistics.median(run["load"] for run in runs[name]) for name in names]
-    lines.append(f"{'load + compact (s)':56s}" + "".join(f" {value:>9.2f}s" for value in loads))
+    lines.append(
+        f"{'load + compact + cube (s)':56s}" + "".join(f" {value:>9.2f}s" for value in loads)
+    )
+    for name in names:
+        built = [run for run in runs[name] if run.get("cube") is not None]
+        if built:
+            seconds = statistics.median(run["cube"] for run in built)
+            size = built[0]["cube_bytes"] / 1e6
+            lines.append(f"  {name}: of which the cube's build {seconds:.2f}s, {size:,.0f} MB")
     return "\n".join(lines)
 
 

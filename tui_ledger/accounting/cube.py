@@ -59,7 +59,7 @@ _CODE = "__code"  # a cell's keys' codes as one integer (`_Codes`)
 _GROUP = "__group"
 
 
-def key_columns(frame: pl.DataFrame) -> list[str]:
+def key_columns(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> list[str]:
     """The columns a cube of `frame` groups by, fewest distinct values first: `outcome`, then
     every Categorical, Enum or Boolean column with at most `MAX_KEY_VALUES` distinct values
     (and at most a value per `ROWS_PER_CELL` rows)."""
@@ -69,7 +69,7 @@ def key_columns(frame: pl.DataFrame) -> list[str]:
         if name != OUTCOME_COLUMN and isinstance(dtype, (pl.Categorical, pl.Enum, pl.Boolean))
     ]
     counts = frame.select(pl.col(candidates).n_unique()).row(0) if candidates else ()
-    limit = min(MAX_KEY_VALUES, max(frame.height // ROWS_PER_CELL, 1))
+    limit = min(MAX_KEY_VALUES, max(frame.height // rows_per_cell, 1))
     kept = sorted(
         (count, name) for name, count in zip(candidates, counts, strict=True) if count <= limit
     )
@@ -155,13 +155,20 @@ class Cube:
         return int(self.cells.estimated_size()) + self.medians.nbytes
 
 
-def build_cube(frame: pl.DataFrame) -> Cube | None:
-    """The cube of `frame`, or None when it has none: fewer than `CUBE_MIN_ROWS` rows, no key
-    column but `outcome`, or a median index past 63 bits."""
-    if frame.height < CUBE_MIN_ROWS or OUTCOME_COLUMN not in frame.columns:
+def build_cube(
+    frame: pl.DataFrame,
+    *,
+    min_rows: int = CUBE_MIN_ROWS,
+    rows_per_cell: int = ROWS_PER_CELL,
+    max_edges: int = MAX_EDGES,
+) -> Cube | None:
+    """The cube of `frame`, or None when it has none: fewer than `min_rows` rows, no key
+    column but `outcome`, or a median index past 63 bits. (The limits are arguments so tests
+    can build cubes of a few rows, and of few edges.)"""
+    if frame.height < min_rows or OUTCOME_COLUMN not in frame.columns:
         return None
-    keys = key_columns(frame)
-    limit = min(MAX_CELLS, frame.height // ROWS_PER_CELL)
+    keys = key_columns(frame, rows_per_cell)
+    limit = min(MAX_CELLS, max(frame.height // rows_per_cell, 1))
     with_cost = has_cost(frame)
     tokens = pl.col("tokens")
     low, high = frame.select(tokens.min().alias("low"), tokens.max().alias("high")).row(0)
@@ -178,7 +185,7 @@ def build_cube(frame: pl.DataFrame) -> Cube | None:
                 .collect()
             )
             if cells.height <= limit:
-                index = _MedianIndex.build(frame, codes, cells, low, bits)
+                index = _MedianIndex.build(frame, codes, cells, low, bits, max_edges)
                 return Cube(tuple(keys), cells.drop(_CODE), index, with_cost)
         keys = keys[:-1]  # the one with the most distinct values
     return None
@@ -215,7 +222,13 @@ class _MedianIndex:
 
     @classmethod
     def build(
-        cls, frame: pl.DataFrame, codes: _Codes, cells: pl.DataFrame, low: int | None, bits: int
+        cls,
+        frame: pl.DataFrame,
+        codes: _Codes,
+        cells: pl.DataFrame,
+        low: int | None,
+        bits: int,
+        max_edges: int = MAX_EDGES,
     ) -> _MedianIndex:
         scale = 2**bits
         known = cells.get_column("known").cast(pl.Int64).to_numpy()
@@ -236,7 +249,8 @@ class _MedianIndex:
         )
         firsts = cells.get_column(_CODE).to_numpy().astype(np.int64) * scale
         starts = np.searchsorted(packed, firsts).astype(np.int64)
-        edges = _edges(packed, scale, max(2, min(MAX_EDGES, TABLE_ENTRIES // cells.height)))
+        most = min(max_edges, TABLE_ENTRIES // cells.height, 2 * packed.size // cells.height)
+        edges = _edges(packed, scale, max(2, most))
         dtype = np.int32 if known.max(initial=0) < 2**31 else np.int64
         table = np.empty((cells.height, edges.size), dtype=dtype)
         for cell, (first, start, count) in enumerate(zip(firsts, starts, known, strict=True)):

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tui_ledger.accounting.cube import cube_for
 from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
 from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows, sorted_rows
 from tui_ledger.filtering.recent_figures import RecentFigures, recent_for
@@ -109,6 +110,9 @@ def compute_snapshot(
     Otherwise what recent recomputes of the same frame found is reused (`recent_figures`): the
     rows and the comparison of a filter seen lately (cleared, typed back) and a grouping seen
     lately with it; a filter that keeps only rows a recent one kept is looked for among those.
+    A new comparison comes from the frame's cube when it has one that covers the request
+    (`cube.Cube.covers`: the filter and the grouping read only its key columns), from the rows
+    otherwise; the rows themselves are always picked from the frame.
     """
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
@@ -151,6 +155,10 @@ def compute_snapshot(
         comparison = recent.figures(where, by)
         if comparison is None:
             comparison = recent.figures_of(matching, by)
+    cube = None if comparison is not None or request.matched_only else cube_for(attempts)
+    if cube is not None and cube.covers(where, by):
+        # A filter and grouping of the cube's key columns only: its cells, not the rows.
+        comparison = cube.compare(where, by)
     if comparison is None:
         # Delta-method intervals first (no extra pass); the small groups' bootstrap intervals
         # follow in their own worker once these figures are shown.
