@@ -72,6 +72,7 @@ def play(path: str) -> dict[str, Any]:
     import threading
 
     from tui_ledger.accounting.compact import compact_text
+    from tui_ledger.accounting.rows import matching_rows
     from tui_ledger.filtering.query import parse_filter
     from tui_ledger.load import load
     from tui_ledger.tui.snapshot import Request, Snapshot, compute_snapshot
@@ -85,6 +86,7 @@ def play(path: str) -> dict[str, Any]:
     text, by = "", ("workflow",)
     shown: Snapshot | None = None
     seconds: list[float] = []
+    picking: list[float | None] = []  # per key: the rows alone (None: the toggle)
     rows: list[int] = []
     for _, key in KEYS:
         if key in ("toggle", "end"):
@@ -99,6 +101,7 @@ def play(path: str) -> dict[str, Any]:
                 picked.tail(FIRST_PAGE)
                 count = picked.height
             seconds.append(time.perf_counter() - started)
+            picking.append(None)
             rows.append(count)
             continue
         if key.startswith("by:"):
@@ -114,12 +117,17 @@ def play(path: str) -> dict[str, Any]:
         assert snapshot is not None
         rows.append(snapshot.matching.height)
         shown = snapshot
+        # The rows alone (picked from the frame whether or not the figures came from a cube).
+        started = time.perf_counter()
+        matching_rows(attempts, expression)
+        picking.append(time.perf_counter() - started)
     return {
         "rows": attempts.height,
         "load": loaded,
         "cube": cube_seconds if cube_bytes is not None else None,
         "cube_bytes": cube_bytes,
         "seconds": seconds,
+        "rows_seconds": picking,
         "kept": rows,
     }
 
@@ -165,7 +173,7 @@ def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
     first = runs[names[0]][0]
     lines = [f"{path}: {first['rows']:,} rows, {len(runs[names[0]])} passes per tree"]
     header = f"{'key':44s} {'rows kept':>11s}" + "".join(f" {name:>10s}" for name in names)
-    lines.append(header + ("   new/old" if len(names) == 2 else ""))
+    lines.append(header + ("   new/old" if len(names) == 2 else "") + "  rows alone")
     for index, (label, _) in enumerate(KEYS):
         medians = [
             statistics.median(run["seconds"][index] for run in runs[name]) * 1000 for name in names
@@ -174,6 +182,9 @@ def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
         line = f"{label:44s} {kept:>11,}" + "".join(f" {value:>8.1f}ms" for value in medians)
         if len(medians) == 2 and medians[0] > 0:
             line += f" {medians[1] / medians[0]:>8.0%}"
+        alone = [run["rows_seconds"][index] for run in runs[names[-1]] if "rows_seconds" in run]
+        if alone and alone[0] is not None:
+            line += f" {statistics.median(alone) * 1000:>9.1f}ms"
         lines.append(line)
     loads = [statistics.median(run["load"] for run in runs[name]) for name in names]
     lines.append(

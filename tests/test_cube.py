@@ -19,8 +19,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.oracle import median
-from tui_ledger.accounting.comparison import Comparison
 from tui_ledger.accounting.compact import text_values
+from tui_ledger.accounting.comparison import Comparison
 from tui_ledger.accounting.cube import Cube, build_cube, cube_for, remember_cube
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.filtering.query import parse_filter

@@ -340,8 +340,9 @@ def _edges(packed: np.ndarray, scale: int, most: int) -> np.ndarray:
     step = max(packed.size // 65_536, 1)
     sample = np.sort(packed[::step] & np.int64(scale - 1))
     inner = max((most - 2) // 2, 0)
-    quantiles = sample[np.linspace(0, sample.size - 1, inner).astype(np.int64)] if inner else []
-    edges = np.unique(np.concatenate([[0, scale], quantiles, np.add(quantiles, 1)]))
+    picks = np.linspace(0, sample.size - 1, inner).astype(np.int64)
+    quantiles = sample[picks] if inner and sample.size else np.zeros(0, dtype=np.int64)
+    edges = np.unique(np.concatenate([np.array([0, scale]), quantiles, quantiles + 1]))
     return edges[edges <= scale].astype(np.int64)
 
 
