@@ -3,17 +3,19 @@
     python benchmarks/keys_bench.py FILE... [--reps 3] [--against OTHER_PYTHON]
 
 For each file, a fresh process loads it once (and compacts it as the app does, `compact_text`),
-and builds its cube as the app does next (`cube.build_cube`: in a tree that has
-cubes; its build counts in the load time, and is also printed apart), then plays a sequence of
-keys through `snapshot.compute_snapshot`, as the app's worker runs it
-(the figures on screen handed on as final when grouped alike, as once the app has settled),
-and times each: the view toggle (`t`: what the screen needs of the DROP FAILURES rows, their
-count and the table's first page, `FIRST_PAGE` rows; then End, their last page, which picks
-every one where the rows are picked as they are read, `rows.PickedRows`), number filter keys
-(`tokens>2000`, a `0` typed, Backspace), word keys (one letter more, Backspace, the app
-benchmark's `lea` -> `lean`), a cleared filter, and group changes (a new grouping, one changed
-back, two keys). "fresh" keys ask for what the process has not computed before; "back" keys
-for what it had (Backspace, a cleared filter, a grouping changed back).
+then builds its cube as the app does next (`cube.build_cube`, in a tree that has cubes: its
+build counts in the load time, and is also printed apart), then plays a sequence of keys
+through `snapshot.compute_snapshot`, as the app's worker runs it (the figures on screen handed
+on as final when grouped alike, as once the app has settled), and times each: the view toggle
+(`t`: what the screen needs of the DROP FAILURES rows, their count and the table's first page,
+`FIRST_PAGE` rows; then End, their last page, which picks every one where the rows are picked
+as they are read, `rows.PickedRows`), number filter keys (`tokens>2000`, a `0` typed,
+Backspace), word keys (one letter more, Backspace, the app benchmark's `lea` -> `lean`), a
+cleared filter, and group changes (a new grouping, one changed back, two keys). "fresh" keys
+ask for what the process has not computed before; "back" keys for what it had (Backspace, a
+cleared filter, a grouping changed back). The last column is this tree's `matching_rows` alone
+for each key: the rows a filter keeps, picked from the frame whether or not the figures came
+from the cube.
 
 `--against PYTHON`: the same in another tree's interpreter (`/work/main/.venv/bin/python`, say),
 the two alternating process by process, so both columns are measured side by side on the same
