@@ -158,14 +158,15 @@ class Cube:
 def build_cube(
     frame: pl.DataFrame,
     *,
-    min_rows: int = CUBE_MIN_ROWS,
+    min_rows: int | None = None,
     rows_per_cell: int = ROWS_PER_CELL,
     max_edges: int = MAX_EDGES,
 ) -> Cube | None:
-    """The cube of `frame`, or None when it has none: fewer than `min_rows` rows, no key
-    column but `outcome`, or a median index past 63 bits. (The limits are arguments so tests
-    can build cubes of a few rows, and of few edges.)"""
-    if frame.height < min_rows or OUTCOME_COLUMN not in frame.columns:
+    """The cube of `frame`, or None when it has none: fewer than `min_rows` rows
+    (`CUBE_MIN_ROWS`), no key column but `outcome`, or a median index past 63 bits. (The
+    limits are arguments so tests can build cubes of a few rows, and of few edges.)"""
+    least = CUBE_MIN_ROWS if min_rows is None else min_rows
+    if frame.height < least or OUTCOME_COLUMN not in frame.columns:
         return None
     keys = key_columns(frame, rows_per_cell)
     limit = min(MAX_CELLS, max(frame.height // rows_per_cell, 1))
