@@ -59,21 +59,30 @@ _CODE = "__code"  # a cell's keys' codes as one integer (`_Codes`)
 _GROUP = "__group"
 
 
-def key_columns(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> list[str]:
-    """The columns a cube of `frame` groups by, fewest distinct values first: `outcome`, then
-    every Categorical, Enum or Boolean column with at most `MAX_KEY_VALUES` distinct values
-    (and at most a value per `ROWS_PER_CELL` rows)."""
+def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Codes:
+    """The columns a cube of `frame` groups by, fewest distinct values first, as `_Codes`:
+    `outcome`, then every Categorical, Enum or Boolean column with at most `MAX_KEY_VALUES`
+    distinct values (and at most a value per `rows_per_cell` rows). One pass over them."""
     candidates = [
         name
         for name, dtype in frame.schema.items()
         if name != OUTCOME_COLUMN and isinstance(dtype, (pl.Categorical, pl.Enum, pl.Boolean))
     ]
-    counts = frame.select(pl.col(candidates).n_unique()).row(0) if candidates else ()
+    names = [OUTCOME_COLUMN, *candidates]
+    found = frame.select(
+        *[pl.col(name).n_unique().alias(f"__count_{index}") for index, name in enumerate(names)],
+        *[_digit(name, None).max().alias(f"__largest_{index}") for index, name in enumerate(names)],
+    ).row(0)
+    counts, largest = found[: len(names)], found[len(names) :]
     limit = min(MAX_KEY_VALUES, max(frame.height // rows_per_cell, 1))
     kept = sorted(
-        (count, name) for name, count in zip(candidates, counts, strict=True) if count <= limit
+        (count, index) for index, count in enumerate(counts) if index > 0 and count <= limit
     )
-    return [OUTCOME_COLUMN, *(name for _, name in kept)]
+    chosen = [0, *(index for _, index in kept)]
+    return _Codes(
+        tuple(names[index] for index in chosen),
+        tuple((largest[index] if largest[index] is not None else 0) + 1 for index in chosen),
+    )
 
 
 @dataclass(frozen=True)
@@ -84,10 +93,9 @@ class _Codes:
     keys: tuple[str, ...]
     null_codes: tuple[int, ...]
 
-    @classmethod
-    def of(cls, frame: pl.DataFrame, keys: Sequence[str]) -> _Codes:
-        largest = frame.select(_digit(name, None).max() for name in keys).row(0)
-        return cls(tuple(keys), tuple((code if code is not None else 0) + 1 for code in largest))
+    def without_last(self) -> _Codes:
+        """The same but the last key (the one with the most distinct values)."""
+        return _Codes(self.keys[:-1], self.null_codes[:-1])
 
     @property
     def space(self) -> int:
@@ -113,7 +121,7 @@ def _digit(name: str, null_code: int | None) -> pl.Expr:
 
 
 class Cube:
-    """A frame's cells: one `group_by` of its key columns (`key_columns`) with the cell
+    """A frame's cells: one `group_by` of its key columns (`_key_codes`) with the cell
     aggregations `ledger.compare` counts, and the median index of its known usage. Built by
     `build_cube`; answers for that frame only."""
 
@@ -168,14 +176,14 @@ def build_cube(
     least = CUBE_MIN_ROWS if min_rows is None else min_rows
     if frame.height < least or OUTCOME_COLUMN not in frame.columns:
         return None
-    keys = key_columns(frame, rows_per_cell)
+    codes = _key_codes(frame, rows_per_cell)
     limit = min(MAX_CELLS, max(frame.height // rows_per_cell, 1))
     with_cost = has_cost(frame)
     tokens = pl.col("tokens")
     low, high = frame.select(tokens.min().alias("low"), tokens.max().alias("high")).row(0)
     bits = 0 if low is None else (high - low).bit_length()
-    while len(keys) > 1:
-        codes = _Codes.of(frame, keys)
+    while len(codes.keys) > 1:
+        keys = codes.keys
         if (codes.space - 1).bit_length() + bits <= 63:
             cells = (
                 frame.lazy()
@@ -187,8 +195,8 @@ def build_cube(
             )
             if cells.height <= limit:
                 index = _MedianIndex.build(frame, codes, cells, low, bits, max_edges)
-                return Cube(tuple(keys), cells.drop(_CODE), index, with_cost)
-        keys = keys[:-1]  # the one with the most distinct values
+                return Cube(keys, cells.drop(_CODE), index, with_cost)
+        codes = codes.without_last()
     return None
 
 
