@@ -82,7 +82,9 @@ def play(path: str) -> dict[str, Any]:
     started = time.perf_counter()
     attempts, values = compact_text(load([path]).attempts)
     compacted = time.perf_counter()
+    peak_before = _peak_bytes()
     cube_bytes = _build_cube(attempts)
+    peak_after = _peak_bytes()
     loaded = time.perf_counter() - started
     cube_seconds = time.perf_counter() - compacted
     text, by = "", ("workflow",)
@@ -128,10 +130,19 @@ def play(path: str) -> dict[str, Any]:
         "load": loaded,
         "cube": cube_seconds if cube_bytes is not None else None,
         "cube_bytes": cube_bytes,
+        "peak_before_cube": peak_before,
+        "peak_after_cube": peak_after,
         "seconds": seconds,
         "rows_seconds": picking,
         "kept": rows,
     }
+
+
+def _peak_bytes() -> int:
+    """The process's peak resident memory so far (Linux: ru_maxrss in KiB)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
 def _build_cube(attempts: Any) -> int | None:
@@ -197,7 +208,13 @@ def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
         if built:
             seconds = statistics.median(run["cube"] for run in built)
             size = built[0]["cube_bytes"] / 1e6
-            lines.append(f"  {name}: of which the cube's build {seconds:.2f}s, {size:,.0f} MB")
+            peaks = [run["peak_before_cube"] / 1e9 for run in built]
+            grown = [(run["peak_after_cube"] - run["peak_before_cube"]) / 1e9 for run in built]
+            lines.append(
+                f"  {name}: of which the cube's build {seconds:.2f}s; it holds {size:,.0f} MB;"
+                f" peak RSS {statistics.median(peaks):.2f} GB before it,"
+                f" +{statistics.median(grown):.2f} GB while building it"
+            )
     return "\n".join(lines)
 
 
