@@ -91,6 +91,13 @@ def _cube(frame: pl.DataFrame, edges: int) -> Cube:
     return cube
 
 
+def assert_cube_is_compare(
+    cube: Cube, frame: pl.DataFrame, where: pl.Expr | None, by: tuple[str, ...]
+) -> None:
+    filtered = frame.lazy() if where is None else frame.lazy().filter(where)
+    assert_same_figures(cube.compare(where, by), compare(filtered, by, intervals="delta"))
+
+
 def assert_same_figures(got: Comparison, want: Comparison) -> None:
     """Equal frames, float columns within 1e-9 relative (or 1e-12 absolute near 0)."""
     assert got.by == want.by
@@ -128,8 +135,7 @@ def test_the_cubes_comparison_is_compares_on_the_filtered_rows(
         spread = frame.select(pl.col("tokens").max() - pl.col("tokens").min()).item()
         assert spread is not None and spread >= 2**40  # only a range that wide leaves keys out
         return
-    filtered = frame.lazy() if where is None else frame.lazy().filter(where)
-    assert_same_figures(cube.compare(where, by), compare(filtered, by, intervals="delta"))
+    assert_cube_is_compare(cube, frame, where, by)
 
 
 @settings(max_examples=150, deadline=None)
@@ -148,8 +154,7 @@ def test_every_key_is_kept_and_the_figures_are_compares(
     assert set(cube.keys) == {"outcome", "passed", *TEXT_KEYS}
     where = parse_filter(text, frame.schema, text_values(frame))
     assert cube.covers(where, by)
-    filtered = frame.lazy() if where is None else frame.lazy().filter(where)
-    assert_same_figures(cube.compare(where, by), compare(filtered, by, intervals="delta"))
+    assert_cube_is_compare(cube, frame, where, by)
 
 
 @settings(max_examples=150, deadline=None)
