@@ -71,9 +71,12 @@ def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Code
     names = [OUTCOME_COLUMN, *candidates]
     found = frame.select(
         *[pl.col(name).n_unique().alias(f"__count_{index}") for index, name in enumerate(names)],
-        *[_digit(name, None).max().alias(f"__largest_{index}") for index, name in enumerate(names)],
+        *[
+            _physical(name).drop_nulls().unique().sort().implode().alias(f"__values_{index}")
+            for index, name in enumerate(names)
+        ],
     ).row(0)
-    counts, largest = found[: len(names)], found[len(names) :]
+    counts, values = found[: len(names)], found[len(names) :]
     limit = min(MAX_KEY_VALUES, max(frame.height // rows_per_cell, 1))
     kept = sorted(
         (count, index) for index, count in enumerate(counts) if index > 0 and count <= limit
@@ -81,43 +84,46 @@ def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Code
     chosen = [0, *(index for _, index in kept)]
     return _Codes(
         tuple(names[index] for index in chosen),
-        tuple((largest[index] if largest[index] is not None else 0) + 1 for index in chosen),
+        tuple(pl.Series(values[index], dtype=pl.Int64) for index in chosen),
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Codes:
-    """The keys' physical codes (a Boolean's 0/1; null as one past the largest) read as the
-    digits of one integer, each in base its largest code + 2."""
+    """The keys' values as the digits of one integer: a key's digit is its physical code's
+    place among the frame's distinct codes (`values`, sorted; null: one past them), in base
+    their count + 1. (Categorical codes are the process's, not the frame's: a process that
+    read other frames can hand out codes in the millions, and only places stay small.)"""
 
     keys: tuple[str, ...]
-    null_codes: tuple[int, ...]
+    values: tuple[pl.Series, ...]  # per key: its distinct physical codes, sorted
 
     def without_last(self) -> _Codes:
         """The same but the last key (the one with the most distinct values)."""
-        return _Codes(self.keys[:-1], self.null_codes[:-1])
+        return _Codes(self.keys[:-1], self.values[:-1])
 
     @property
     def space(self) -> int:
         """How many codes there can be."""
         total = 1
-        for null_code in self.null_codes:
-            total *= null_code + 1
+        for values in self.values:
+            total *= values.len() + 1
         return total
 
     def expression(self) -> pl.Expr:
         code: pl.Expr | None = None
-        for name, null_code in zip(self.keys, self.null_codes, strict=True):
-            digit = _digit(name, null_code)
-            code = digit if code is None else code * (null_code + 1) + digit
+        for name, values in zip(self.keys, self.values, strict=True):
+            # A null sorts past every code, so its place is one past the last.
+            physical = _physical(name).fill_null(2**62)
+            digit = pl.lit(values).search_sorted(physical).cast(pl.Int64)
+            code = digit if code is None else code * (values.len() + 1) + digit
         assert code is not None
         return code.alias(_CODE)
 
 
-def _digit(name: str, null_code: int | None) -> pl.Expr:
-    column = pl.col(name)
-    digit = column.to_physical().cast(pl.Int64)
-    return digit if null_code is None else digit.fill_null(null_code)
+def _physical(name: str) -> pl.Expr:
+    """A key's physical code (a Boolean's 0 or 1) as Int64."""
+    return pl.col(name).to_physical().cast(pl.Int64)
 
 
 class Cube:
