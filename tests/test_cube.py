@@ -274,9 +274,11 @@ def test_the_snapshot_takes_the_cubes_figures_when_it_covers_the_request(
 
 
 def test_keys_are_placed_among_the_frames_values_not_the_processs_codes() -> None:
-    """Categorical codes are the process's: after a million other values, this frame's codes
-    are past 2**20, three keys' codes would take 60 bits and usage up to 2**40 would leave
-    no room. Each key's digit is its value's place among the frame's few values instead."""
+    """Categorical codes are the process's: a value seen before a million others and values
+    seen after are codes a million apart; three keys' codes would take 60 bits and usage up
+    to 2**40 would leave no room. Each key's digit is its value's place among the frame's
+    few values instead."""
+    early = pl.Series(["cube-w0", "cube-t0", "cube-m0"], dtype=pl.Categorical)
     pl.Series([f"cube-filler-{index}" for index in range(2**20)], dtype=pl.Categorical)
     rows = [
         (f"cube-w{index % 3}", f"cube-t{index % 5}", f"cube-m{index % 2}", outcome, tokens, None)
@@ -285,8 +287,8 @@ def test_keys_are_placed_among_the_frames_values_not_the_processs_codes() -> Non
         )
     ]
     frame = _frame(rows, with_cost=False)
-    codes = frame.select(pl.col(TEXT_KEYS).to_physical().min()).row(0)
-    assert min(codes) >= 2**20
+    spread = frame.select(pl.col(TEXT_KEYS).to_physical().max() - early.to_physical().min())
+    assert min(spread.row(0)) >= 2**20
     cube = _cube(frame, 1024)
     assert set(cube.keys) == {"outcome", "passed", *TEXT_KEYS}
     for by in GROUPINGS:

@@ -62,7 +62,8 @@ _GROUP = "__group"
 def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Codes:
     """The columns a cube of `frame` groups by, fewest distinct values first, as `_Codes`:
     `outcome`, then every Categorical, Enum or Boolean column with at most `MAX_KEY_VALUES`
-    distinct values (and at most a value per `rows_per_cell` rows). One pass over them."""
+    distinct values (and at most a value per `rows_per_cell` rows). One pass over them (and
+    one more over the keys whose codes are sparse)."""
     candidates = [
         name
         for name, dtype in frame.schema.items()
@@ -70,53 +71,85 @@ def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Code
     ]
     names = [OUTCOME_COLUMN, *candidates]
     found = frame.select(
-        *[pl.col(name).n_unique().alias(f"__count_{index}") for index, name in enumerate(names)],
         *[
-            _physical(name).drop_nulls().unique().sort().implode().alias(f"__values_{index}")
+            expression.alias(f"__{index}_{part}")
             for index, name in enumerate(names)
-        ],
+            for part, expression in (
+                ("count", pl.col(name).n_unique()),
+                ("low", _physical(name).min()),
+                ("high", _physical(name).max()),
+            )
+        ]
     ).row(0)
-    counts, values = found[: len(names)], found[len(names) :]
     limit = min(MAX_KEY_VALUES, max(frame.height // rows_per_cell, 1))
+    counts = found[0::3]
     kept = sorted(
         (count, index) for index, count in enumerate(counts) if index > 0 and count <= limit
     )
     chosen = [0, *(index for _, index in kept)]
-    return _Codes(
-        tuple(names[index] for index in chosen),
-        tuple(pl.Series(values[index], dtype=pl.Int64) for index in chosen),
-    )
+    keys = [names[index] for index in chosen]
+    lows = [found[3 * index + 1] or 0 for index in chosen]
+    spans = [(found[3 * index + 2] or 0) - low + 1 for index, low in zip(chosen, lows, strict=True)]
+    # Categorical codes are the process's, not the frame's: a frame whose values came before
+    # and after a million others has codes a million apart. Its codes are then replaced by
+    # their places among its own distinct codes (a table to gather from).
+    sparse = [
+        position
+        for position, index in enumerate(chosen)
+        if spans[position] > 2 * counts[index] + 64 and spans[position] <= MAX_TABLE_SPAN
+    ]
+    places: list[pl.Series | None] = [None] * len(keys)
+    if sparse:
+        distinct = frame.select(
+            _physical(keys[position]).drop_nulls().unique().implode().alias(str(position))
+            for position in sparse
+        ).row(0)
+        for position, codes in zip(sparse, distinct, strict=True):
+            table = np.zeros(spans[position], dtype=np.int64)
+            offsets = np.sort(np.asarray(codes, dtype=np.int64)) - lows[position]
+            table[offsets] = np.arange(offsets.size)
+            places[position] = pl.Series(table)
+            spans[position] = offsets.size
+    return _Codes(tuple(keys), tuple(lows), tuple(spans), tuple(places))
+
+
+MAX_TABLE_SPAN = 2**24
+"""A key's codes spread over more than this many are read as they are (offset by the least)."""
 
 
 @dataclass(frozen=True, eq=False)
 class _Codes:
-    """The keys' values as the digits of one integer: a key's digit is its physical code's
-    place among the frame's distinct codes (`values`, sorted; null: one past them), in base
-    their count + 1. (Categorical codes are the process's, not the frame's: a process that
-    read other frames can hand out codes in the millions, and only places stay small.)"""
+    """The keys' values as the digits of one integer: a key's digit is its physical code
+    (a Boolean's 0 or 1) less the frame's least, or its place among the frame's distinct
+    codes where those are sparse (`places`); null reads one past the largest digit, and each
+    digit is in base its largest + 2."""
 
     keys: tuple[str, ...]
-    values: tuple[pl.Series, ...]  # per key: its distinct physical codes, sorted
+    lows: tuple[int, ...]  # per key: the least code
+    spans: tuple[int, ...]  # per key: how many digits it has (null aside)
+    places: tuple[pl.Series | None, ...]  # per key: code - low -> place, where sparse
 
     def without_last(self) -> _Codes:
         """The same but the last key (the one with the most distinct values)."""
-        return _Codes(self.keys[:-1], self.values[:-1])
+        return _Codes(self.keys[:-1], self.lows[:-1], self.spans[:-1], self.places[:-1])
 
     @property
     def space(self) -> int:
         """How many codes there can be."""
         total = 1
-        for values in self.values:
-            total *= values.len() + 1
+        for span in self.spans:
+            total *= span + 1
         return total
 
     def expression(self) -> pl.Expr:
         code: pl.Expr | None = None
-        for name, values in zip(self.keys, self.values, strict=True):
-            # A null sorts past every code, so its place is one past the last.
-            physical = _physical(name).fill_null(2**62)
-            digit = pl.lit(values).search_sorted(physical).cast(pl.Int64)
-            code = digit if code is None else code * (values.len() + 1) + digit
+        for name, low, span, places in zip(
+            self.keys, self.lows, self.spans, self.places, strict=True
+        ):
+            offset = _physical(name) - low
+            digit = offset if places is None else pl.lit(places).gather(offset)
+            digit = digit.fill_null(span)
+            code = digit if code is None else code * (span + 1) + digit
         assert code is not None
         return code.alias(_CODE)
 
