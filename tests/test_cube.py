@@ -263,6 +263,8 @@ def test_the_snapshot_takes_the_cubes_figures_when_it_covers_the_request(
         assert done is not None
         kept = frame if where is None else frame.filter(where)
         assert done.matching.height == kept.height
+        assert done.matching.frame().equals(kept)
+        assert done.drop_rows.frame().equals(kept.filter(pl.col("outcome") == ACCEPTED))
         return done.comparison
 
     where = parse_filter("lean -issue-3", frame.schema, values)
@@ -271,6 +273,8 @@ def test_the_snapshot_takes_the_cubes_figures_when_it_covers_the_request(
     assert_same_figures(got, compare(frame.filter(where), ["model"], intervals="delta"))
     snapshot("tokens>200", ("workflow",))
     assert asked == [("model",)]  # not covered: the rows' path
+    snapshot("-issue-3 failed", ("workflow", "model"))
+    assert asked == [("model",), ("workflow", "model")]
 
 
 def test_keys_are_placed_among_the_frames_values_not_the_processs_codes() -> None:

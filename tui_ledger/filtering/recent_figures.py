@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tui_ledger.accounting.comparison import Comparison
-from tui_ledger.accounting.rows import Rows
+from tui_ledger.accounting.rows import PickedRows, Rows
 from tui_ledger.filtering.narrowing import narrows
 
 MAX_ENTRIES = 8  # filters (with their figures, one grouping or more) remembered per frame
@@ -169,8 +169,13 @@ def _groups(entry: _Entry) -> int:
 
 
 def _positions(rows: Rows | None) -> int:
-    """How many positions `rows` holds (every row of a frame holds none)."""
-    return 0 if rows is None or rows.index is None else rows.index.len()
+    """How many positions `rows` holds (every row of a frame holds none; rows picked as far as
+    read, those picked so far: asking for their `index` would pick them all)."""
+    if rows is None:
+        return 0
+    if isinstance(rows, PickedRows):
+        return rows.resolved
+    return 0 if rows.index is None else rows.index.len()
 
 
 _lock = threading.Lock()

@@ -112,7 +112,8 @@ def compute_snapshot(
     lately with it; a filter that keeps only rows a recent one kept is looked for among those.
     A new comparison comes from the frame's cube when it has one that covers the request
     (`cube.Cube.covers`: the filter and the grouping read only its key columns), from the rows
-    otherwise; the rows themselves are always picked from the frame.
+    otherwise. With the cube, the rows are picked only as far as they are read (`Rows.picked`:
+    the table's first page, and their count is the figures'); a sort picks them all.
     """
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
@@ -124,6 +125,11 @@ def compute_snapshot(
     if recent is not None and shown is not None and shown.notice is None:
         # The figures on screen are final now (intervals, pairs): remembered as such.
         recent.remember(shown.condition, shown.matching, shown.comparison.by, shown.comparison)
+    # A filter and grouping of the frame's cube's key columns only: the figures from its cells,
+    # and the rows picked as far as the table reads them (the figures count them).
+    cube = None if comparison is not None or request.matched_only else cube_for(attempts)
+    if cube is not None and not cube.covers(where, by):
+        cube = None
     if (
         previous is not None
         and not request.matched_only
@@ -131,6 +137,19 @@ def compute_snapshot(
         and previous.matching.source is attempts
     ):
         matching = previous.matching  # a new sort of the rows on screen: they are picked
+    elif cube is not None:
+        remembered = recent.rows(where) if recent is not None else None
+        comparison = recent.figures(where, by) if recent is not None else None
+        if comparison is None:
+            comparison = cube.compare(where, by)
+            _ = comparison.labels  # made here rather than on the screen's thread
+        if remembered is not None:
+            matching = remembered
+        elif where is None:
+            matching = Rows(attempts)
+        else:
+            kept = comparison.keep.get_column("attempts").cast(pl.Int64).sum()
+            matching = Rows(attempts).picked(where, int(kept))
     elif recent is not None:
         matching = _rows(recent, attempts, where)
     else:
@@ -155,10 +174,6 @@ def compute_snapshot(
         comparison = recent.figures(where, by)
         if comparison is None:
             comparison = recent.figures_of(matching, by)
-    cube = None if comparison is not None or request.matched_only else cube_for(attempts)
-    if cube is not None and cube.covers(where, by):
-        # A filter and grouping of the cube's key columns only: its cells, not the rows.
-        comparison = cube.compare(where, by)
     if comparison is None:
         # Delta-method intervals first (no extra pass); the small groups' bootstrap intervals
         # follow in their own worker once these figures are shown.
