@@ -104,7 +104,8 @@ class RecentFigures:
             known = [(entry.expression, entry.rows) for entry in self._entries]
         best: Rows | None = None
         for wider, rows in known:
-            if wider is None or rows is None or rows.index is None:
+            # Rows picked as far as read have positions (asking for them would pick them all).
+            if wider is None or rows is None or not _has_positions(rows):
                 continue
             if (best is None or rows.height < best.height) and narrows(expression, wider):
                 best = rows
@@ -166,6 +167,11 @@ class RecentFigures:
 
 def _groups(entry: _Entry) -> int:
     return sum(comparison.keep.height for comparison in entry.figures.values())
+
+
+def _has_positions(rows: Rows) -> bool:
+    """Whether `rows` are some of a frame's, not every one of them (`index` is not None)."""
+    return isinstance(rows, PickedRows) or rows.index is not None
 
 
 def _positions(rows: Rows | None) -> int:
