@@ -253,8 +253,11 @@ def test_the_snapshot_takes_the_cubes_figures_when_it_covers_the_request(
         return answer(where, by)
 
     monkeypatch.setattr(cube, "compare", counted)
+    other = frame.clone()
+    remember_cube(other, _cube(other, 1024))  # another frame's (frames compare by identity)
     remember_cube(frame, cube)
-    assert cube_for(frame) is cube and cube_for(frame.clone()) is None
+    assert cube_for(frame) is cube and cube_for(other) is not cube
+    assert cube_for(frame.clone()) is None
 
     def snapshot(text: str, by: tuple[str, ...]) -> Comparison:
         where = parse_filter(text, frame.schema, values)

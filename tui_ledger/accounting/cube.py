@@ -412,6 +412,10 @@ def cube_for(frame: pl.DataFrame) -> Cube | None:
 def remember_cube(frame: pl.DataFrame, cube: Cube) -> None:
     """Keep `cube` as `frame`'s (`cube_for`), letting go of cubes of frames let go."""
     with _lock:
-        _cubes[:] = [(ref, other) for ref, other in _cubes if ref() not in (None, frame)]
+        alive = [(ref, other, ref()) for ref, other in _cubes]
+        _cubes[:] = [
+            (ref, other) for ref, other, held in alive if held is not None and held is not frame
+        ]
+        del alive  # (it holds the frames)
         _cubes.append((weakref.ref(frame), cube))
         del _cubes[:-MAX_FRAMES]
