@@ -350,6 +350,45 @@ async def test_the_compact_frame_shows_exactly_what_the_plain_one_does(
         assert got == want, f"step {step}: {steps[step]}"
 
 
+async def test_the_cubes_figures_show_exactly_what_the_rows_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large ledger's cube (`cube.build_cube`, once compacted) answers the filters and
+    groupings of its key columns; forced on the demo here, every screen is the plain frame's,
+    step by step: words, a column term, a negation, an outcome shortcut, a regex, a number
+    filter (not covered: the rows), the toggle, a sort and a cleared filter."""
+    from collections.abc import Sequence
+
+    from tui_ledger.accounting import compact, cube
+    from tui_ledger.accounting.comparison import Comparison
+
+    steps = [
+        ("slash", *"lean", "enter"),
+        ("slash", "ctrl+u", *"task:fix -failed", "enter"),
+        ("slash", "ctrl+u", *"workflow~^s", "enter"),
+        ("t",),
+        ("slash", "ctrl+u", *"tokens>2000", "enter"),
+        ("right", "right", "]"),
+        ("slash", "ctrl+u", "enter"),
+    ]
+    plain = await _screens_after_each_step(steps)
+    monkeypatch.setattr(compact, "COMPACT_MIN_ROWS", 0)
+    monkeypatch.setattr(cube, "CUBE_MIN_ROWS", 0)
+    monkeypatch.setattr(cube, "ROWS_PER_CELL", 1)
+    answered: list[tuple[str, ...]] = []
+    original = cube.Cube.compare
+
+    def spy(self: cube.Cube, where: pl.Expr | None, by: Sequence[str]) -> Comparison:
+        answered.append(tuple(by))
+        return original(self, where, by)
+
+    monkeypatch.setattr(cube.Cube, "compare", spy)
+    with_cube = await _screens_after_each_step(steps)
+    assert answered  # the cube was built and asked
+    for step, (want, got) in enumerate(zip(plain, with_cube, strict=True)):
+        assert got == want, f"step {step}: {steps[step]}"
+
+
 async def test_finished_workers_let_their_snapshots_go() -> None:
     """Textual keeps a finished worker in a reference cycle until the cyclic collector runs,
     and the worker keeps its arguments; the app clears them, so old snapshots (and their

@@ -210,14 +210,55 @@ def _with_deviations(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> p
         for measure in measures:
             n = _in_view(mask, "n").cast(pl.Float64)
             mean = _in_view(mask, f"mean_{measure}", 0.0)
-            grand = (n * mean).sum().over(keys) / n.sum().over(keys)
             terms.append(
                 pl.when(mask)
-                .then(n * (mean - grand) ** 2)
+                .then(_spread(n, mean, keys))
                 .otherwise(pl.lit(0.0))
                 .alias(_deviation(view, measure))
             )
     return frame.with_columns(terms)
+
+
+def _spread(n: pl.Expr, mean: pl.Expr, over: list[str]) -> pl.Expr:
+    """A part's term of its group's pooled `m2` (Chan et al.): n * (its mean - the group's
+    mean)^2, the group's mean a window over `over`. The pooled `m2` is the parts' own `m2`
+    plus these terms: exact in the reals, its last bits those of another order of sums."""
+    grand = (n * mean).sum().over(over) / n.sum().over(over)
+    return n * (mean - grand) ** 2
+
+
+def pooled_cells(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.LazyFrame:
+    """Cells of a finer grouping (`_cell_aggregations`' columns, grouped by more columns than
+    `keys`) combined into those of `[*keys, "outcome"]`, as if counted from the rows: counts
+    and sums add, means and `m2` pool (`_spread`). The float columns may differ from a count
+    over the rows in their last bits (another order of additions); `sum_tokens` (Int128) and
+    the counts are exact."""
+    measures = ["tokens", "cost"] if with_cost else ["tokens"]
+    cell_keys = [*keys, "outcome"]
+    n = pl.col("n").cast(pl.Float64)
+    counts = ["n", "known", "zeros", *(["known_cost", "zero_cost"] if with_cost else [])]
+    return (
+        cells.with_columns(
+            _spread(n, pl.col(f"mean_{measure}"), cell_keys).alias(f"__spread_{measure}")
+            for measure in measures
+        )
+        .group_by(cell_keys)
+        .agg(
+            *[pl.col(name).sum().cast(pl.UInt32) for name in counts],
+            pl.col("sum_tokens").sum().cast(pl.Int128),
+            *([pl.col("sum_cost").sum()] if with_cost else []),
+            *[
+                ((pl.col(f"mean_{measure}") * n).sum() / n.sum()).alias(f"mean_{measure}")
+                for measure in measures
+            ],
+            *[
+                (pl.col(f"m2_{measure}").sum() + pl.col(f"__spread_{measure}").sum()).alias(
+                    f"m2_{measure}"
+                )
+                for measure in measures
+            ],
+        )
+    )
 
 
 def _combined_variance(view: View, measure: str) -> pl.Expr:
@@ -441,15 +482,25 @@ def _aggregate(
         cell_frame = cell_frame.drop("__lo", "__hi")
     else:
         cell_frame, median_frame = medians_in_memory(frame, keys, cells)
+    raw = aggregate_frame(cell_frame.lazy(), median_frame, keys, with_cost)
+    return raw.with_columns(pl.col(name).cast(pl.String) for name in text)
+
+
+def aggregate_frame(
+    cells: pl.LazyFrame, medians: pl.DataFrame, keys: list[str], with_cost: bool
+) -> pl.DataFrame:
+    """The aggregate frame `_views` reads, from the (group, outcome) cells and both views'
+    medians per group (a group with no known usage may be missing: its medians read null),
+    sorted by the keys' text: the one tail of `_aggregate` and of `cube.Cube.compare`."""
     # Cells in outcome order, so a group's float sums add up in the same order on every run.
     # One small lazy query from here (each eager step would be a query of its own, and each
     # has to take the GIL back: costly beside a thread that is drawing).
     raw = (
-        view_aggregates(cell_frame.lazy(), keys, with_cost)
-        .join(median_frame.lazy(), on=keys, how="left", nulls_equal=True)
+        view_aggregates(cells, keys, with_cost)
+        .join(medians.lazy(), on=keys, how="left", nulls_equal=True)
         .collect()
     )
-    return sorted_by_text(raw, keys).with_columns(pl.col(name).cast(pl.String) for name in text)
+    return sorted_by_text(raw, keys)
 
 
 def read_columns(by: Sequence[str], with_cost: bool) -> list[str]:
@@ -604,14 +655,17 @@ def compare_aggregates(
     *,
     with_cost: bool,
     intervals: IntervalMethod | IntervalSettings = "auto",
-    bootstrap_rows: BootstrapRows,
+    bootstrap_rows: BootstrapRows | None,
 ) -> Comparison:
     """`compare` from an aggregate frame another engine computed (the Spark engine's
-    `aggregate_frame`: one row per group in key order, `keep__*` and `drop__*` raw aggregates
-    as `_aggregate` returns them), so every figure past the aggregation has this one
-    definition. `bootstrap_rows` fetches the attempts of the groups a bootstrap resamples."""
+    `aggregate_frame`, or `cube.Cube`'s: one row per group in key order, `keep__*` and
+    `drop__*` raw aggregates as `_aggregate` returns them), so every figure past the
+    aggregation has this one definition. `bootstrap_rows` fetches the attempts of the groups
+    a bootstrap resamples; None with intervals that resample nothing ("delta", "none")."""
     keys = _group_keys(by)
     settings = interval_settings(intervals)
+    if bootstrap_rows is None and settings.method not in ("delta", "none"):
+        raise ValueError(f"intervals={settings.method!r} resample attempts: give bootstrap_rows")
     frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
     return _comparison(frames, keys, with_cost, settings)
 

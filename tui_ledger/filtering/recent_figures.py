@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from tui_ledger.accounting.comparison import Comparison
-from tui_ledger.accounting.rows import Rows
+from tui_ledger.accounting.rows import PickedRows, Rows
 from tui_ledger.filtering.narrowing import narrows
 
 MAX_ENTRIES = 8  # filters (with their figures, one grouping or more) remembered per frame
@@ -104,7 +104,8 @@ class RecentFigures:
             known = [(entry.expression, entry.rows) for entry in self._entries]
         best: Rows | None = None
         for wider, rows in known:
-            if wider is None or rows is None or rows.index is None:
+            # Rows picked as far as read have positions (asking for them would pick them all).
+            if wider is None or rows is None or not _has_positions(rows):
                 continue
             if (best is None or rows.height < best.height) and narrows(expression, wider):
                 best = rows
@@ -168,9 +169,19 @@ def _groups(entry: _Entry) -> int:
     return sum(comparison.keep.height for comparison in entry.figures.values())
 
 
+def _has_positions(rows: Rows) -> bool:
+    """Whether `rows` are some of a frame's, not every one of them (`index` is not None)."""
+    return isinstance(rows, PickedRows) or rows.index is not None
+
+
 def _positions(rows: Rows | None) -> int:
-    """How many positions `rows` holds (every row of a frame holds none)."""
-    return 0 if rows is None or rows.index is None else rows.index.len()
+    """How many positions `rows` holds (every row of a frame holds none; rows picked as far as
+    read, those picked so far: asking for their `index` would pick them all)."""
+    if rows is None:
+        return 0
+    if isinstance(rows, PickedRows):
+        return rows.resolved
+    return 0 if rows.index is None else rows.index.len()
 
 
 _lock = threading.Lock()

@@ -29,7 +29,9 @@ hands to the method of the same stage here, on the screen's thread:
   competes with their drawing for the cores. Intervals and pairs land on the figures they were
   started for whichever comes first (`_figures_origin`).
 - **compaction**, once a large ledger's first figures are drawn: `compact.compact_text` ->
-  `Compacted` -> `compacted`, whose frame a recompute that reuses the comparison adopts.
+  `Compacted` -> `compacted`, whose frame a recompute that reuses the comparison adopts; then
+  that frame's cube (`cube.build_cube`, kept by `cube.remember_cube`), which the recomputes
+  after it read for the filters and groupings it covers.
 
 Posting does not wait for the handler (as `call_from_thread` did), so what is under way is
 tracked here until its message is handled, not by the workers' lives: `waiting()` names it
@@ -55,6 +57,7 @@ from textual.worker import get_current_worker
 
 from tui_ledger.accounting import compact
 from tui_ledger.accounting.compact import TextValues, compact_text
+from tui_ledger.accounting.cube import build_cube, remember_cube
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import first_line
 from tui_ledger.tui.follow_ups import FollowUps
@@ -210,6 +213,8 @@ class Pipeline(FollowUps):
         # The frame being compacted in a worker, once its figures are drawn.
         self._compacting: pl.DataFrame | None = None
         self._compacted = False
+        # Set once the compact frame's cube is built (or found not worth one), in a worker.
+        self._cube_built: threading.Event | None = None
         self._first_screen_done = False
         self._first_rows_done = False
         self._head_drawn = threading.Event()  # set once a head is drawn: the whole read goes on
@@ -264,6 +269,8 @@ class Pipeline(FollowUps):
             waiting.append("pairs")
         if self._compacting is not None:
             waiting.append("compaction")
+        if self._cube_built is not None and not self._cube_built.is_set():
+            waiting.append("cube")
         snapshot = self.snapshot
         if (
             snapshot is not None
@@ -474,7 +481,7 @@ class Pipeline(FollowUps):
         self.loading_since = None
         self.reload_error = None
         self.ledger = ledger = loaded.ledger
-        self.text_values = self._compacting = None
+        self.text_values = self._compacting = self._cube_built = None
         self._compacted = False
         self.price_warnings = loaded.price_warnings
         self.workflow_count = loaded.workflows
@@ -780,6 +787,29 @@ class Pipeline(FollowUps):
         self.ledger = dataclasses.replace(ledger, attempts=compacted)
         self.text_values = done.values
         self._post(Refilter(compacted, fresh=compacted is not attempts))  # then `refiltered`
+        self._start_cube(compacted)
+
+    def _start_cube(self, attempts: pl.DataFrame) -> None:
+        """Build the compact frame's cube in a worker (`cube.build_cube`): until it is there,
+        every recompute reads the rows as before; after, a filter or grouping of its key
+        columns reads its cells (`snapshot.compute_snapshot`)."""
+        built = self._cube_built = threading.Event()
+        self.app.run_worker(
+            partial(self._cube_worker, attempts, built),
+            name="_cube_worker",
+            group="cube",
+            exclusive=True,
+            thread=True,
+            exit_on_error=False,
+        )
+
+    def _cube_worker(self, attempts: pl.DataFrame, built: threading.Event) -> None:
+        try:
+            cube = build_cube(attempts)
+            if cube is not None and not get_current_worker().is_cancelled:
+                remember_cube(attempts, cube)
+        finally:
+            built.set()
 
     def refiltered(self, refilter: Refilter) -> None:
         """The app parsed its filter again for the compact frame's text values: the rows on

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tui_ledger.accounting.cube import cube_for
 from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
 from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows, sorted_rows
 from tui_ledger.filtering.recent_figures import RecentFigures, recent_for
@@ -109,6 +110,10 @@ def compute_snapshot(
     Otherwise what recent recomputes of the same frame found is reused (`recent_figures`): the
     rows and the comparison of a filter seen lately (cleared, typed back) and a grouping seen
     lately with it; a filter that keeps only rows a recent one kept is looked for among those.
+    A new comparison comes from the frame's cube when it has one that covers the request
+    (`cube.Cube.covers`: the filter and the grouping read only its key columns), from the rows
+    otherwise. With the cube, the rows are picked only as far as they are read (`Rows.picked`:
+    the table's first page, and their count is the figures'); a sort picks them all.
     """
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
@@ -120,6 +125,11 @@ def compute_snapshot(
     if recent is not None and shown is not None and shown.notice is None:
         # The figures on screen are final now (intervals, pairs): remembered as such.
         recent.remember(shown.condition, shown.matching, shown.comparison.by, shown.comparison)
+    # A filter and grouping of the frame's cube's key columns only: the figures from its cells,
+    # and the rows picked as far as the table reads them (the figures count them).
+    cube = None if comparison is not None or request.matched_only else cube_for(attempts)
+    if cube is not None and not cube.covers(where, by):
+        cube = None
     if (
         previous is not None
         and not request.matched_only
@@ -127,6 +137,19 @@ def compute_snapshot(
         and previous.matching.source is attempts
     ):
         matching = previous.matching  # a new sort of the rows on screen: they are picked
+    elif cube is not None:
+        remembered = recent.rows(where) if recent is not None else None
+        comparison = recent.figures(where, by) if recent is not None else None
+        if comparison is None:
+            comparison = cube.compare(where, by)
+            _ = comparison.labels  # made here rather than on the screen's thread
+        if remembered is not None:
+            matching = remembered
+        elif where is None:
+            matching = Rows(attempts)
+        else:
+            kept = comparison.keep.get_column("attempts").cast(pl.Int64).sum()
+            matching = Rows(attempts).picked(where, int(kept))
     elif recent is not None:
         matching = _rows(recent, attempts, where)
     else:

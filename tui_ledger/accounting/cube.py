@@ -1,0 +1,421 @@
+"""A large frame's figures from a summary built once: its cells (`Cube`), not its rows.
+
+A key in the filter of a 100M-row ledger cannot afford a pass over the rows (polars' own
+filter and group_by take about a second there). But most filters and groupings name only
+columns with few distinct values (workflow, task, model, outcome...), and the figures of any
+such request are sums over the cells of one `group_by` of all those columns: `Cube.compare`
+filters the cells with the same expression the rows would have been filtered with (they have
+the same columns and dtypes), pools them per `[*by, "outcome"]` (`ledger.pooled_cells`) and
+hands them to the same tail as `ledger.compare` (`ledger.aggregate_frame`,
+`ledger.compare_aggregates`).
+
+The medians are exact too: the known usage is sorted once by (cell, tokens) into one packed
+integer array (`cell code * scale + tokens - low`), and a group's median over the cells it
+selects is the k-th value across those cells' sorted runs (`_MedianIndex`).
+
+A request is covered (`Cube.covers`) when every column its filter reads and every `by`
+column is one of the cube's keys; a number filter (`tokens>2000`) is not, and takes the
+rows' path. What differs from a count over the rows: the float columns (means, variances,
+cost sums, and so the delta-method intervals) are pooled in another order, so they can
+differ in their last bits (relative 1e-12 or so), never in a count, a token sum or a median.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+
+from tui_ledger.accounting.comparison import Comparison
+from tui_ledger.accounting.ledger import (
+    _cell_aggregations,
+    aggregate_frame,
+    compare_aggregates,
+    has_cost,
+    pooled_cells,
+)
+from tui_ledger.accounting.medians import _middle_mean, _past_float_precision
+from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN
+
+CUBE_MIN_ROWS = 20_000
+"""Smaller frames have no cube: a pass over their rows is quick anyway."""
+MAX_CELLS = 2_000_000
+"""At most this many cells, and at most a cell per `ROWS_PER_CELL` rows: past that, the key
+with the most distinct values is left out (and the requests that read it take the rows)."""
+ROWS_PER_CELL = 8
+MAX_KEY_VALUES = 65_536
+"""A column with more distinct values is no key (an id, a timestamp's text)."""
+TABLE_ENTRIES = 2**24
+"""The median index's table of counts below each edge, per cell (`_MedianIndex`): at most
+this many entries (64 MB of Int32), and at most `MAX_EDGES` edges a cell."""
+MAX_EDGES = 1024
+
+_CELL = "__cell"  # a cell's row in the cube (and its run in the median index)
+_CODE = "__code"  # a cell's keys' codes as one integer (`_Codes`)
+_GROUP = "__group"
+
+
+def _key_codes(frame: pl.DataFrame, rows_per_cell: int = ROWS_PER_CELL) -> _Codes:
+    """The columns a cube of `frame` groups by, fewest distinct values first, as `_Codes`:
+    `outcome`, then every Categorical, Enum or Boolean column with at most `MAX_KEY_VALUES`
+    distinct values (and at most a value per `rows_per_cell` rows). One pass over them (and
+    one more over the keys whose codes are sparse)."""
+    candidates = [
+        name
+        for name, dtype in frame.schema.items()
+        if name != OUTCOME_COLUMN and isinstance(dtype, (pl.Categorical, pl.Enum, pl.Boolean))
+    ]
+    names = [OUTCOME_COLUMN, *candidates]
+    found = frame.select(
+        *[
+            expression.alias(f"__{index}_{part}")
+            for index, name in enumerate(names)
+            for part, expression in (
+                ("count", pl.col(name).n_unique()),
+                ("low", _physical(name).min()),
+                ("high", _physical(name).max()),
+            )
+        ]
+    ).row(0)
+    limit = min(MAX_KEY_VALUES, max(frame.height // rows_per_cell, 1))
+    counts = found[0::3]
+    kept = sorted(
+        (count, index) for index, count in enumerate(counts) if index > 0 and count <= limit
+    )
+    chosen = [0, *(index for _, index in kept)]
+    keys = [names[index] for index in chosen]
+    lows = [found[3 * index + 1] or 0 for index in chosen]
+    spans = [(found[3 * index + 2] or 0) - low + 1 for index, low in zip(chosen, lows, strict=True)]
+    # Categorical codes are the process's, not the frame's: a frame whose values came before
+    # and after a million others has codes a million apart. Its codes are then replaced by
+    # their places among its own distinct codes (a table to gather from).
+    sparse = [
+        position
+        for position, index in enumerate(chosen)
+        if spans[position] > 2 * counts[index] + 64 and spans[position] <= MAX_TABLE_SPAN
+    ]
+    places: list[pl.Series | None] = [None] * len(keys)
+    if sparse:
+        distinct = frame.select(
+            _physical(keys[position]).drop_nulls().unique().implode().alias(str(position))
+            for position in sparse
+        ).row(0)
+        for position, codes in zip(sparse, distinct, strict=True):
+            table = np.zeros(spans[position], dtype=np.int64)
+            offsets = np.sort(np.asarray(codes, dtype=np.int64)) - lows[position]
+            table[offsets] = np.arange(offsets.size)
+            places[position] = pl.Series(table)
+            spans[position] = offsets.size
+    return _Codes(tuple(keys), tuple(lows), tuple(spans), tuple(places))
+
+
+MAX_TABLE_SPAN = 2**24
+"""A key's codes spread over more than this many are read as they are (offset by the least)."""
+
+
+@dataclass(frozen=True, eq=False)
+class _Codes:
+    """The keys' values as the digits of one integer: a key's digit is its physical code
+    (a Boolean's 0 or 1) less the frame's least, or its place among the frame's distinct
+    codes where those are sparse (`places`); null reads one past the largest digit, and each
+    digit is in base its largest + 2."""
+
+    keys: tuple[str, ...]
+    lows: tuple[int, ...]  # per key: the least code
+    spans: tuple[int, ...]  # per key: how many digits it has (null aside)
+    places: tuple[pl.Series | None, ...]  # per key: code - low -> place, where sparse
+
+    def without_last(self) -> _Codes:
+        """The same but the last key (the one with the most distinct values)."""
+        return _Codes(self.keys[:-1], self.lows[:-1], self.spans[:-1], self.places[:-1])
+
+    @property
+    def space(self) -> int:
+        """How many codes there can be."""
+        total = 1
+        for span in self.spans:
+            total *= span + 1
+        return total
+
+    def expression(self) -> pl.Expr:
+        code: pl.Expr | None = None
+        for name, low, span, places in zip(
+            self.keys, self.lows, self.spans, self.places, strict=True
+        ):
+            offset = _physical(name) - low
+            digit = offset if places is None else pl.lit(places).gather(offset)
+            digit = digit.fill_null(span)
+            code = digit if code is None else code * (span + 1) + digit
+        assert code is not None
+        return code.alias(_CODE)
+
+
+def _physical(name: str) -> pl.Expr:
+    """A key's physical code (a Boolean's 0 or 1) as Int64."""
+    return pl.col(name).to_physical().cast(pl.Int64)
+
+
+class Cube:
+    """A frame's cells: one `group_by` of its key columns (`_key_codes`) with the cell
+    aggregations `ledger.compare` counts, and the median index of its known usage. Built by
+    `build_cube`; answers for that frame only."""
+
+    def __init__(
+        self,
+        keys: tuple[str, ...],
+        cells: pl.DataFrame,
+        medians: _MedianIndex,
+        with_cost: bool,
+    ) -> None:
+        self.keys = keys
+        self.cells = cells  # the keys, `_CELL` (its row number), the cell aggregations
+        self.medians = medians
+        self.with_cost = with_cost
+
+    def covers(self, where: pl.Expr | None, by: Sequence[str]) -> bool:
+        """Whether the cube answers for this filter and grouping: every column either reads is
+        one of its keys."""
+        read = set(by) if where is None else {*by, *where.meta.root_names()}
+        return bool(by) and read <= set(self.keys)
+
+    def compare(self, where: pl.Expr | None, by: Sequence[str]) -> Comparison:
+        """`ledger.compare(frame.filter(where), by, intervals="delta")` from the cells (the
+        request must be covered, `covers`). Counts, token sums and medians are the same;
+        float columns the same but for their last bits (see the module's note)."""
+        if not self.covers(where, by):
+            raise ValueError(f"the cube does not cover the filter {where} by {list(by)}")
+        keys = list(by)
+        chosen = self.cells if where is None else self.cells.filter(where)
+        cells = pooled_cells(chosen.lazy(), keys, self.with_cost)
+        medians = self.medians.medians(chosen, keys)
+        raw = aggregate_frame(cells, medians, keys, self.with_cost)
+        return compare_aggregates(
+            raw, keys, with_cost=self.with_cost, intervals="delta", bootstrap_rows=None
+        )
+
+    def estimated_size(self) -> int:
+        """Bytes held (the cells and the median index)."""
+        return int(self.cells.estimated_size()) + self.medians.nbytes
+
+
+def build_cube(
+    frame: pl.DataFrame,
+    *,
+    min_rows: int | None = None,
+    rows_per_cell: int = ROWS_PER_CELL,
+    max_edges: int = MAX_EDGES,
+) -> Cube | None:
+    """The cube of `frame`, or None when it has none: fewer than `min_rows` rows
+    (`CUBE_MIN_ROWS`), no key column but `outcome`, or a median index past 63 bits. (The
+    limits are arguments so tests can build cubes of a few rows, and of few edges.)"""
+    least = CUBE_MIN_ROWS if min_rows is None else min_rows
+    if frame.height < least or OUTCOME_COLUMN not in frame.columns:
+        return None
+    codes = _key_codes(frame, rows_per_cell)
+    limit = min(MAX_CELLS, max(frame.height // rows_per_cell, 1))
+    with_cost = has_cost(frame)
+    tokens = pl.col("tokens")
+    low, high = frame.select(tokens.min().alias("low"), tokens.max().alias("high")).row(0)
+    bits = 0 if low is None else (high - low).bit_length()
+    while len(codes.keys) > 1:
+        keys = codes.keys
+        if (codes.space - 1).bit_length() + bits <= 63:
+            cells = (
+                frame.lazy()
+                .group_by(codes.expression())
+                .agg(*[pl.col(name).first() for name in keys], *_cell_aggregations(with_cost))
+                .sort(_CODE)
+                .with_row_index(_CELL)
+                .collect()
+            )
+            if cells.height <= limit:
+                index = _MedianIndex.build(frame, codes, cells, low, bits, max_edges)
+                return Cube(keys, cells.drop(_CODE), index, with_cost)
+        codes = codes.without_last()
+    return None
+
+
+@dataclass(frozen=True)
+class _MedianIndex:
+    """The known usage sorted by (cell, tokens), packed as `code * scale + tokens - low` in
+    one Int64 array, where each cell's values run together; `starts[c]` is where cell c's run
+    starts, `known[c]` its length.
+
+    A group's median over the cells it selects is the mean of the k-th values across their
+    runs for its two middle ranks. Searching each run for every step of a binary search over
+    the value costs a cache miss a level (1.6 us a probe at 100M values), so the index also
+    holds, per cell, how many of its values fall below each of a few hundred edges (`table`;
+    the edges are quantiles of all the usage, each with its value + 1 beside it, so a value
+    that many attempts share is a bucket of its own). A search first finds, for every target
+    at once, the bucket holding its rank (a binary search over the edges: each step sums one
+    table entry per selected cell), then gathers only that bucket's values from the selected
+    cells' runs and sorts those (`_select`)."""
+
+    packed: np.ndarray  # Int64, sorted
+    starts: np.ndarray  # Int64, per cell
+    known: np.ndarray  # Int64, per cell
+    edges: np.ndarray  # Int64 token offsets (tokens - low), from 0 to `scale`
+    table: np.ndarray  # per cell, per edge: its values below the edge
+    low: int
+    scale: int
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.packed, self.starts, self.known, self.edges, self.table)
+        return sum(array.nbytes for array in arrays)
+
+    @classmethod
+    def build(
+        cls,
+        frame: pl.DataFrame,
+        codes: _Codes,
+        cells: pl.DataFrame,
+        low: int | None,
+        bits: int,
+        max_edges: int = MAX_EDGES,
+    ) -> _MedianIndex:
+        scale = 2**bits
+        known = cells.get_column("known").cast(pl.Int64).to_numpy()
+        if low is None:  # no known usage at all
+            empty = np.zeros(0, dtype=np.int64)
+            table = np.zeros((cells.height, 2), dtype=np.int64)
+            edges = np.array([0, scale], dtype=np.int64)
+            return cls(empty, np.zeros(cells.height, np.int64), known, edges, table, 0, scale)
+        tokens = pl.col("tokens")
+        packed = (
+            frame.lazy()
+            .filter(tokens.is_not_null())
+            .select((codes.expression() * scale + (tokens - low)).alias("__packed"))
+            .sort("__packed")
+            .collect()
+            .get_column("__packed")
+            .to_numpy()
+        )
+        firsts = cells.get_column(_CODE).to_numpy().astype(np.int64) * scale
+        starts = np.searchsorted(packed, firsts).astype(np.int64)
+        most = min(max_edges, TABLE_ENTRIES // cells.height, 2 * packed.size // cells.height)
+        edges = _edges(packed, scale, max(2, most))
+        dtype = np.int32 if known.max(initial=0) < 2**31 else np.int64
+        table = np.empty((cells.height, edges.size), dtype=dtype)
+        for cell, (first, start, count) in enumerate(zip(firsts, starts, known, strict=True)):
+            table[cell] = np.searchsorted(packed[start : start + count], first + edges)
+        return cls(packed, starts, known, edges, table, low, scale)
+
+    def medians(self, chosen: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
+        """Both views' medians per group of `keys` over the `chosen` cells (`_CELL`, the
+        keys, `known`), for the groups with known usage; as `medians.medians_in_memory`
+        gives them (Float64, or Decimal past 2**52 for every group)."""
+        groups = chosen.select(keys).unique(maintain_order=True).with_row_index(_GROUP)
+        pairs = chosen.join(groups, on=keys, how="left", nulls_equal=True, maintain_order="left")
+        pairs = pairs.filter(pl.col("known") > 0)
+        cell = pairs.get_column(_CELL).cast(pl.Int64).to_numpy()
+        group = pairs.get_column(_GROUP).cast(pl.Int64).to_numpy()
+        accepted = (pairs.get_column(OUTCOME_COLUMN) == ACCEPTED).to_numpy()
+        count = groups.height
+        columns: list[pl.Series] = []
+        for view, picked in (("keep", np.ones(cell.size, dtype=bool)), ("drop", accepted)):
+            view_cell, view_group = cell[picked], group[picked]
+            totals = np.bincount(view_group, self.known[view_cell], minlength=count)
+            totals = totals.astype(np.int64)
+            columns.append(pl.Series(f"__{view}_has", totals > 0))
+            for end, rank in (("low", np.maximum(totals - 1, 0) // 2), ("high", totals // 2)):
+                values = self._select(view_cell, view_group, rank, count)
+                columns.append(pl.Series(f"__{view}_{end}", values, dtype=pl.Int64))
+        frame = groups.select(keys).with_columns(columns).filter(pl.col("__keep_has"))
+
+        def middle(view: str, exact: bool) -> pl.Expr:
+            low, high = pl.col(f"__{view}_low"), pl.col(f"__{view}_high")
+            value = (
+                _middle_mean(low, high)
+                if exact
+                else (low.cast(pl.Int128) + high.cast(pl.Int128)).cast(pl.Float64) / 2
+            )
+            return (
+                pl.when(pl.col(f"__{view}_has"))
+                .then(value)
+                .alias(f"{view}__median_tokens_per_attempt")
+            )
+
+        floats = frame.select(*keys, middle("keep", False), middle("drop", False))
+        if not _past_float_precision(floats):
+            return floats
+        return frame.select(*keys, middle("keep", True), middle("drop", True))
+
+    def _select(
+        self, cell: np.ndarray, group: np.ndarray, rank: np.ndarray, groups: int
+    ) -> np.ndarray:
+        """Per group, the value of 0-based `rank` among the values of its cells' runs (`cell`
+        and `group` pair each selected cell with its group); a group with no value reads a
+        placeholder (masked by the caller)."""
+        table = self.table
+        # Per group, the edges whose counts below bracket the rank: below[lo] <= rank < below[hi].
+        lo = np.zeros(groups, dtype=np.int64)
+        hi = np.full(groups, self.edges.size - 1, dtype=np.int64)
+        while True:
+            open_ = hi - lo > 1
+            if not open_.any():
+                break
+            mid = (lo + hi) // 2
+            below = np.bincount(group, table[cell, mid[group]], minlength=groups)
+            lower = below <= rank
+            lo = np.where(open_ & lower, mid, lo)
+            hi = np.where(open_ & ~lower, mid, hi)
+        before = np.bincount(group, table[cell, lo[group]], minlength=groups).astype(np.int64)
+        # The bucket's values of every selected cell, gathered and sorted by (group, value).
+        first = table[cell, lo[group]].astype(np.int64)
+        lengths = table[cell, lo[group] + 1].astype(np.int64) - first
+        total = int(lengths.sum())
+        offsets = np.cumsum(lengths) - lengths
+        positions = np.repeat(self.starts[cell] + first - offsets, lengths) + np.arange(total)
+        mask = np.int64(self.scale - 1)
+        values = (self.packed[positions] & mask) + np.repeat(group, lengths) * np.int64(self.scale)
+        values.sort()
+        counts = np.bincount(np.repeat(group, lengths), minlength=groups)
+        placed = np.cumsum(counts) - counts + (rank - before)
+        placed = np.clip(placed, 0, max(total - 1, 0))
+        if total == 0:
+            return np.zeros(groups, dtype=np.int64)
+        return (values[placed] & mask) + self.low
+
+
+def _edges(packed: np.ndarray, scale: int, most: int) -> np.ndarray:
+    """Up to `most` token offsets from 0 to `scale`: quantiles of a sample of the values, each
+    beside its value + 1 (a value many attempts share then makes a bucket of its own)."""
+    step = max(packed.size // 65_536, 1)
+    sample = np.sort(packed[::step] & np.int64(scale - 1))
+    inner = max((most - 2) // 2, 0)
+    picks = np.linspace(0, sample.size - 1, inner).astype(np.int64)
+    quantiles = sample[picks] if inner and sample.size else np.zeros(0, dtype=np.int64)
+    edges = np.unique(np.concatenate([np.array([0, scale]), quantiles, quantiles + 1]))
+    return edges[edges <= scale].astype(np.int64)
+
+
+# The cubes built, per frame (held weakly: a frame let go takes its cube with it).
+_cubes: list[tuple[weakref.ref[pl.DataFrame], Cube]] = []
+_lock = threading.Lock()
+MAX_FRAMES = 2
+
+
+def cube_for(frame: pl.DataFrame) -> Cube | None:
+    """The cube built for `frame` (the very object), if one is."""
+    with _lock:
+        for ref, cube in _cubes:
+            if ref() is frame:
+                return cube
+    return None
+
+
+def remember_cube(frame: pl.DataFrame, cube: Cube) -> None:
+    """Keep `cube` as `frame`'s (`cube_for`), letting go of cubes of frames let go."""
+    with _lock:
+        alive = [(ref, other, ref()) for ref, other in _cubes]
+        _cubes[:] = [
+            (ref, other) for ref, other, held in alive if held is not None and held is not frame
+        ]
+        del alive  # (it holds the frames)
+        _cubes.append((weakref.ref(frame), cube))
+        del _cubes[:-MAX_FRAMES]
