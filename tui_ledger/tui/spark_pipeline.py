@@ -7,10 +7,10 @@ each a query on a Spark Connect server instead of polars work on a local frame.
   columns and their types); the app's `Ledger` holds an empty frame of that schema and the
   validation report, never the rows.
 - **recompute** (every filter keystroke, group change, sort): one worker runs, under one
-  Spark Connect tag (`paging.Queries`), the engine's aggregate frame and ledger.py's
-  comparison (`commands.spark_comparison`, intervals `auto`: the bootstrap's rows for small
-  groups fetched by a bounded query), then the first page of each view (`paging.page`, a
-  top-K). A newer request interrupts the running tag on the server (`Queries.cancel`), and
+  Spark Connect tag (`paging.Queries`), one query (`commands.spark_figures`) for the
+  engine's aggregate frame, the bootstrap's candidate rows and the first page of each view
+  (a top-K), then ledger.py's comparison (`commands.spark_comparison`, intervals `auto`).
+  A newer request interrupts the running tag on the server (`Queries.cancel`), and
   the interrupted worker's figures are never shown: the superseding of `Pipeline`, with the
   stale query stopped on the cluster rather than left to finish. The toggle needs no query:
   the comparison holds both views and both first pages are fetched.
@@ -127,22 +127,6 @@ class SparkSnapshot(Snapshot):
         if self.more[view]:
             return f"first {fetched:,} fetched · Spark"
         return "all fetched · Spark"
-
-
-BUNDLED_ROWS = 100_000
-"""Inputs of at most this many rows get the checks' and the pairs' cells in the figures' query
-(one round trip a keystroke: on the demo, 30 before issue 43). A larger input's figures are
-not held for them: there the duplicate checks group every row's content and the pairs every
-task, each costing as much as the figures or more (1M Parquet rows, local[2]), so each comes
-in a query of its own once the figures are drawn, as the follow-ups' own (`spark_checks`,
-`spark_pair_cells` without figures)."""
-
-
-def bundles_follow_ups(opened: SparkInput) -> bool:
-    """Whether the figures' query also asks the checks' and the pairs' cells (`BUNDLED_ROWS`;
-    an input not validated yet counts as large)."""
-    report = opened.ledger.validated
-    return report is not None and report.rows <= BUNDLED_ROWS
 
 
 def _shown(rows: pl.DataFrame) -> pl.DataFrame:
@@ -422,15 +406,15 @@ class SparkPipeline(Pipeline):
                 distinct = opened.attempts.select("workflow").distinct()
                 extra["workflows"] = Part(distinct.agg(F.count(F.lit(1)).alias("n")), ["n"])
             # One query: both views' cells, the bootstrap's rows, both first pages (and the
-            # workflows, the first time), and on a small input the checks' and the pairs'
-            # cells too (`bundles_follow_ups`).
-            bundled = bundles_follow_ups(opened)
+            # workflows, the first time). Not the checks' and the pairs' cells: each follows
+            # in a query of its own once the figures are drawn, side by side (on the demo,
+            # a keystroke's figures in 0.45 s and settled in 1.07 s, against 1.70 s and
+            # 1.77 s with every part in one query: docs/SPARK.md, "One query a keystroke's
+            # figures").
             figures = spark_figures(
                 filtered,
                 request.by,
                 intervals=IntervalSettings(),
-                checks=bundled,
-                pairs=bundled,
                 pages=dict(pages_asked),
                 extra=extra,
             )
