@@ -23,12 +23,10 @@ import tui_ledger.load as load_module
 from tests.pilot_helpers import SETTLE_SECONDS, record_toasts, screen_text, settle
 from tui_ledger.load import LoadError, load, load_head
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.load_progress import LOAD_BYTES_PER_SECOND, Partial, progress_text
 from tui_ledger.tui.pipeline import (
     HEAD_BYTES,
-    LOAD_BYTES_PER_SECOND,
     SMALL_LOAD_BYTES,
-    Partial,
-    progress_text,
 )
 
 SIZE = (160, 45)

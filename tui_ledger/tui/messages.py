@@ -176,7 +176,7 @@ class LoadingChanged(Drawing):
 @dataclass
 class ProgressChanged(Drawing):
     """What the summary pane says while the whole file is read behind its first rows
-    (`pipeline.progress_text`); None: the figures are in, the pane shows them."""
+    (`load_progress.progress_text`); None: the figures are in, the pane shows them."""
 
     text: str | None
 

@@ -62,6 +62,7 @@ from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import first_line
 from tui_ledger.tui.follow_ups import FollowUps
 from tui_ledger.tui.host import Inputs, PipelineHost
+from tui_ledger.tui.load_progress import Partial, progress_text
 from tui_ledger.tui.messages import (
     Compacted,
     FilterFailed,
@@ -97,11 +98,6 @@ SMALL_LOAD_BYTES = 256 * 1024
 # A larger CSV/TSV first shows its first whole records, this many bytes of them (about 5,000
 # rows of 5 columns; 20 ms to read and validate), while the whole file is read behind them.
 HEAD_BYTES = SMALL_LOAD_BYTES
-# What the progress estimate assumes the whole load reads per second (this 2-core machine:
-# 10M rows, 523 MB, load + first recompute in 1.8 s, so about 300 MB/s). Nothing reports a
-# read's progress from inside polars' parser, so the share read and the time left are
-# estimates, and say so; the figures themselves only ever come from the whole file.
-LOAD_BYTES_PER_SECOND = 300e6
 # The load worker lets the screen draw a head before it reads the whole file, waiting at most
 # this long (a head draws in 20-50 ms on an idle machine).
 HEAD_DRAW_WAIT = 1.0
@@ -109,45 +105,6 @@ HEAD_DRAW_WAIT = 1.0
 # app is up, before the first frame (which then shows the figures at once); past it, the first
 # frame says the file is being read.
 EARLY_LOAD_WAIT = 0.25
-
-
-@dataclasses.dataclass(frozen=True)
-class Partial:
-    """The file's first records are on screen while the whole file is read (`Loaded.head`)."""
-
-    rows: int  # records in the head
-    head_bytes: int  # the bytes they came from (at most `HEAD_BYTES`)
-    size: int  # bytes of the whole file
-    since: float  # when the whole read began (`time.perf_counter`)
-
-    @property
-    def estimated_rows(self) -> int:
-        """The whole file's rows, by the head's bytes per row."""
-        return max(self.rows, round(self.size * self.rows / max(self.head_bytes, 1)))
-
-
-def progress_text(partial: Partial, now: float, *, read: bool) -> str:
-    """What the summary pane says while the whole file is read (`read`: it has been, and its
-    first figures are being computed): rows and share read and time left, as estimates."""
-    from tui_ledger.text.numbers import format_bytes
-
-    shown = f"The table shows the file's first {partial.rows:,} rows; t, / and paging work on them."
-    if read:
-        return f"Computing the summary of every row…\n\n{shown}"
-    elapsed = now - partial.since
-    expected = partial.size / LOAD_BYTES_PER_SECOND
-    total = partial.estimated_rows
-    lines = [f"Reading the whole file ({format_bytes(partial.size)}, about {total:,} rows)…"]
-    if elapsed < expected:
-        share = elapsed / expected
-        lines.append(
-            f"about {round(total * share):,} rows read ({share:.0%}), "
-            f"about {expected - elapsed:.1f} s left · {elapsed:.1f} s so far (estimates)"
-        )
-    else:
-        lines.append(f"{elapsed:.1f} s so far, longer than estimated ({expected:.1f} s)")
-    lines += ["", "The figures appear once every row is read; none is shown before.", shown]
-    return "\n".join(lines)
 
 
 def price(ledger: Ledger, prices: PriceTable | None) -> tuple[Ledger, list[Finding]]:
