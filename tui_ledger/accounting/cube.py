@@ -14,10 +14,19 @@ integer array (`cell code * scale + tokens - low`), and a group's median over th
 selects is the k-th value across those cells' sorted runs (`_MedianIndex`).
 
 A request is covered (`Cube.covers`) when every column its filter reads and every `by`
-column is one of the cube's keys; a number filter (`tokens>2000`) is not, and takes the
-rows' path. What differs from a count over the rows: the float columns (means, variances,
-cost sums, and so the delta-method intervals) are pooled in another order, so they can
-differ in their last bits (relative 1e-12 or so), never in a count, a token sum or a median.
+column is one of the cube's keys, or when the filter's terms on tokens make one range
+(`tokens>2000`, `tokens>=10 tokens<1k`; `filtering.token_range`) and its other terms read
+only keys. A range is counted from the sorted runs (`_MedianIndex.ranged`): per cell and
+edge, the index also holds the sum of the values below the edge (exact, Int64) and their
+squared distances from the cell's mean, so a cell's count, sum and `m2` within the range are
+two table reads and the values of the bucket where each end of the range falls. A cost
+column, a negated term on tokens (two ranges) or `tokens:null` takes the rows' path.
+
+What differs from a count over the rows: the float columns (means, variances, cost sums, and
+so the delta-method intervals) are pooled in another order, so they can differ in their last
+bits (relative 1e-12 or so), never in a count, a token sum or a median. (Where a variance is
+near 0 against the square of its mean, either path's rounding shows in an interval's bounds
+at about 1.5e-8 of the estimate.)
 """
 
 from __future__ import annotations
@@ -39,6 +48,7 @@ from tui_ledger.accounting.ledger import (
     pooled_cells,
 )
 from tui_ledger.accounting.medians import _middle_mean, _past_float_precision
+from tui_ledger.filtering.token_range import Range, split_range
 from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN
 
 CUBE_MIN_ROWS = 20_000
@@ -178,9 +188,25 @@ class Cube:
 
     def covers(self, where: pl.Expr | None, by: Sequence[str]) -> bool:
         """Whether the cube answers for this filter and grouping: every column either reads is
-        one of its keys."""
-        read = set(by) if where is None else {*by, *where.meta.root_names()}
-        return bool(by) and read <= set(self.keys)
+        one of its keys, but for a range of tokens (`tokens>2000`, `_tokens_range`)."""
+        if not by or not set(by) <= set(self.keys):
+            return False
+        if where is None or set(where.meta.root_names()) <= set(self.keys):
+            return True
+        return self._tokens_range(where) is not None
+
+    def _tokens_range(self, where: pl.Expr) -> Range | None:
+        """`where` as a range of tokens and terms over the keys, when the cube can count such
+        a range (its range tables, no cost column, values a float literal compares exactly)."""
+        index = self.medians
+        if self.with_cost or index.sums is None:
+            return None
+        split = split_range(where, "tokens")
+        if split is None or max(abs(index.low), abs(index.high)) >= split.exact_below:
+            return None
+        if split.rest is not None and not set(split.rest.meta.root_names()) <= set(self.keys):
+            return None
+        return split
 
     def compare(self, where: pl.Expr | None, by: Sequence[str]) -> Comparison:
         """`ledger.compare(frame.filter(where), by, intervals="delta")` from the cells (the
@@ -189,7 +215,14 @@ class Cube:
         if not self.covers(where, by):
             raise ValueError(f"the cube does not cover the filter {where} by {list(by)}")
         keys = list(by)
+        split = None
+        if where is not None and not set(where.meta.root_names()) <= set(self.keys):
+            split = self._tokens_range(where)
+            assert split is not None  # (covered)
+            where = split.rest
         chosen = self.cells if where is None else self.cells.filter(where)
+        if split is not None:
+            chosen = self.medians.ranged(chosen, split.low, split.high)
         cells = pooled_cells(chosen.lazy(), keys, self.with_cost)
         medians = self.medians.medians(chosen, keys)
         raw = aggregate_frame(cells, medians, keys, self.with_cost)
@@ -262,11 +295,17 @@ class _MedianIndex:
     table: np.ndarray  # per cell, per edge: its values below the edge
     low: int
     scale: int
+    high: int = 0  # the largest value
+    # For ranges of tokens (`ranged`), per cell, per edge, over its values below the edge:
+    sums: np.ndarray | None = None  # Int64: their offsets' sum (None: a cell's could wrap)
+    squares: np.ndarray | None = None  # Float64: their squared distances from `centres`
+    centres: np.ndarray | None = None  # Float64, per cell: its offsets' mean
 
     @property
     def nbytes(self) -> int:
         arrays = (self.packed, self.starts, self.known, self.edges, self.table)
-        return sum(array.nbytes for array in arrays)
+        extra = (self.sums, self.squares, self.centres)
+        return sum(array.nbytes for array in (*arrays, *extra) if array is not None)
 
     @classmethod
     def build(
@@ -284,7 +323,9 @@ class _MedianIndex:
             empty = np.zeros(0, dtype=np.int64)
             table = np.zeros((cells.height, 2), dtype=np.int64)
             edges = np.array([0, scale], dtype=np.int64)
-            return cls(empty, np.zeros(cells.height, np.int64), known, edges, table, 0, scale)
+            none = np.zeros(cells.height, np.int64)
+            sums, squares = table.copy(), table.astype(np.float64)
+            return cls(empty, none, known, edges, table, 0, scale, 0, sums, squares, none * 0.0)
         tokens = pl.col("tokens")
         packed = (
             frame.lazy()
@@ -303,7 +344,79 @@ class _MedianIndex:
         table = np.empty((cells.height, edges.size), dtype=dtype)
         for cell, (first, start, count) in enumerate(zip(firsts, starts, known, strict=True)):
             table[cell] = np.searchsorted(packed[start : start + count], first + edges)
-        return cls(packed, starts, known, edges, table, low, scale)
+        high = int(packed[-1] & np.int64(scale - 1)) + low if packed.size else low
+        # A cell's offsets must sum within Int64 for exact sums of a range (Int128 aside).
+        totals = cells.get_column("sum_tokens").cast(pl.Float64).to_numpy() - known * float(low)
+        if totals.size and totals.max() >= 2.0**62:
+            return cls(packed, starts, known, edges, table, low, scale, high)
+        sums, squares, centres = _range_tables(packed, starts, known, table, scale)
+        return cls(packed, starts, known, edges, table, low, scale, high, sums, squares, centres)
+
+    def ranged(self, chosen: pl.DataFrame, low: int | None, high: int | None) -> pl.DataFrame:
+        """The `chosen` cells (`_CELL` and the cell aggregations) counting only their attempts
+        whose tokens are in `low`..`high` (inclusive; None unbounded), as the rows' own
+        `_cell_aggregations` would count them: every such attempt has known usage; sums and
+        counts exact, the means and `m2` within their last bits. Cells left with no attempt
+        are dropped; `__begin` and `__end` say where in its run each cell's range lies (for
+        `medians`). Needs the range tables (`sums` not None) and no cost column."""
+        assert self.sums is not None and self.squares is not None and self.centres is not None
+        start = 0 if low is None else min(max(low - self.low, 0), self.scale)
+        stop = self.scale if high is None else min(max(high - self.low + 1, 0), self.scale)
+        cell = chosen.get_column(_CELL).cast(pl.Int64).to_numpy()
+        if stop <= start:
+            cell = cell[:0]
+        below, sum_below, square_below = self._below(cell, start)
+        upto, sum_upto, square_upto = self._below(cell, stop)
+        count = upto - below
+        total = sum_upto - sum_below
+        centre = self.centres[cell]
+        apart = total - count * centre  # the range's distance from the centre, summed
+        spread = square_upto - square_below - apart * apart / np.maximum(count, 1)
+        m2 = np.where(count > 1, np.maximum(spread, 0.0), 0.0)
+        mean = total / np.maximum(count, 1) + self.low
+        zero = start <= -self.low < stop  # every zero of a cell is in the range, or none
+        kept = count > 0
+        n = pl.Series("n", count[kept], dtype=pl.UInt32)
+        return chosen.filter(pl.Series(kept) if cell.size else pl.lit(False)).with_columns(
+            n,
+            n.alias("known"),
+            (pl.col("zeros") if zero else pl.lit(0)).cast(pl.UInt32).alias("zeros"),
+            (
+                pl.lit(pl.Series(total[kept])).cast(pl.Int128)
+                + pl.lit(pl.Series(count[kept])).cast(pl.Int128) * pl.lit(self.low, dtype=pl.Int128)
+            ).alias("sum_tokens"),
+            pl.Series("mean_tokens", mean[kept], dtype=pl.Float64),
+            pl.Series("m2_tokens", m2[kept], dtype=pl.Float64),
+            pl.Series("__begin", below[kept], dtype=pl.Int64),
+            pl.Series("__end", upto[kept], dtype=pl.Int64),
+        )
+
+    def _below(self, cell: np.ndarray, value: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per cell of `cell`: how many of its values have offsets below `value` (0..scale),
+        their offsets' sum and their squared distances from the cell's centre, summed: the
+        tables at the edge at or below `value`, and that edge's bucket's values below it."""
+        assert self.sums is not None and self.squares is not None and self.centres is not None
+        edge = int(np.searchsorted(self.edges, value, side="right")) - 1
+        count = self.table[cell, edge].astype(np.int64)
+        total = self.sums[cell, edge].copy()
+        square = self.squares[cell, edge].copy()
+        if edge + 1 >= self.edges.size or cell.size == 0 or self.edges[edge] == value:
+            return count, total, square
+        lengths = self.table[cell, edge + 1].astype(np.int64) - count
+        filled = lengths > 0
+        size = int(lengths.sum())
+        if size == 0:
+            return count, total, square
+        offsets = np.cumsum(lengths) - lengths
+        positions = np.repeat(self.starts[cell] + count - offsets, lengths) + np.arange(size)
+        values = self.packed[positions] & np.int64(self.scale - 1)
+        inside = values < value
+        apart = values - np.repeat(self.centres[cell], lengths)
+        starts = offsets[filled]
+        count[filled] += np.add.reduceat(inside.astype(np.int64), starts)
+        total[filled] += np.add.reduceat(np.where(inside, values, 0), starts)
+        square[filled] += np.add.reduceat(np.where(inside, apart * apart, 0.0), starts)
+        return count, total, square
 
     def medians(self, chosen: pl.DataFrame, keys: list[str]) -> pl.DataFrame:
         """Both views' medians per group of `keys` over the `chosen` cells (`_CELL`, the
@@ -314,17 +427,22 @@ class _MedianIndex:
         pairs = pairs.filter(pl.col("known") > 0)
         cell = pairs.get_column(_CELL).cast(pl.Int64).to_numpy()
         group = pairs.get_column(_GROUP).cast(pl.Int64).to_numpy()
+        known = pairs.get_column("known").cast(pl.Int64).to_numpy()
+        ranged = "__begin" in pairs.columns
+        begin = pairs.get_column("__begin").to_numpy() if ranged else np.zeros_like(cell)
+        end = pairs.get_column("__end").to_numpy() if ranged else self.known[cell]
         accepted = (pairs.get_column(OUTCOME_COLUMN) == ACCEPTED).to_numpy()
         count = groups.height
         columns: list[pl.Series] = []
         for view, picked in (("keep", np.ones(cell.size, dtype=bool)), ("drop", accepted)):
             view_cell, view_group = cell[picked], group[picked]
-            totals = np.bincount(view_group, self.known[view_cell], minlength=count)
+            totals = np.bincount(view_group, known[picked], minlength=count)
             totals = totals.astype(np.int64)
             columns.append(pl.Series(f"__{view}_has", totals > 0))
-            for end, rank in (("low", np.maximum(totals - 1, 0) // 2), ("high", totals // 2)):
-                values = self._select(view_cell, view_group, rank, count)
-                columns.append(pl.Series(f"__{view}_{end}", values, dtype=pl.Int64))
+            run = (begin[picked], end[picked])
+            for side, rank in (("low", np.maximum(totals - 1, 0) // 2), ("high", totals // 2)):
+                values = self._select(view_cell, view_group, rank, count, run)
+                columns.append(pl.Series(f"__{view}_{side}", values, dtype=pl.Int64))
         frame = groups.select(keys).with_columns(columns).filter(pl.col("__keep_has"))
 
         def middle(view: str, exact: bool) -> pl.Expr:
@@ -346,12 +464,22 @@ class _MedianIndex:
         return frame.select(*keys, middle("keep", True), middle("drop", True))
 
     def _select(
-        self, cell: np.ndarray, group: np.ndarray, rank: np.ndarray, groups: int
+        self,
+        cell: np.ndarray,
+        group: np.ndarray,
+        rank: np.ndarray,
+        groups: int,
+        run: tuple[np.ndarray, np.ndarray],
     ) -> np.ndarray:
         """Per group, the value of 0-based `rank` among the values of its cells' runs (`cell`
-        and `group` pair each selected cell with its group); a group with no value reads a
+        and `group` pair each selected cell with its group; `run`: the part of each cell's
+        run to take, from..to, relative to its start); a group with no value reads a
         placeholder (masked by the caller)."""
-        table = self.table
+        begin, end = run
+
+        def below(edge: np.ndarray) -> np.ndarray:  # per selected cell, in its part of the run
+            return np.clip(self.table[cell, edge].astype(np.int64), begin, end)
+
         # Per group, the edges whose counts below bracket the rank: below[lo] <= rank < below[hi].
         lo = np.zeros(groups, dtype=np.int64)
         hi = np.full(groups, self.edges.size - 1, dtype=np.int64)
@@ -360,14 +488,14 @@ class _MedianIndex:
             if not open_.any():
                 break
             mid = (lo + hi) // 2
-            below = np.bincount(group, table[cell, mid[group]], minlength=groups)
-            lower = below <= rank
+            counted = np.bincount(group, below(mid[group]) - begin, minlength=groups)
+            lower = counted <= rank
             lo = np.where(open_ & lower, mid, lo)
             hi = np.where(open_ & ~lower, mid, hi)
-        before = np.bincount(group, table[cell, lo[group]], minlength=groups).astype(np.int64)
+        first = below(lo[group])
+        before = np.bincount(group, first - begin, minlength=groups).astype(np.int64)
         # The bucket's values of every selected cell, gathered and sorted by (group, value).
-        first = table[cell, lo[group]].astype(np.int64)
-        lengths = table[cell, lo[group] + 1].astype(np.int64) - first
+        lengths = below(lo[group] + 1) - first
         total = int(lengths.sum())
         offsets = np.cumsum(lengths) - lengths
         positions = np.repeat(self.starts[cell] + first - offsets, lengths) + np.arange(total)
@@ -380,6 +508,52 @@ class _MedianIndex:
         if total == 0:
             return np.zeros(groups, dtype=np.int64)
         return (values[placed] & mask) + self.low
+
+
+RANGE_CHUNK = 2**22
+"""The range tables are built over this many values at a time (their temporaries are a few
+times its size)."""
+
+
+def _range_tables(
+    packed: np.ndarray, starts: np.ndarray, known: np.ndarray, table: np.ndarray, scale: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per cell, per edge, over the cell's values below the edge: their offsets' sum (exact,
+    Int64: the caller made sure no cell's total passes 2**62), and their squared distances
+    from the cell's mean offset, summed bucket by bucket (a cell's sums never take in another
+    cell's); and those means. A few cells' runs at a time (`RANGE_CHUNK` values)."""
+    cells, width = table.shape
+    sums = np.zeros((cells, width), dtype=np.int64)
+    squares = np.zeros((cells, width), dtype=np.float64)
+    centres = np.zeros(cells, dtype=np.float64)
+    mask = np.int64(scale - 1)
+    ends = starts + known
+    first = 0
+    while first < cells:
+        last = int(np.searchsorted(ends, starts[first] + RANGE_CHUNK, side="right"))
+        last = max(last, first + 1)
+        begin, end = int(starts[first]), int(ends[last - 1])
+        if end > begin:
+            offsets = packed[begin:end] & mask
+            running = np.zeros(offsets.size + 1, dtype=np.int64)
+            np.cumsum(offsets, out=running[1:])  # wraps past 2**63; the differences do not
+            local = (starts[first:last] - begin)[:, None] + table[first:last].astype(np.int64)
+            sums[first:last] = running[local] - running[local[:, :1]]
+            counts = known[first:last]
+            centre = sums[first:last, -1] / np.maximum(counts, 1)
+            centres[first:last] = centre
+            apart = offsets - np.repeat(centre, counts)
+            squared = apart * apart
+            bucket_starts = local[:, :-1].ravel()
+            filled = np.diff(local, axis=1).ravel() > 0
+            per_bucket = np.zeros(bucket_starts.size, dtype=np.float64)
+            if filled.any():
+                # Only the filled buckets' starts: each sums up to the next filled one's start,
+                # which is where its own values end (empty buckets between hold none).
+                per_bucket[filled] = np.add.reduceat(squared, bucket_starts[filled])
+            squares[first:last, 1:] = np.cumsum(per_bucket.reshape(last - first, -1), axis=1)
+        first = last
+    return sums, squares, centres
 
 
 def _edges(packed: np.ndarray, scale: int, most: int) -> np.ndarray:
