@@ -140,6 +140,45 @@ def test_picked_rows_read_as_the_rows_where_gives(
     assert picked.resolved == picked.height
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    size=st.integers(0, 300),
+    random=st.randoms(use_true_random=False),
+    order=st.sampled_from(["every", "every, sorted", "filtered, sorted"]),
+    condition=st.sampled_from(sorted(CONDITIONS)),
+    reads=st.lists(access, max_size=8),
+)
+def test_rows_picked_from_picked_rows_read_as_where_twice(
+    size: int, random: Random, order: str, condition: str, reads: list[tuple[str, int, Any]]
+) -> None:
+    """The accepted rows of a filter's rows picked as read (the cube's path, then the toggle):
+    picked from the first rows with both conditions, they read as `where` twice gives."""
+    frame = _frame([_attempt(random) for _ in range(size)])
+    parent = _parent(frame, order)
+    first = pl.col("line") % 4 != 1
+    outer = parent.where(first)
+    eager = outer.where(CONDITIONS[condition])
+    picked = PickedRows(parent, first, outer.height, chunks=(2, 8)).picked(
+        CONDITIONS[condition], eager.height
+    )
+    for what, number, other in reads:
+        _same(_read(picked, what, number, other), _read(eager, what, number, other))
+    assert_series_equal(picked.index, eager.index, check_names=False)
+
+
+def test_the_accepted_rows_of_picked_rows_pick_neither_all() -> None:
+    """A first screen of the accepted rows among a filter's picked rows looks at the frame's
+    first rows only, and picks none of the filter's rows it does not read."""
+    frame = _frame([(OUTCOMES[i % 3], i % 50, "a.csv") for i in range(10_000)])
+    matching = PickedRows(Rows(frame), pl.col("tokens") > 5, 8_800)
+    accepted = matching.picked(counted("drop"), 2_934)
+    assert isinstance(accepted, PickedRows)
+    assert_frame_equal(
+        accepted.head(10), frame.filter(pl.col("tokens") > 5, counted("drop")).head(10)
+    )
+    assert matching.resolved == 0 and accepted.resolved < 2**17
+
+
 def test_a_first_screen_picks_only_the_first_rows() -> None:
     """The first rows of 1,000 are read having looked at the first chunk only; the last ones
     pick the rest."""

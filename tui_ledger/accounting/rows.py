@@ -174,6 +174,15 @@ class PickedRows(Rows):
         found = self._picking.pick(row + 1) if row >= 0 else self.index
         return int(found[row])
 
+    def picked(self, condition: pl.Expr, height: int) -> Rows:
+        """As `Rows.picked`, from the parent's rows with both conditions: these rows keep the
+        parent's order, so the ones where `condition` holds are the parent's where both do
+        (the accepted rows of `tokens>2000` need not pick every row `tokens>2000` keeps)."""
+        if not condition.meta.root_names():
+            return self.where(condition)
+        picking = self._picking
+        return PickedRows(picking.parent, picking.condition & condition, height)
+
     def find(self, condition: pl.Expr) -> int | None:
         """The first of these rows where `condition` holds, if any: looked up in the frame,
         then picked only as far as the first of those (nothing more picked when none is
