@@ -21,9 +21,10 @@ from hypothesis import strategies as st
 from tests.oracle import median
 from tui_ledger.accounting.compact import text_values
 from tui_ledger.accounting.comparison import Comparison
-from tui_ledger.accounting.cube import Cube, build_cube, cube_for, remember_cube
+from tui_ledger.accounting.cube import Cube, TokenRange, build_cube, cube_for, remember_cube
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.filtering.query import parse_filter
+from tui_ledger.filtering.token_range import on_cube
 from tui_ledger.schema import ACCEPTED, OUTCOME_DTYPE, OUTCOMES
 from tui_ledger.tui.snapshot import Request, compute_snapshot
 
@@ -127,7 +128,11 @@ def assert_cube_is_compare(
     cube: Cube, frame: pl.DataFrame, where: pl.Expr | None, by: tuple[str, ...]
 ) -> None:
     filtered = frame.lazy() if where is None else frame.lazy().filter(where)
-    assert_same_figures(cube.compare(where, by), compare(filtered, by, intervals="delta"))
+    request = on_cube(cube, where, by)
+    assert request is not None
+    assert_same_figures(
+        cube.compare(request[0], by, request[1]), compare(filtered, by, intervals="delta")
+    )
 
 
 BOUND_TOLERANCE = 1e-7
@@ -178,7 +183,7 @@ def test_the_cubes_comparison_is_compares_on_the_filtered_rows(
     # Small and huge values in one frame: the packing needs fewer keys (or has no room).
     cube = build_cube(frame, min_rows=0, rows_per_cell=1, max_edges=edges)
     where = parse_filter(text, frame.schema, text_values(frame))
-    if cube is None or not cube.covers(where, by):
+    if cube is None or on_cube(cube, where, by) is None:
         if cube is not None and _no_range(text, cube):
             return  # a term on tokens that is no range, or a float past 2**53
         spread = frame.select(pl.col("tokens").max() - pl.col("tokens").min()).item()
@@ -202,7 +207,7 @@ def test_every_key_is_kept_and_the_figures_are_compares(
     cube = _cube(frame, edges)
     assert set(cube.keys) == {"outcome", "passed", *TEXT_KEYS}
     where = parse_filter(text, frame.schema, text_values(frame))
-    assert cube.covers(where, by) != _no_range(text, cube)
+    assert (on_cube(cube, where, by) is not None) != _no_range(text, cube)
     if not _no_range(text, cube):
         assert_cube_is_compare(cube, frame, where, by)
 
@@ -228,9 +233,10 @@ def test_the_medians_are_the_plain_median_of_the_filtered_rows(
     frame = _frame(rows, with_cost=False)
     cube = _cube(frame, edges)
     where = parse_filter(text, frame.schema, text_values(frame))
-    if not cube.covers(where, by):
-        return  # a key left out for width: the previous tests cover the rest
-    got = cube.compare(where, by)
+    request = on_cube(cube, where, by)
+    if request is None:
+        return  # a key left out for width, or no range: the previous tests cover the rest
+    got = cube.compare(request[0], by, request[1])
     kept = frame if where is None else frame.filter(where)
     for view in ("keep", "drop"):
         counted = kept if view == "keep" else kept.filter(pl.col("outcome") == ACCEPTED)
@@ -263,7 +269,7 @@ def test_a_request_is_covered_only_when_it_reads_key_columns() -> None:
     assert "note" not in cube.keys and "tokens" not in cube.keys
 
     def covered(text: str, by: tuple[str, ...] = ("workflow",)) -> bool:
-        return cube.covers(parse_filter(text, frame.schema, values), by)
+        return on_cube(cube, parse_filter(text, frame.schema, values), by) is not None
 
     assert covered("")
     assert covered("lean failed -model:b", ("workflow", "model"))
@@ -278,7 +284,7 @@ def test_a_request_is_covered_only_when_it_reads_key_columns() -> None:
     with pytest.raises(ValueError, match="does not cover"):
         cube.compare(parse_filter("-tokens>20", frame.schema, values), ("workflow",))
     costly = _cube(frame.with_columns(pl.lit(0.5).alias("cost")), 1024)
-    assert not costly.covers(parse_filter("tokens>20", frame.schema, values), ("workflow",))
+    assert on_cube(costly, parse_filter("tokens>20", frame.schema, values), ("workflow",)) is None
 
 
 def test_no_cube_for_a_small_frame_or_past_the_cells_limit() -> None:
@@ -304,9 +310,11 @@ def test_the_snapshot_takes_the_cubes_figures_when_it_covers_the_request(
     asked: list[tuple[str, ...]] = []
     answer = cube.compare
 
-    def counted(where: pl.Expr | None, by: tuple[str, ...]) -> Comparison:
+    def counted(
+        where: pl.Expr | None, by: tuple[str, ...], tokens: TokenRange | None = None
+    ) -> Comparison:
         asked.append(tuple(by))
-        return answer(where, by)
+        return answer(where, by, tokens)
 
     monkeypatch.setattr(cube, "compare", counted)
     other = frame.clone()

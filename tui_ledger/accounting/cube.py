@@ -31,6 +31,7 @@ at about 1.5e-8 of the estimate.)
 
 from __future__ import annotations
 
+import math
 import threading
 import weakref
 from collections.abc import Sequence
@@ -48,7 +49,6 @@ from tui_ledger.accounting.ledger import (
     pooled_cells,
 )
 from tui_ledger.accounting.medians import _middle_mean, _past_float_precision
-from tui_ledger.filtering.token_range import Range, split_range
 from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN
 
 CUBE_MIN_ROWS = 20_000
@@ -169,6 +169,18 @@ def _physical(name: str) -> pl.Expr:
     return pl.col(name).to_physical().cast(pl.Int64)
 
 
+@dataclass(frozen=True)
+class TokenRange:
+    """Tokens from `low` to `high`, inclusive (None: unbounded; `low > high`: none), as a
+    filter's terms on tokens say (`filtering.token_range`). `exact_below`: those terms compare
+    as the rows' filter does only while every value is below this in magnitude (a float bound
+    compares Int64 tokens as Float64)."""
+
+    low: int | None
+    high: int | None
+    exact_below: float = math.inf
+
+
 class Cube:
     """A frame's cells: one `group_by` of its key columns (`_key_codes`) with the cell
     aggregations `ledger.compare` counts, and the median index of its known usage. Built by
@@ -186,43 +198,34 @@ class Cube:
         self.medians = medians
         self.with_cost = with_cost
 
-    def covers(self, where: pl.Expr | None, by: Sequence[str]) -> bool:
+    def covers(
+        self, where: pl.Expr | None, by: Sequence[str], tokens: TokenRange | None = None
+    ) -> bool:
         """Whether the cube answers for this filter and grouping: every column either reads is
-        one of its keys, but for a range of tokens (`tokens>2000`, `_tokens_range`)."""
-        if not by or not set(by) <= set(self.keys):
+        one of its keys; and `tokens`, a range of tokens the rows must be in as well, one it
+        can count (its range tables, no cost column, values a float bound compares exactly)."""
+        read = set(by) if where is None else {*by, *where.meta.root_names()}
+        if not by or not read <= set(self.keys):
             return False
-        if where is None or set(where.meta.root_names()) <= set(self.keys):
+        if tokens is None:
             return True
-        return self._tokens_range(where) is not None
-
-    def _tokens_range(self, where: pl.Expr) -> Range | None:
-        """`where` as a range of tokens and terms over the keys, when the cube can count such
-        a range (its range tables, no cost column, values a float literal compares exactly)."""
         index = self.medians
-        if self.with_cost or index.sums is None:
-            return None
-        split = split_range(where, "tokens")
-        if split is None or max(abs(index.low), abs(index.high)) >= split.exact_below:
-            return None
-        if split.rest is not None and not set(split.rest.meta.root_names()) <= set(self.keys):
-            return None
-        return split
+        exact = max(abs(index.low), abs(index.high)) < tokens.exact_below
+        return not self.with_cost and index.sums is not None and exact
 
-    def compare(self, where: pl.Expr | None, by: Sequence[str]) -> Comparison:
-        """`ledger.compare(frame.filter(where), by, intervals="delta")` from the cells (the
-        request must be covered, `covers`). Counts, token sums and medians are the same;
-        float columns the same but for their last bits (see the module's note)."""
-        if not self.covers(where, by):
+    def compare(
+        self, where: pl.Expr | None, by: Sequence[str], tokens: TokenRange | None = None
+    ) -> Comparison:
+        """`ledger.compare(frame.filter(where), by, intervals="delta")` from the cells, of the
+        attempts whose tokens are in `tokens` too, when given (the request must be covered,
+        `covers`). Counts, token sums and medians are the same; float columns the same but
+        for their last bits (see the module's note)."""
+        if not self.covers(where, by, tokens):
             raise ValueError(f"the cube does not cover the filter {where} by {list(by)}")
         keys = list(by)
-        split = None
-        if where is not None and not set(where.meta.root_names()) <= set(self.keys):
-            split = self._tokens_range(where)
-            assert split is not None  # (covered)
-            where = split.rest
         chosen = self.cells if where is None else self.cells.filter(where)
-        if split is not None:
-            chosen = self.medians.ranged(chosen, split.low, split.high)
+        if tokens is not None:
+            chosen = self.medians.ranged(chosen, tokens.low, tokens.high)
         cells = pooled_cells(chosen.lazy(), keys, self.with_cost)
         medians = self.medians.medians(chosen, keys)
         raw = aggregate_frame(cells, medians, keys, self.with_cost)

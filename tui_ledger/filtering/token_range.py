@@ -1,6 +1,6 @@
 """A filter read as a range of one integer column and the rest (`split_range`): `lean
 tokens>2000` is `lean` and tokens from 2001 up, so a summary of cells that knows each cell's
-sorted values (`accounting.cube`) can answer it without the rows.
+sorted values (`accounting.cube`) can answer it without the rows (`on_cube`).
 
 Decided on what the filter says, term by term, as `narrowing` does (`filter_origin` tells what
 each expression was parsed from): a term on the column splits off when it is a plain
@@ -17,11 +17,13 @@ column's values are below 2**53 (`Range.exact_below`), which the caller checks.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
 import polars as pl
 
+from tui_ledger.accounting.cube import Cube, TokenRange
 from tui_ledger.filtering import filter_origin, query
 
 _LARGEST = 2**62  # a bound past this might not be an Int64 literal
@@ -29,14 +31,39 @@ _LARGEST = 2**62  # a bound past this might not be an Int64 literal
 
 @dataclass(frozen=True)
 class Range:
-    """`rest` (the other terms ANDed, None when there are none) and the column's inclusive
-    `low`..`high` (None: unbounded; `low > high`: no row). `exact_below`: the column's values
-    must be below this (in magnitude) for the range to be what the rows' filter keeps."""
+    """`rest` (the other terms ANDed, None when there are none) and the column's range
+    (`cube.TokenRange`: inclusive bounds, and how far its values may go for the range to be
+    what the rows' filter keeps)."""
 
     rest: pl.Expr | None
-    low: int | None
-    high: int | None
-    exact_below: float = math.inf
+    within: TokenRange
+
+    @property
+    def low(self) -> int | None:
+        return self.within.low
+
+    @property
+    def high(self) -> int | None:
+        return self.within.high
+
+    @property
+    def exact_below(self) -> float:
+        return self.within.exact_below
+
+
+def on_cube(
+    cube: Cube, where: pl.Expr | None, by: Sequence[str]
+) -> tuple[pl.Expr | None, TokenRange | None] | None:
+    """The request as `cube` answers it, `(where, tokens)` for `Cube.compare(where, by,
+    tokens)`: the filter itself when it reads only the cube's keys, else its other terms and
+    its range of tokens when those are covered; None when the cube does not answer (the rows
+    do)."""
+    if cube.covers(where, by):
+        return where, None
+    split = split_range(where, "tokens")
+    if split is None or not cube.covers(split.rest, by, split.within):
+        return None
+    return split.rest, split.within
 
 
 def split_range(expression: pl.Expr | None, column: str) -> Range | None:
@@ -90,7 +117,7 @@ def split_range(expression: pl.Expr | None, column: str) -> Range | None:
     if not found:
         return None
     combined = None if not rest else rest[0] if len(rest) == 1 else pl.all_horizontal(rest)
-    return Range(combined, low, high, exact_below)
+    return Range(combined, TokenRange(low, high, exact_below))
 
 
 def _bound(term: query.Term, compiler: query._Compiler) -> tuple[str, int | float] | None:

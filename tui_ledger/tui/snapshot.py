@@ -22,6 +22,7 @@ from tui_ledger.accounting.cube import cube_for
 from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
 from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows, sorted_rows
 from tui_ledger.filtering.recent_figures import RecentFigures, recent_for
+from tui_ledger.filtering.token_range import on_cube
 from tui_ledger.tui import PROCESS_START
 
 if TYPE_CHECKING:
@@ -111,9 +112,10 @@ def compute_snapshot(
     rows and the comparison of a filter seen lately (cleared, typed back) and a grouping seen
     lately with it; a filter that keeps only rows a recent one kept is looked for among those.
     A new comparison comes from the frame's cube when it has one that covers the request
-    (`cube.Cube.covers`: the filter and the grouping read only its key columns), from the rows
-    otherwise. With the cube, the rows are picked only as far as they are read (`Rows.picked`:
-    the table's first page, and their count is the figures'); a sort picks them all.
+    (`token_range.on_cube`: the filter and the grouping read only its key columns, but for
+    one range of tokens), from the rows otherwise. With the cube, the rows are picked only
+    as far as they are read (`Rows.picked`: the table's first page, and their count is the
+    figures'); a sort picks them all.
     """
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
@@ -125,11 +127,11 @@ def compute_snapshot(
     if recent is not None and shown is not None and shown.notice is None:
         # The figures on screen are final now (intervals, pairs): remembered as such.
         recent.remember(shown.condition, shown.matching, shown.comparison.by, shown.comparison)
-    # A filter and grouping of the frame's cube's key columns only: the figures from its cells,
-    # and the rows picked as far as the table reads them (the figures count them).
+    # A filter and grouping of the frame's cube's key columns only (and a range of tokens):
+    # the figures from its cells, and the rows picked as far as the table reads them (the
+    # figures count them).
     cube = None if comparison is not None or request.matched_only else cube_for(attempts)
-    if cube is not None and not cube.covers(where, by):
-        cube = None
+    on_the_cube = None if cube is None else on_cube(cube, where, by)
     if (
         previous is not None
         and not request.matched_only
@@ -137,11 +139,11 @@ def compute_snapshot(
         and previous.matching.source is attempts
     ):
         matching = previous.matching  # a new sort of the rows on screen: they are picked
-    elif cube is not None:
+    elif cube is not None and on_the_cube is not None:
         remembered = recent.rows(where) if recent is not None else None
         comparison = recent.figures(where, by) if recent is not None else None
         if comparison is None:
-            comparison = cube.compare(where, by)
+            comparison = cube.compare(on_the_cube[0], by, on_the_cube[1])
             _ = comparison.labels  # made here rather than on the screen's thread
         if remembered is not None:
             matching = remembered
