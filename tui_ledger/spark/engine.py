@@ -328,6 +328,8 @@ def open_ledger(
         *kept,
         source.alias(schema.SOURCE_COLUMN),
     )
+    # The base's columns, known here (each frame's `columns` would ask the server again).
+    base_names = [*canonical, *other_types, schema.SOURCE_COLUMN]
     # The same plan with the rows' order in their files, for pages and bootstrap draws only:
     # a position from `monotonically_increasing_id` is nondeterministic to the optimiser and
     # would stop filters reaching the scan, so the aggregations never see it.
@@ -435,8 +437,12 @@ def open_ledger(
         verdict[BAD + "status"] = F.when(status_word == "unknown", F.col("__ledger_status_text"))
     steps.append(verdict)
     derived.append(outcome_sentence(mapping))
-    frame, frame_names = _finished(base, steps)
-    order_frame = _finished(ordered_base, steps)[0] if ordered_base is not None else None
+    frame, frame_names = _finished(base, base_names, steps)
+    order_frame = (
+        _finished(ordered_base, [*base_names, *ORDER_COLUMNS[1:3]], steps)[0]
+        if ordered_base is not None
+        else None
+    )
     identity = ["workflow", *(["task"] if "task" in canonical else [])]
     id_column = next(
         (name for name in (*ID_COLUMNS, "run", "attempt") if name in frame_names), None
@@ -465,24 +471,28 @@ _HELPERS = (_ZERO, _MISMATCH, _CONTRADICTING, _PASSED_UNKNOWN, _STATUS_UNKNOWN)
 
 
 def _finished(
-    frame: DataFrame, steps: Sequence[Mapping[str, Column]]
+    frame: DataFrame, columns: Sequence[str], steps: Sequence[Mapping[str, Column]]
 ) -> tuple[DataFrame, tuple[str, ...]]:
-    """`frame` through the parsing steps, then in the loader's column order: canonical
-    columns, the input's others, `source`, then the helpers validation reads (and the order
-    columns, where the frame has them); the steps' temporaries are dropped."""
+    """`frame` (whose columns are `columns`) through the parsing steps, then in the loader's
+    column order: canonical columns, the input's others, `source`, then the helpers
+    validation reads (and the order columns, where the frame has them); the steps'
+    temporaries are dropped. The columns are followed here, not asked of the server: a step
+    replaces a column of its name where it stands, or adds it at the end (`withColumns`)."""
+    columns = list(columns)
     for step in steps:
         if step:
             frame = frame.withColumns(dict(step))
-    present = set(frame.columns)
+            columns += [name for name in step if name not in columns]
+    present = set(columns)
     canonical = [name for name in schema.CANONICAL_ORDER if name in present]
     others = [
         name
-        for name in frame.columns
+        for name in columns
         if name not in canonical
         and not name.startswith(HELPER_PREFIX)
         and name != schema.SOURCE_COLUMN
     ]
-    helpers = [name for name in frame.columns if name.startswith((WHY, BAD)) or name in _HELPERS]
+    helpers = [name for name in columns if name.startswith((WHY, BAD)) or name in _HELPERS]
     order = [name for name in ORDER_COLUMNS[1:] if name in present]
     names = (*canonical, *others, schema.SOURCE_COLUMN, *helpers, *order)
     kept = tuple(name for name in names if name not in ORDER_COLUMNS[1:])
