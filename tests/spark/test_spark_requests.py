@@ -66,3 +66,37 @@ async def test_a_filter_keystroke_is_one_query_for_its_figures(spark: Any) -> No
     )
     assert spark_checks(filtered, ["workflow"], figures=together) == checks
     assert comparison.pairs is not None  # drawn from their own query
+
+
+def test_a_csv_summary_is_its_checkpoint_and_one_query(spark: Any) -> None:
+    """`summary --spark` of the demo CSV: the input's schema once, the parsed rows
+    checkpointed, then one query holding the figures and the validation pass (the CSV's text
+    columns stay text meanwhile: the figures read none of them). Grouped by one of those
+    columns, the validation types it first; both as the local summary counts them."""
+    from tests.spark.test_spark_app import DEMO
+    from tui_ledger.accounting.ledger import compare
+    from tui_ledger.accounting.stats import IntervalSettings
+    from tui_ledger.load import load
+    from tui_ledger.spark.commands import open_input, spark_comparison, spark_figures
+
+    counter = count_requests(spark)
+    before = counter.counts()
+    opened = open_input(
+        None, [str(DEMO)], load_options={}, validate=False, connect_to=lambda _url: spark
+    )
+    assert "duration_s" in opened.ledger.probed and opened.ledger.validated is None
+    settings = IntervalSettings(method="delta")
+    figures = spark_figures(opened, ("workflow",), intervals=settings, pairs=True)
+    counts = counter.since(before)
+    assert counts.get("ExecutePlan") == 2, counts  # the checkpoint, the figures
+    assert counts.get("AnalyzePlan") == 1, counts  # the input's schema
+    assert opened.ledger.validated is not None and opened.ledger.probed == []
+    local = load([str(DEMO)]).attempts
+    for by in (("workflow",), ("duration_s",)):
+        if by != ("workflow",):
+            figures = None  # grouped by a probed column: typed (validated) first
+        got = spark_comparison(opened, by, settings, figures)
+        want = compare(local.lazy(), by, intervals=settings)
+        assert got.keep.select(*by, "attempts", "total_tokens").equals(
+            want.keep.select(*by, "attempts", "total_tokens")
+        ), by

@@ -500,7 +500,8 @@ def bootstrap_rows(
     (`IntervalSettings.max_draws` / resamples); more than `most` raises ValueError.
     """
     keys = list(by)
-    frame, tiebreak = spark_ledger.ordered_attempts()
+    # Typed or not as `attempts` is: a CSV's probed columns are none of those read here.
+    frame, tiebreak = spark_ledger.ordered_attempts(typed=False)
     if where is not None:
         frame = frame.where(where)
     spark = spark_ledger.spark
@@ -551,7 +552,8 @@ def bootstrap_plan(
     groups' rows from them, as `bootstrap_rows` would fetch them; more than `most_rows`
     means many small groups, and `bootstrap_rows` asks for the chosen ones alone."""
     keys = list(by)
-    frame, tiebreak = spark_ledger.ordered_attempts()
+    # Typed or not as `attempts` is: a CSV's probed columns are none of those read here.
+    frame, tiebreak = spark_ledger.ordered_attempts(typed=False)
     if where is not None:
         frame = frame.where(where)
     accepted = F.col("outcome") == ACCEPTED

@@ -84,8 +84,21 @@ class SparkInput:
 
     spark: SparkSession
     ledger: SparkLedger
-    attempts: DataFrame
+    filtered: DataFrame | None  # the attempts `where` keeps (None: every attempt, `attempts`)
     where: Column | None
+    _every: tuple[DataFrame, bool] | None = None  # every attempt's plan, and whether typed
+
+    @property
+    def attempts(self) -> DataFrame:
+        """The attempts `where` keeps; with no filter, every attempt as the ledger types them
+        now (a CSV's text columns are text until its validation has run: `SparkLedger.probed`;
+        the plan is made again once it has)."""
+        if self.filtered is not None:
+            return self.filtered
+        typed = self.ledger.typed
+        if self._every is None or self._every[1] != typed:
+            self._every = (self.ledger.attempts(typed=False), typed)
+        return self._every[0]
 
     @property
     def report(self) -> LoadReport:
@@ -122,10 +135,10 @@ def open_input(
     """Connect, map and validate one input (a path, a glob or `table:catalog.schema.name`),
     then apply `where`. Raises `SparkEngineError` (one line) or `query.FilterError`.
 
-    `validate=False`: where the input's types need no probe (anything but a CSV), the
-    validation pass waits for the first figures and runs in their query (`spark_figures`);
-    a CSV is checkpointed and validated now either way (its other columns' types come from
-    that pass)."""
+    `validate=False`: the validation pass waits for the first figures and runs in their
+    query (`spark_figures`); a CSV's text columns stay text until then (`SparkLedger.probed`:
+    their types come from that pass), and figures that read one validate first. A filter
+    validates now (it is parsed against the typed columns)."""
     if len(locations) != 1:
         raise SparkInputError(
             f"--spark reads one input, not {len(locations)}: give a glob (e.g. "
@@ -133,14 +146,13 @@ def open_input(
         )
     spark = connect_to(url)
     ledger = open_ledger(spark, locations[0], **dict(load_options))
-    if validate or ledger.fmt == "csv":
+    if validate:
         ledger.validate()
-    attempts, condition = ledger.attempts(), None
+    condition = None
     if where and not where.isspace():
-        condition = spark_filter(where, ledger.schema())
-        if condition is not None:
-            attempts = attempts.where(condition)
-    return SparkInput(spark, ledger, attempts, condition)
+        condition = spark_filter(where, ledger.schema())  # (validates)
+    filtered = None if condition is None else ledger.attempts().where(condition)
+    return SparkInput(spark, ledger, filtered, condition)
 
 
 def filtered_by(opened: SparkInput, where: str) -> SparkInput:
@@ -211,6 +223,9 @@ def spark_figures(
     keys = list(by)
     names = opened.columns
     with_cost = COST_COLUMN in names
+    if set(opened.ledger.probed) & {*keys, COST_COLUMN, *(names if checks else ())}:
+        # A column the figures read is a CSV's text until its validation types it: now.
+        opened.ledger.validate()
     attempts = opened.attempts
     parts: dict[str, Part] = {
         "cells": cell_plan(attempts, keys, with_cost),

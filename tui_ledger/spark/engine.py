@@ -203,10 +203,13 @@ class SparkLedger:
         """The validation's report once it has run (no question asked), else None."""
         return self._report
 
-    def attempts(self) -> DataFrame:
+    def attempts(self, *, typed: bool = True) -> DataFrame:
         """The validated attempts, without helper columns, a CSV's other columns typed as the
         loader types them (integer, float or boolean where every value reads so, else text,
-        from the validation pass)."""
+        from the validation pass). `typed=False`: a CSV not validated yet keeps those columns
+        as text (`probed` names them) rather than running its validation now."""
+        if self._casts is None and not typed:
+            return self.rows().select(*[column(name) for name in self.columns])
         if self._casts is None:
             self.validate()  # a CSV's other columns are typed by its validation pass
         return _apply_casts(
@@ -219,16 +222,28 @@ class SparkLedger:
         """The same as `attempts()` (kept for callers that ask for the typed columns)."""
         return self.attempts()
 
-    def ordered_attempts(self) -> tuple[DataFrame, list[str]]:
-        """The typed attempts with a total order's tiebreak (`tiebreak`), and its columns."""
-        if self._casts is None:
+    def ordered_attempts(self, *, typed: bool = True) -> tuple[DataFrame, list[str]]:
+        """The typed attempts with a total order's tiebreak (`tiebreak`), and its columns
+        (`typed=False`: as `attempts` says)."""
+        if self._casts is None and typed:
             self.validate()
         if self.order_frame is None:
-            return self.attempts(), self.tiebreak
+            return self.attempts(typed=typed), self.tiebreak
         names = [*self.columns, *ORDER_COLUMNS[1:]]
         source = self._kept if self._kept is not None else self.order_frame
         frame = source.select(*[column(name) for name in names])
         return _apply_casts(frame, names, self._casts or {}), self.tiebreak
+
+    @property
+    def typed(self) -> bool:
+        """Whether every column has its type (all but a CSV's, until its validation)."""
+        return self._casts is not None
+
+    @property
+    def probed(self) -> list[str]:
+        """The columns whose types the validation pass decides (a CSV's text columns no
+        parsing step types): as text in `attempts(typed=False)` until it has run."""
+        return [] if self._casts is not None else _probe_targets(self)
 
     def schema(self) -> dict[str, pl.DataType]:
         """The typed attempts' columns as polars dtypes (`polars_schema`): one question to
