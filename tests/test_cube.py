@@ -182,6 +182,9 @@ def test_the_cubes_comparison_is_compares_on_the_filtered_rows(
     frame = _frame(rows, with_cost)
     # Small and huge values in one frame: the packing needs fewer keys (or has no room).
     cube = build_cube(frame, min_rows=0, rows_per_cell=1, max_edges=edges)
+    low, high = frame.select(pl.col("tokens").min().alias("a"), pl.col("tokens").max()).row(0)
+    if cube is not None and low is not None:
+        assert (cube.medians.low, cube.medians.high) == (low, high)  # (float bounds read it)
     where = parse_filter(text, frame.schema, text_values(frame))
     if cube is None or on_cube(cube, where, by) is None:
         if cube is not None and _no_range(text, cube):

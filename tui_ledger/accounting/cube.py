@@ -347,7 +347,9 @@ class _MedianIndex:
         table = np.empty((cells.height, edges.size), dtype=dtype)
         for cell, (first, start, count) in enumerate(zip(firsts, starts, known, strict=True)):
             table[cell] = np.searchsorted(packed[start : start + count], first + edges)
-        high = int(packed[-1] & np.int64(scale - 1)) + low if packed.size else low
+        # The largest value: the greatest of each cell's last (its run is sorted).
+        lasts = packed[(starts + known - 1)[known > 0]] & np.int64(scale - 1)
+        high = int(lasts.max(initial=0)) + low
         # A cell's offsets must sum within Int64 for exact sums of a range (Int128 aside).
         totals = cells.get_column("sum_tokens").cast(pl.Float64).to_numpy() - known * float(low)
         if totals.size and totals.max() >= 2.0**62:
