@@ -355,8 +355,9 @@ async def test_the_cubes_figures_show_exactly_what_the_rows_do(
 ) -> None:
     """A large ledger's cube (`cube.build_cube`, once compacted) answers the filters and
     groupings of its key columns; forced on the demo here, every screen is the plain frame's,
-    step by step: words, a column term, a negation, an outcome shortcut, a regex, a number
-    filter (not covered: the rows), the toggle, a sort and a cleared filter."""
+    step by step: words, a column term, a negation, an outcome shortcut, a regex, a range of
+    tokens (`tokens>2000`, from the cells' sorted usage), the toggle, a sort and a cleared
+    filter."""
     from collections.abc import Sequence
 
     from tui_ledger.accounting import compact, cube
@@ -378,13 +379,19 @@ async def test_the_cubes_figures_show_exactly_what_the_rows_do(
     answered: list[tuple[str, ...]] = []
     original = cube.Cube.compare
 
-    def spy(self: cube.Cube, where: pl.Expr | None, by: Sequence[str]) -> Comparison:
-        answered.append(tuple(by))
-        return original(self, where, by)
+    def spy(
+        self: cube.Cube,
+        where: pl.Expr | None,
+        by: Sequence[str],
+        tokens: cube.TokenRange | None = None,
+    ) -> Comparison:
+        answered.append(tuple(by) if tokens is None else ("tokens range", *by))
+        return original(self, where, by, tokens)
 
     monkeypatch.setattr(cube.Cube, "compare", spy)
     with_cube = await _screens_after_each_step(steps)
     assert answered  # the cube was built and asked
+    assert ("tokens range", "workflow") in answered  # `tokens>2000`: a range of its cells
     for step, (want, got) in enumerate(zip(plain, with_cube, strict=True)):
         assert got == want, f"step {step}: {steps[step]}"
 
