@@ -396,6 +396,38 @@ async def test_the_cubes_figures_show_exactly_what_the_rows_do(
         assert got == want, f"step {step}: {steps[step]}"
 
 
+async def test_a_recompute_that_fails_says_so_and_the_next_one_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A fault of ours inside a recompute (here a RuntimeError from the snapshot) is a toast
+    saying the screen still shows the last figures, not figures that silently stay; the next
+    key recomputes as usual."""
+    from tests.pilot_helpers import press, record_toasts
+    from tui_ledger.tui import pipeline
+
+    original = pipeline.compute_snapshot
+    failing = {"on": False}
+
+    def compute(*args: object, **kwargs: object) -> object:
+        if failing["on"]:
+            raise RuntimeError("the cube broke")
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "compute_snapshot", compute)
+    app = LedgerApp([str(DEMO)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = record_toasts(app)
+        failing["on"] = True
+        await press(pilot, "slash", *"lean", "enter")
+        assert any("could not be computed (RuntimeError: the cube broke)" in t for t in said)
+        assert app.comparison is not None and len(app.comparison.keep) == 4  # the last ones
+        failing["on"] = False
+        await press(pilot, "slash", "ctrl+u", *"steady", "enter")
+        assert app.comparison is not None
+        assert app.comparison.keep["workflow"].to_list() == ["steady-planner"]
+
+
 async def test_finished_workers_let_their_snapshots_go() -> None:
     """Textual keeps a finished worker in a reference cycle until the cyclic collector runs,
     and the worker keeps its arguments; the app clears them, so old snapshots (and their

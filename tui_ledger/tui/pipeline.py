@@ -593,6 +593,18 @@ class Pipeline(FollowUps):
         except pl.exceptions.PolarsError as error:
             # A filter that parses but cannot run on these columns (e.g. a bad regex).
             failure = safe_text(first_line(error))
+        except Exception as error:  # a fault of ours: said, never stale figures
+            # The worker would end quietly (exit_on_error=False) and the screen keep the last
+            # figures as if they were these: say so instead.
+            reason = safe_text(f"{type(error).__name__}: {first_line(error)}")
+            self.app.post_message(
+                Said(
+                    f"the figures could not be computed ({reason}); the screen still shows "
+                    "the last ones. Please report this.",
+                    "recompute failed",
+                    "error",
+                )
+            )
         finally:
             del attempts, previous, shown  # let them go before the results are shown
             if not get_current_worker().is_cancelled:
