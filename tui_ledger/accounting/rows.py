@@ -265,9 +265,9 @@ class _Picking:
         holds, reading only its columns there."""
         parent = self.parent
         columns = parent.source.select(self.names)
-        if parent.index is None:
-            keep = columns.slice(start, length).select(self.condition).to_series()
-            return (keep.arg_true() + start).cast(pl.UInt32)
+        if parent.index is None:  # positions straight from the condition (no mask kept)
+            found = pl.arg_where(self.condition) + pl.lit(start, dtype=pl.UInt32)
+            return columns.slice(start, length).select(found.cast(pl.UInt32)).to_series()
         positions = parent.index.slice(start, length)
         if length * WHOLE_FRAME_FROM < parent.source.height:
             keep = columns[positions].select(self.condition).to_series()
