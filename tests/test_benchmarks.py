@@ -72,8 +72,9 @@ def test_bench_help_lists_every_option_the_readme_documents() -> None:
 
 
 def test_the_interactive_benchmark_reads_the_summary_pane() -> None:
-    """`interactive_bench` counts a keystroke drawn when the summary pane shows the filtered
-    groups' figures only, and nothing is computing (a pane split at `││`)."""
+    """`interactive_bench` counts a keystroke's figures drawn when the summary pane shows the
+    filtered groups' figures only, and the screen settled when nothing is computing either (a
+    pane split at `││`)."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import interactive_bench
@@ -88,7 +89,7 @@ def test_the_interactive_benchmark_reads_the_summary_pane() -> None:
     assert interactive_bench._settled(both, every, every)
     assert not interactive_bench._settled(both, every, ["lean-loop"])
     assert interactive_bench._settled(filtered, every, ["lean-loop"])
-    assert not interactive_bench._settled(
-        [*filtered, "computing on Spark · 1.2 s"], every, ["lean-loop"]
-    )
+    busy = [*filtered, "computing on Spark · 1.2 s"]
+    assert not interactive_bench._settled(busy, every, ["lean-loop"])
+    assert interactive_bench._summary_names(busy, every) == {"lean-loop"}  # drawn, not settled
     assert not interactive_bench._settled(["││ lean-loop  …"], every, ["lean-loop"])
