@@ -38,17 +38,17 @@ def test_plain_comparisons_make_one_inclusive_range(
     text: str, low: int | None, high: int | None
 ) -> None:
     split = _split(text)
-    assert split is not None and (split.low, split.high) == (low, high)
+    assert split is not None and (split.within.low, split.within.high) == (low, high)
     assert split.rest is None
 
 
 def test_a_fraction_or_a_float_is_exact_only_below_2_53() -> None:
-    assert _split("tokens>2000").exact_below == math.inf  # type: ignore[union-attr]
-    assert _split("tokens>2.5").exact_below == 2.0**53  # type: ignore[union-attr]
-    assert _split("tokens>1e6").exact_below == 2.0**53  # type: ignore[union-attr]
+    assert _split("tokens>2000").within.exact_below == math.inf  # type: ignore[union-attr]
+    assert _split("tokens>2.5").within.exact_below == 2.0**53  # type: ignore[union-attr]
+    assert _split("tokens>1e6").within.exact_below == 2.0**53  # type: ignore[union-attr]
     empty = _split("tokens=2.5")
-    assert empty is not None and empty.low is not None and empty.high is not None
-    assert empty.low > empty.high  # no integer equals a fraction
+    assert empty is not None and empty.within.low is not None and empty.within.high is not None
+    assert empty.within.low > empty.within.high  # no integer equals a fraction
 
 
 def test_the_other_terms_are_kept_as_one_expression() -> None:

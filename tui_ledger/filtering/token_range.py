@@ -11,7 +11,7 @@ unsplit (None): its rows are not one range.
 
 A comparison with a float (`tokens>2.5`, `tokens>1e6`; `tokens>1.5k` is the integer 1500) is
 what polars does with it, Int64 against Float64: the same as on integers only while the
-column's values are below 2**53 (`Range.exact_below`), which the caller checks.
+column's values are below 2**53 (`TokenRange.exact_below`), which the caller checks.
 """
 
 from __future__ import annotations
@@ -37,18 +37,6 @@ class Range:
 
     rest: pl.Expr | None
     within: TokenRange
-
-    @property
-    def low(self) -> int | None:
-        return self.within.low
-
-    @property
-    def high(self) -> int | None:
-        return self.within.high
-
-    @property
-    def exact_below(self) -> float:
-        return self.within.exact_below
 
 
 def on_cube(
