@@ -76,3 +76,14 @@ def spark(spark_url: str) -> Any:
     session = connect(spark_url)
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True)
+def compiled(request: pytest.FixtureRequest) -> None:
+    """Each test on the shared session starts with its queries compiled, Spark's default: an
+    app test that opens a small input switches the session to interpreted
+    (`session.interpret`), and what a test measures must not depend on the tests before it."""
+    if "spark" in request.fixturenames:
+        from tui_ledger.spark.session import COMPILED, interpret
+
+        assert interpret(request.getfixturevalue("spark"), COMPILED)

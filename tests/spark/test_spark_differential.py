@@ -34,6 +34,16 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 REPOSITORY = Path(__file__).resolve().parents[2]
 
 
+@pytest.fixture(params=["compiled", "interpreted"])
+def evaluation(request: pytest.FixtureRequest, spark: Any) -> str:
+    """Both ways the engine runs a query: compiled (Spark's default, as a large input is run)
+    and interpreted (a small input's, `session.interpret`): the same figures either way."""
+    from tui_ledger.spark.session import COMPILED, INTERPRETED, interpret
+
+    assert interpret(spark, INTERPRETED if request.param == "interpreted" else COMPILED)
+    return str(request.param)
+
+
 def spark_aggregates(spark: Any, path: str | Path, by: list[str], **options: Any) -> pl.DataFrame:
     from tui_ledger.spark.aggregate import aggregate_frame
     from tui_ledger.spark.engine import open_ledger
@@ -66,13 +76,15 @@ def test_the_article_fixture_gives_the_specs_figures(spark: Any) -> None:
         ("demo.csv", ["task"]),
     ],
 )
-def test_sample_ledgers_aggregate_alike(spark: Any, name: str, by: list[str]) -> None:
+def test_sample_ledgers_aggregate_alike(
+    spark: Any, evaluation: str, name: str, by: list[str]
+) -> None:
     path = SAMPLE / name
     expected = polars_aggregate_frame(load.load(path).attempts, by)
     assert_same_aggregates(spark_aggregates(spark, path, by), expected)
 
 
-def test_check_cells_and_duplicates_match_checks_py(spark: Any) -> None:
+def test_check_cells_and_duplicates_match_checks_py(spark: Any, evaluation: str) -> None:
     from tui_ledger.spark.aggregate import check_cells, duplicate_figures
     from tui_ledger.spark.engine import open_ledger
 
@@ -141,7 +153,7 @@ def test_filters_select_the_same_attempts(spark: Any, where: str) -> None:
     assert_same_aggregates(ours, expected)
 
 
-def test_medians_and_sums_stay_exact_past_2_53(spark: Any, tmp_path: Path) -> None:
+def test_medians_and_sums_stay_exact_past_2_53(spark: Any, evaluation: str, tmp_path: Path) -> None:
     path = tmp_path / "huge.csv"
     big = 2**62
     path.write_text(
@@ -157,7 +169,9 @@ def test_medians_and_sums_stay_exact_past_2_53(spark: Any, tmp_path: Path) -> No
     assert ours.row(2, named=True)["keep__sum_known_tokens"] == 2 * (2**63 - 1)
 
 
-def test_usage_rules_buckets_zeros_and_missing_words(spark: Any, tmp_path: Path) -> None:
+def test_usage_rules_buckets_zeros_and_missing_words(
+    spark: Any, evaluation: str, tmp_path: Path
+) -> None:
     path = tmp_path / "usage.csv"
     path.write_text(
         "agent,outcome,input_tokens,output_tokens,cached_input_tokens\n"
@@ -172,7 +186,9 @@ def test_usage_rules_buckets_zeros_and_missing_words(spark: Any, tmp_path: Path)
         assert_same_aggregates(ours, expected)
 
 
-def test_cost_and_a_missing_key_aggregate_alike(spark: Any, tmp_path: Path) -> None:
+def test_cost_and_a_missing_key_aggregate_alike(
+    spark: Any, evaluation: str, tmp_path: Path
+) -> None:
     path = tmp_path / "cost.csv"
     path.write_text(
         "workflow,model,tokens,passed,cost\n"
@@ -244,6 +260,7 @@ _ROW = st.tuples(
 )
 def test_property_ledgers_aggregate_alike(
     spark: Any,
+    evaluation: str,
     tmp_path: Path,
     rows: list[tuple[str, str, str, str, str]],
     with_status: bool,

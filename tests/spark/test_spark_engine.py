@@ -158,6 +158,61 @@ def test_a_catalog_table_and_parquet_and_json_read_alike(spark: Any, tmp_path: P
         assert_same_aggregates(ours, expected)
 
 
+def test_the_rows_an_input_holds_at_most_are_read_from_its_local_files(
+    client: None, tmp_path: Path
+) -> None:
+    from tui_ledger.spark.inputs import local_rows_at_most, resolve_input
+
+    def at_most(location: str | Path, fmt: str | None = None) -> int | None:
+        return local_rows_at_most(resolve_input(str(location), fmt))
+
+    csv = write(tmp_path, "workflow,tokens,passed\n" + "lean,10,true\n" * 99)
+    size = csv.stat().st_size
+    assert at_most(csv) == size // 40 + 1  # text: at least 40 bytes an attempt
+    parquet = tmp_path / "runs" / "part-0.parquet"
+    parquet.parent.mkdir()
+    load.load(csv).attempts.write_parquet(parquet)
+    (parquet.parent / "part-1.parquet").write_bytes(parquet.read_bytes())
+    both = 2 * parquet.stat().st_size
+    assert at_most(parquet) == parquet.stat().st_size // 4 + 1  # Parquet: at least 4
+    assert at_most(parquet.parent) == at_most(tmp_path / "runs" / "*.parquet") == both // 4 + 1
+    packed = tmp_path / "ledger.csv.gz"
+    packed.write_bytes(b"x" * 400)
+    assert at_most(packed) == 101  # compressed text is taken as densely as Parquet
+    # Nothing this machine can measure: the cluster's to resolve, and no guess is made.
+    for elsewhere in ("table:main.evals.runs", "s3a://bucket/runs.csv", tmp_path / "no.csv"):
+        assert at_most(elsewhere) is None
+
+
+def test_a_small_local_input_runs_interpreted_and_a_large_one_compiled(
+    spark: Any, tmp_path: Path
+) -> None:
+    """A small input's queries are interpreted (no Java compiled for them); an input that may
+    hold `INTERPRET_BELOW_ROWS` attempts or more keeps Spark's compiling; both give the
+    figures the loader's do."""
+    from tui_ledger.accounting.ledger import compare
+    from tui_ledger.accounting.stats import IntervalSettings
+    from tui_ledger.spark.commands import open_input, spark_comparison, spark_figures
+    from tui_ledger.spark.session import COMPILED, INTERPRET_BELOW_ROWS, interpret
+
+    def factory_mode() -> str | None:
+        return spark.conf.get("spark.sql.codegen.factoryMode")
+
+    settings = IntervalSettings(method="delta")
+    rows = "".join(f"lean,t{i % 7},{i},{str(i % 3 == 0).lower()}\n" for i in range(3_000))
+    large = write(tmp_path, "workflow,task,tokens,passed\n" + rows * 16, "large.csv")
+    assert large.stat().st_size // 40 >= INTERPRET_BELOW_ROWS
+    for path, mode in ((SAMPLE / "demo.csv", "NO_CODEGEN"), (large, "FALLBACK")):
+        assert interpret(spark, COMPILED)  # as a new session starts (the app's, a command's)
+        opened_input = open_input(None, [str(path)], load_options={}, connect_to=lambda _url: spark)
+        assert factory_mode() == mode, path.name
+        assert spark.conf.get("spark.sql.codegen.wholeStage") == str(mode != "NO_CODEGEN").lower()
+        figures = spark_figures(opened_input, ["workflow"], intervals=settings)
+        got = spark_comparison(opened_input, ["workflow"], settings, figures)
+        want = compare(load.load(path).attempts.lazy(), ["workflow"], intervals=settings)
+        assert got.keep.equals(want.keep) and got.drop.equals(want.drop), path.name
+
+
 # --------------------------------------------------------------------------- pages
 
 

@@ -55,7 +55,8 @@ from tui_ledger.spark.engine import (
 )
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
-from tui_ledger.spark.session import connect
+from tui_ledger.spark.inputs import local_rows_at_most, resolve_input
+from tui_ledger.spark.session import INTERPRET_BELOW_ROWS, connect, interpret
 
 Result = TypeVar("Result")
 MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
@@ -135,6 +136,9 @@ def open_input(
     """Connect, map and validate one input (a path, a glob or `table:catalog.schema.name`),
     then apply `where`. Raises `SparkEngineError` (one line) or `query.FilterError`.
 
+    An input known to be small (its files are on this machine too and hold fewer than
+    `INTERPRET_BELOW_ROWS` attempts) has its queries run interpreted (`session.interpret`).
+
     `validate=False`: the validation pass waits for the first figures and runs in their
     query (`spark_figures`); a CSV's text columns stay text until then (`SparkLedger.probed`:
     their types come from that pass), and figures that read one validate first. A filter
@@ -145,6 +149,10 @@ def open_input(
             "'runs/*.parquet') or a folder for several files, or a table:catalog.schema.name."
         )
     spark = connect_to(url)
+    item = resolve_input(locations[0], load_options.get("fmt"))
+    rows = local_rows_at_most(item)
+    if rows is not None and rows < INTERPRET_BELOW_ROWS:
+        interpret(spark)  # a small input: compiling its queries would cost more than them
     ledger = open_ledger(spark, locations[0], **dict(load_options))
     if validate:
         ledger.validate()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import Any
 from urllib.parse import urlparse
 
 from pyspark.errors import PySparkException
@@ -70,6 +71,39 @@ def _no_call_sites() -> None:
 
     if hasattr(utils, "_enable_debugging_cache"):
         setattr(utils, "_enable_debugging_cache", False)  # noqa: B010 (typed None there)
+
+
+# Below this many attempts a query costs less interpreted than compiled (`interpret`).
+INTERPRET_BELOW_ROWS = 20_000
+# The settings of `interpret`, and Spark's own values of them (for a test to go back).
+INTERPRETED = {
+    "spark.sql.codegen.wholeStage": "false",
+    "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+}
+COMPILED = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+
+
+def interpret(spark: SparkSession, settings: dict[str, str] = INTERPRETED) -> bool:
+    """Have the session evaluate its queries' expressions as they are, not compiled to Java.
+
+    Spark compiles each query's operators and expressions to Java classes (Janino) and
+    caches them per session: a new session (every `summary --spark`, every app) compiles
+    them all again, about 40 classes and 2-3 s on a local[2] server for the demo's queries,
+    where running them takes a tenth of that. Interpreted, the demo's first query took 0.6 s
+    against 1.2-1.8 s, and its figures 1.2 s against 1.8-2.9 s; at 1M rows interpreted costs
+    twice as much (31-37 s against 15-20 s), so only inputs known to be small are run so
+    (`inputs.local_rows_at_most` below `INTERPRET_BELOW_ROWS`). One `Config` request; a
+    server that refuses the settings (a managed cluster may) keeps compiling: False."""
+    conf: Any = spark.conf
+    try:
+        if hasattr(conf, "_set_all"):
+            conf._set_all(settings, silent=False)  # one request for both
+        else:
+            for key, value in settings.items():
+                conf.set(key, value)
+    except PySparkException:
+        return False
+    return True
 
 
 def _few_retries(spark: SparkSession) -> None:
