@@ -406,3 +406,38 @@ async def test_a_failure_before_the_first_figures_ends_the_app_in_one_line(
         await settle(pilot)
     assert app.return_code == 2
     assert app.error_message == "ledger-tui: error: the Spark server failed the query: it went away"
+
+
+async def test_a_recompute_that_fails_on_a_fault_of_ours_says_so(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fault of ours in a keystroke's figures (here a RuntimeError from the comparison) is a
+    toast saying the screen still shows the last figures, as the local app says it; the next
+    key computes as usual."""
+    import tui_ledger.tui.spark_pipeline as spark_pipeline
+    from tests.pilot_helpers import record_toasts
+
+    original = spark_pipeline.spark_comparison
+    failing = {"on": False}
+
+    def comparison(*args: Any, **kwargs: Any) -> Any:
+        if failing["on"]:
+            raise RuntimeError("the comparison broke")
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(spark_pipeline, "spark_comparison", comparison)
+    app = spark_app(spark, DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        said = record_toasts(app)
+        failing["on"] = True
+        await press(pilot, "slash", *"lean", "enter")
+        await settle(pilot)
+        assert any("could not be computed (RuntimeError: the comparison broke)" in t for t in said)
+        assert app.return_code is None  # figures were shown: the app goes on
+        assert app.comparison is not None and len(app.comparison.keep) == 4  # the last ones
+        failing["on"] = False
+        await press(pilot, "slash", "ctrl+u", *"steady", "enter")
+        await settle(pilot)
+        assert app.comparison is not None
+        assert app.comparison.keep["workflow"].to_list() == ["steady-planner"]

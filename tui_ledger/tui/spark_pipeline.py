@@ -336,6 +336,7 @@ class SparkPipeline(Pipeline):
         snapshot: SparkSnapshot | None = None
         failure: str | None = None
         said: str | None = None
+        title = "Spark query failed"
         started = time.perf_counter()
         try:
             if not superseded.is_set():
@@ -354,10 +355,17 @@ class SparkPipeline(Pipeline):
                 self.interrupted += 1  # interrupted, in words the client did not classify
             else:
                 said = safe_text(first_line(error))
+        except Exception as error:  # a fault of ours: said, never stale figures (as Pipeline)
+            reason = safe_text(f"{type(error).__name__}: {first_line(error)}")
+            said = (
+                f"the figures could not be computed ({reason}); the screen still shows the "
+                "last ones. Please report this."
+            )
+            title = "recompute failed"
         finally:
             if said is not None:
                 self._failure = said
-                self.app.post_message(Said(said, "Spark query failed", "error"))
+                self.app.post_message(Said(said, title, "error"))
             # Always: the pipeline starts the waiting request when this one has ended.
             self.app.post_message(Recomputed(generation, snapshot, failure))
 
