@@ -441,3 +441,89 @@ async def test_a_recompute_that_fails_on_a_fault_of_ours_says_so(
         await settle(pilot)
         assert app.comparison is not None
         assert app.comparison.keep["workflow"].to_list() == ["steady-planner"]
+
+
+async def test_the_state_stays_computing_until_the_checks_and_pairs_are_in(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """New figures' checks and pairs are queries that start once the figures are drawn: the
+    state line says "computing on Spark" from the figures' query to their end, with no frame
+    between saying the work was done (a benchmark typed into that gap, and its keystroke
+    then shared the server with them)."""
+    import tui_ledger.tui.spark_pipeline as spark_pipeline
+
+    busy_at_follow_up: list[bool] = []
+    follow_up = spark_pipeline.SparkPipeline._follow_up
+
+    def recording(self: Any, snapshot: Any) -> None:
+        busy_at_follow_up.append(self._busy())
+        follow_up(self, snapshot)
+
+    monkeypatch.setattr(spark_pipeline.SparkPipeline, "_follow_up", recording)
+    app = spark_app(spark, DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert busy_at_follow_up == [True]
+        assert str(app.summary.border_subtitle).startswith("Spark · ")
+        assert app.pipeline.checks is not None
+
+
+async def test_a_keystroke_stops_the_last_figures_checks_and_a_failure_asks_again(
+    spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A filter typed while the last figures' checks run stops them at once (they would only
+    share the server with the new figures' query); when that query fails, the figures on
+    screen are still the last ones, and their checks are asked for again."""
+    import threading
+
+    import tui_ledger.tui.spark_pipeline as spark_pipeline
+    from tests.pilot_helpers import record_toasts
+    from tui_ledger.spark.errors import SparkEngineError
+
+    checking, release = threading.Event(), threading.Event()
+    find_checks = spark_pipeline.SparkPipeline.find_checks
+
+    def slow_checks(self: Any, *args: Any) -> Any:
+        checking.set()
+        release.wait(30)  # the first figures' checks wait here until the keystroke came
+        return find_checks(self, *args)
+
+    comparison = spark_pipeline.spark_comparison
+    failing = {"on": False}
+
+    def failing_comparison(*args: Any, **kwargs: Any) -> Any:
+        if failing["on"]:
+            raise SparkEngineError("the Spark server failed the query: it went away")
+        return comparison(*args, **kwargs)
+
+    stopped: list[object] = []
+    recompute = spark_pipeline.SparkPipeline.recompute
+
+    def recording(self: Any, **kwargs: Any) -> None:
+        recompute(self, **kwargs)
+        stopped.append(self._stopped_for)
+
+    monkeypatch.setattr(spark_pipeline.SparkPipeline, "find_checks", slow_checks)
+    monkeypatch.setattr(spark_pipeline.SparkPipeline, "recompute", recording)
+    monkeypatch.setattr(spark_pipeline, "spark_comparison", failing_comparison)
+    app = spark_app(spark, DEMO)
+    async with app.run_test(size=SIZE) as pilot:
+        deadline = time.monotonic() + 120
+        while not checking.is_set():  # (not `wait_until`: it would wait for the checks)
+            assert time.monotonic() < deadline, "the first checks never started"
+            await pilot.pause(0.05)
+        pipeline: Any = app.pipeline
+        first, origin = pipeline.snapshot, pipeline._figures_origin
+        said = record_toasts(app)
+        failing["on"] = True
+        checking.clear()
+        await pilot.press("slash", "l")  # (not `press`: it would wait for the checks)
+        assert stopped[-1] is origin  # the keystroke stopped the running checks
+        release.set()
+        await settle(pilot)
+        assert any("it went away" in text for text in said)
+        assert checking.is_set()  # the checks were asked for again
+        assert pipeline.snapshot.generation == first.generation  # the last figures stay
+        assert pipeline.checks is not None  # and their checks came
+        assert pipeline._stopped_for is None
+        assert str(app.summary.border_subtitle).startswith("Spark · ")

@@ -65,11 +65,14 @@ from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui.follow_ups import Stopped
 from tui_ledger.tui.host import Inputs, PipelineHost
 from tui_ledger.tui.messages import (
+    ChecksFailed,
+    ChecksReady,
     GaveUp,
     Loaded,
     LoadFailed,
     LoadingChanged,
     PageFetched,
+    PairsReady,
     Recomputed,
     Said,
     StateChanged,
@@ -160,6 +163,8 @@ class SparkPipeline(Pipeline):
         self._checks_running = False
         self._other_queries = 0  # per-task queries running
         self._failure: str | None = None  # why the last figures query failed (not cancelled)
+        # The figures (their origin) whose checks and pairs a newer request stopped.
+        self._stopped_for: Comparison | None = None
         # For tests and the docs: every state line shown, and the figure queries interrupted.
         self.states: list[str] = []
         self.interrupted = 0
@@ -203,7 +208,21 @@ class SparkPipeline(Pipeline):
             or bool(self._fetching)
             or self._checks_running
             or self._other_queries > 0
+            or self._follow_ups_due()
         )
+
+    def _follow_ups_due(self) -> bool:
+        """The figures on screen still wait for their checks or pairs: their queries start
+        once the frame that draws the figures is painted (`drawn`), so between the two
+        nothing runs yet, and the state line would say the work was done just before the
+        checks' and the pairs' queries begin."""
+        snapshot = self.snapshot
+        checks_due = (
+            snapshot is not None
+            and self.checks is None
+            and self.checks_generation == snapshot.generation
+        )
+        return checks_due or self._pairs_for is not None
 
     def _query_started(self) -> None:
         if self.computing_since is None:
@@ -221,6 +240,9 @@ class SparkPipeline(Pipeline):
         """While a query runs, every `TICK_SECONDS`: the state line's time. (While the app
         leaves, the app's handlers drop what this posts; `close` interrupted the queries.)"""
         if self.computing_since is None:
+            return
+        if not self._busy():  # what ended last said so before its state was updated
+            self._query_ended()
             return
         for queries in (
             self.figure_queries,
@@ -295,6 +317,45 @@ class SparkPipeline(Pipeline):
         super()._next_generation()
         self.figure_queries.cancel_all_but(None)
         self.page_queries.cancel_all_but(None)
+
+    def recompute(self, *, sort_only: bool = False, inline: bool = False) -> None:
+        """As `Pipeline.recompute`; new figures (not a sort of those on screen) also stop the
+        checks' and the pairs' queries of the figures they replace, at once: left to run,
+        they share the cluster with the new figures' query until those are drawn (on the
+        demo, a filter typed just after the first screen drew its figures in 1.6-1.9 s
+        beside them, against 0.6-0.7 s alone). The new figures ask for their own."""
+        if not sort_only and self.ledger is not None and not self._settings_unchecked:
+            stopped = self._follow_ups_due()
+            for queries in (self.check_queries, self.pair_queries):
+                stopped = stopped or bool(queries.running)
+                with contextlib.suppress(PySparkException, SparkEngineError, OSError):
+                    queries.cancel_all_but(None)
+            if stopped:
+                self._stopped_for = self._figures_origin
+        super().recompute(sort_only=sort_only, inline=inline)
+
+    def _follow_up(self, snapshot: Snapshot) -> None:
+        """As `FollowUps._follow_up`, unless newer figures were asked for before these were
+        drawn: their checks and pairs would only share the cluster with the newer query, and
+        the newer figures ask for their own (`_resume_follow_ups` if they never come)."""
+        if self._figures_stale:
+            self._stopped_for = self._figures_origin
+            return
+        super()._follow_up(snapshot)
+
+    def _resume_follow_ups(self) -> None:
+        """The figures whose checks or pairs a newer request stopped are still on screen and
+        nothing newer is coming (that request failed): ask for their checks and pairs again."""
+        snapshot, stopped = self.snapshot, self._stopped_for
+        if stopped is None or self._recompute_running or self._pending is not None:
+            return
+        self._stopped_for = None
+        if snapshot is None or stopped is not self._figures_origin:
+            return  # newer figures are on screen, with follow-ups of their own
+        if self.checks is None and self.checks_generation == snapshot.generation:
+            self._start_checks(snapshot)
+        if snapshot.comparison.pairs is None and self._pairs_for is None:
+            self._start_pairs(snapshot)
 
     def _start_recompute(self, sort_only: bool, *, inline: bool = False) -> None:
         if self.ledger is None:
@@ -486,6 +547,7 @@ class SparkPipeline(Pipeline):
         try:
             super().recomputed(recomputed)
         finally:
+            self._resume_follow_ups()
             self._query_ended()
             if self._recompute_running:
                 self._query_started()  # the waiting request started
@@ -654,6 +716,18 @@ class SparkPipeline(Pipeline):
             raise SparkEngineError(first_line(error)) from None
         self.query_seconds.append(("checks", time.perf_counter() - started))
         return found
+
+    def checks_ready(self, ready: ChecksReady) -> None:
+        super().checks_ready(ready)
+        self._query_ended()  # the figures' checks came: maybe nothing else is due
+
+    def checks_failed(self, failed: ChecksFailed) -> None:
+        super().checks_failed(failed)
+        self._query_ended()
+
+    def pairs_ready(self, ready: PairsReady) -> None:
+        super().pairs_ready(ready)
+        self._query_ended()
 
     def checks_worker_ended(self) -> None:
         self._on_screen(self._checks_ended)
