@@ -12,11 +12,11 @@ client: *first screen* is process start to every group's figures on screen, with
 computing; *keystroke* is `lean` typed into the filter (`/`, then the four letters at once) to
 the summary showing the filtered groups' figures only (what issue 43 times), and *settled* to
 nothing left computing as well (on Spark the checks' and the pairs' queries follow the
-figures'). `summary` is a fresh process's
-wall time. Each input and engine is run once first, not counted (the server's JVM, the page
-cache), then `--repeat` times; the median is printed. The keys are `keys_bench.py`'s, one process per size. `--readme` writes the
-tables between the `<!-- interactive-bench -->` markers of README.md. Nothing asserts; the
-targets are printed beside the figures.
+figures'). `summary` is a fresh process's wall time. Each input and engine is run once
+first, not counted (the server's JVM, the page cache), then `--repeat` times; the median is
+printed. The keys are `keys_bench.py`'s, one process per size. `--readme` writes the tables
+between the `<!-- interactive-bench -->` markers of README.md. Nothing asserts; the targets
+are printed beside the figures.
 """
 
 from __future__ import annotations
