@@ -211,6 +211,15 @@ class Pipeline(FollowUps):
 
     # ------------------------------------------------------------------ what is under way
 
+    def checks_due(self) -> bool:
+        """The figures on screen still wait for their checks (asked for, or about to be)."""
+        snapshot = self.snapshot
+        return (
+            snapshot is not None
+            and self.checks is None
+            and self.checks_generation == snapshot.generation
+        )
+
     def waiting(self) -> list[str]:
         """What the figures still wait for, by name (see `LedgerApp.unsettled`)."""
         waiting: list[str] = []
@@ -228,12 +237,7 @@ class Pipeline(FollowUps):
             waiting.append("compaction")
         if self._cube_built is not None and not self._cube_built.is_set():
             waiting.append("cube")
-        snapshot = self.snapshot
-        if (
-            snapshot is not None
-            and self.checks is None
-            and self.checks_generation == snapshot.generation
-        ):
+        if self.checks_due():
             waiting.append("checks")
         if self.drawing():
             waiting.append("drawing")

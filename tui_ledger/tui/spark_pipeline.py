@@ -216,13 +216,7 @@ class SparkPipeline(Pipeline):
         once the frame that draws the figures is painted (`drawn`), so between the two
         nothing runs yet, and the state line would say the work was done just before the
         checks' and the pairs' queries begin."""
-        snapshot = self.snapshot
-        checks_due = (
-            snapshot is not None
-            and self.checks is None
-            and self.checks_generation == snapshot.generation
-        )
-        return checks_due or self._pairs_for is not None
+        return self.checks_due() or self._pairs_for is not None
 
     def _query_started(self) -> None:
         if self.computing_since is None:
@@ -352,7 +346,7 @@ class SparkPipeline(Pipeline):
         self._stopped_for = None
         if snapshot is None or stopped is not self._figures_origin:
             return  # newer figures are on screen, with follow-ups of their own
-        if self.checks is None and self.checks_generation == snapshot.generation:
+        if self.checks_due():
             self._start_checks(snapshot)
         if snapshot.comparison.pairs is None and self._pairs_for is None:
             self._start_pairs(snapshot)
