@@ -92,3 +92,20 @@ def record_toasts(app: Any) -> list[str]:
 def screen_text(app: Any) -> str:
     """Every character on the active screen."""
     return "\n".join(strip.text for strip in app.screen._compositor.render_strips())
+
+
+def failing_when_on(
+    monkeypatch: Any, owner: Any, name: str, error: BaseException
+) -> dict[str, bool]:
+    """Replace `owner.name` with a wrapper that raises `error` while the returned switch's
+    "on" is True, and calls the original otherwise (a fault made to order, mid-test)."""
+    original = getattr(owner, name)
+    switch = {"on": False}
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if switch["on"]:
+            raise error
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, wrapper)
+    return switch

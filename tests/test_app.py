@@ -402,18 +402,12 @@ async def test_a_recompute_that_fails_says_so_and_the_next_one_runs(
     """A fault of ours inside a recompute (here a RuntimeError from the snapshot) is a toast
     saying the screen still shows the last figures, not figures that silently stay; the next
     key recomputes as usual."""
-    from tests.pilot_helpers import press, record_toasts
+    from tests.pilot_helpers import failing_when_on, press, record_toasts
     from tui_ledger.tui import pipeline
 
-    original = pipeline.compute_snapshot
-    failing = {"on": False}
-
-    def compute(*args: object, **kwargs: object) -> object:
-        if failing["on"]:
-            raise RuntimeError("the cube broke")
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pipeline, "compute_snapshot", compute)
+    failing = failing_when_on(
+        monkeypatch, pipeline, "compute_snapshot", RuntimeError("the cube broke")
+    )
     app = LedgerApp([str(DEMO)])
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

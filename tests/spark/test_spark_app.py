@@ -415,17 +415,11 @@ async def test_a_recompute_that_fails_on_a_fault_of_ours_says_so(
     toast saying the screen still shows the last figures, as the local app says it; the next
     key computes as usual."""
     import tui_ledger.tui.spark_pipeline as spark_pipeline
-    from tests.pilot_helpers import record_toasts
+    from tests.pilot_helpers import failing_when_on, record_toasts
 
-    original = spark_pipeline.spark_comparison
-    failing = {"on": False}
-
-    def comparison(*args: Any, **kwargs: Any) -> Any:
-        if failing["on"]:
-            raise RuntimeError("the comparison broke")
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(spark_pipeline, "spark_comparison", comparison)
+    failing = failing_when_on(
+        monkeypatch, spark_pipeline, "spark_comparison", RuntimeError("the comparison broke")
+    )
     app = spark_app(spark, DEMO)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -477,7 +471,7 @@ async def test_a_keystroke_stops_the_last_figures_checks_and_a_failure_asks_agai
     import threading
 
     import tui_ledger.tui.spark_pipeline as spark_pipeline
-    from tests.pilot_helpers import record_toasts
+    from tests.pilot_helpers import failing_when_on, record_toasts
     from tui_ledger.spark.errors import SparkEngineError
 
     checking, release = threading.Event(), threading.Event()
@@ -488,14 +482,6 @@ async def test_a_keystroke_stops_the_last_figures_checks_and_a_failure_asks_agai
         release.wait(30)  # the first figures' checks wait here until the keystroke came
         return find_checks(self, *args)
 
-    comparison = spark_pipeline.spark_comparison
-    failing = {"on": False}
-
-    def failing_comparison(*args: Any, **kwargs: Any) -> Any:
-        if failing["on"]:
-            raise SparkEngineError("the Spark server failed the query: it went away")
-        return comparison(*args, **kwargs)
-
     stopped: list[object] = []
     recompute = spark_pipeline.SparkPipeline.recompute
 
@@ -505,7 +491,8 @@ async def test_a_keystroke_stops_the_last_figures_checks_and_a_failure_asks_agai
 
     monkeypatch.setattr(spark_pipeline.SparkPipeline, "find_checks", slow_checks)
     monkeypatch.setattr(spark_pipeline.SparkPipeline, "recompute", recording)
-    monkeypatch.setattr(spark_pipeline, "spark_comparison", failing_comparison)
+    went_away = SparkEngineError("the Spark server failed the query: it went away")
+    failing = failing_when_on(monkeypatch, spark_pipeline, "spark_comparison", went_away)
     app = spark_app(spark, DEMO)
     async with app.run_test(size=SIZE) as pilot:
         deadline = time.monotonic() + 120
