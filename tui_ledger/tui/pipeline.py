@@ -213,12 +213,9 @@ class Pipeline(FollowUps):
 
     def checks_due(self) -> bool:
         """The figures on screen still wait for their checks (asked for, or about to be)."""
-        snapshot = self.snapshot
-        return (
-            snapshot is not None
-            and self.checks is None
-            and self.checks_generation == snapshot.generation
-        )
+        shown = self.snapshot
+        due = shown is not None and self.checks_generation == shown.generation
+        return due and self.checks is None
 
     def waiting(self) -> list[str]:
         """What the figures still wait for, by name (see `LedgerApp.unsettled`)."""
