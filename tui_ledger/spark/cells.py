@@ -38,8 +38,14 @@ _EXPONENT_CLAMP = 1_000_000_000
 
 
 def stripped(value: Column, spaces: str = _RUST_SPACE) -> Column:
-    # trim(BOTH chars FROM value): no regular expression per row.
-    return F.trim(value, F.lit(spaces))
+    """`value` without the `spaces` at either end: trim(BOTH chars FROM value) (no regular
+    expression per row), asked only of a cell whose first or last character is one of them.
+    Spark's trim tries each of the 25 characters at each end of every cell: 0.6-0.9 s a 1M
+    scan of one key, against 0.2-0.3 s for the scan itself; the two one-character
+    lookups cost 0.2 s, and most cells have nothing to strip."""
+    ends = list(spaces)
+    padded = F.substring(value, 1, 1).isin(ends) | F.substring(value, -1, 1).isin(ends)
+    return F.when(padded, F.trim(value, F.lit(spaces))).otherwise(value)
 
 
 def is_integral(dtype: T.DataType) -> bool:
