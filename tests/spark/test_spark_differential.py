@@ -169,6 +169,48 @@ def test_medians_and_sums_stay_exact_past_2_53(spark: Any, evaluation: str, tmp_
     assert ours.row(2, named=True)["keep__sum_known_tokens"] == 2 * (2**63 - 1)
 
 
+@pytest.mark.parametrize("per_doubling", [1, 32, 1024])
+def test_medians_from_the_histogram_whatever_its_buckets(
+    spark: Any, per_doubling: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The middle values come from the usage histogram (`median_plan`) and, where a middle
+    lies inside a bucket, from that bucket's values counted on the server (`middles_of`):
+    exact either way, with ties, a missing key, a group of missing usage alone and an
+    accepted view empty in one group. One bucket a doubling puts 1000-1023 in one bucket,
+    so the middles there are asked for; with 1024 a bucket holds one value, and none is."""
+    import tui_ledger.spark.aggregate as aggregate
+    from tui_ledger.spark.engine import open_ledger
+
+    path = tmp_path / "middles.csv"
+    lines = ["workflow,model,tokens,passed"]
+    lines += [f"a,m,{tokens},{tokens % 3 == 0}" for tokens in (1000, 1001, 1001, 1005, 1013)]
+    lines += [f"a,m,{tokens},true" for tokens in (1016, 1016, 1022, 40, 7)]
+    lines += [f"a,,{tokens},{tokens > 1010}" for tokens in (1002, 1004, 1004, 1011, 1020, 1021)]
+    lines += ["b,m,,true", "b,m,,false", "c,m,1003,false", "c,m,1009,false", "c,m,1010,false"]
+    path.write_text("\n".join(lines) + "\n")
+    asked: list[int] = []
+    values_of = aggregate.middle_values
+
+    def counting(histogram: pl.DataFrame, keys: Any, values_in: Any) -> pl.DataFrame:
+        def asking(buckets: pl.DataFrame) -> pl.DataFrame:
+            asked.append(buckets.height)
+            return values_in(buckets)
+
+        return values_of(histogram, keys, asking)
+
+    monkeypatch.setattr(aggregate, "middle_values", counting)
+    attempts = open_ledger(spark, str(path)).attempts()
+    keys = ["workflow", "model"]
+    found = aggregate.run_parts({"h": aggregate.median_plan(attempts, keys, per_doubling)})
+    middles = aggregate.medians_from_middles(aggregate.middles_of(found["h"], attempts, keys))
+    expected = polars_aggregate_frame(load.load(path).attempts, keys)
+    names = [*keys, *[f"{view}__median_tokens_per_attempt" for view in ("keep", "drop")]]
+    ours = expected.select(keys).join(middles, on=keys, how="left", nulls_equal=True)
+    assert ours.select(names).rows() == expected.select(names).rows()
+    if per_doubling != 32:  # (32: as the buckets' edges fall)
+        assert bool(asked) == (per_doubling == 1)
+
+
 def test_usage_rules_buckets_zeros_and_missing_words(
     spark: Any, evaluation: str, tmp_path: Path
 ) -> None:

@@ -28,14 +28,16 @@ var_cost               Float64         sample variance of cost with missing read
 Rows are sorted by the keys, nulls last, as `ledger.compare` sorts its groups. Counts are
 Int64, never UInt32: a group on a cluster can pass 4,294,967,295 attempts.
 
-Medians are exact at any magnitude: each group's known usage is sorted on the cluster
-(`array_sort(collect_list(...))`) and the values at the two middle ranks come back as whole
-numbers; `medians_from_middles` applies ledger.py's rule (a float median where it is exact,
-an exact one where it might not be). Spark's `percentile`, used before, goes through a
-double (exact only below 2**52, then a second query by rank) and cost as much a row.
+Medians are exact at any magnitude, without sorting a group on the cluster: a histogram of
+each group's known usage (`median_plan`, one hash aggregation) locates the two middle ranks,
+and the few buckets a middle lies inside are counted by value (`middles.middle_values`);
+the values come back as whole numbers and `medians_from_middles` applies ledger.py's rule (a
+float median where it is exact, an exact one where it might not be). Sorting each group
+(`array_sort(collect_list(...))`, used before) cost 2.2-3.7 s at 1M rows and 23-28 s at
+10M on local[2]; Spark's `percentile` goes through a double.
 
 Each question is a `batch.Part` (a plan whose columns are known here), so a caller asks the
-cells, the middle values, the check cells, the duplicate figures and the bootstrap's rows in
+cells, the usage histogram, the check cells, the duplicate figures and the bootstrap's rows in
 one query (`commands.spark_figures`); `aggregate_frame`, `check_cells` and
 `duplicate_figures` are each one query on their own.
 """
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import reduce
 
 import polars as pl
 from pyspark.sql import Column, DataFrame
@@ -68,9 +71,12 @@ from tui_ledger.schema import (
 from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger
 from tui_ledger.spark.inputs import column
+from tui_ledger.spark.middles import BUCKET, HISTOGRAM_COLUMNS, VALUE, middle_values
 
 __all__ = [
+    "BUCKETS_PER_DOUBLING",
     "COUNT_AGGREGATES",
+    "FINE_BUCKETS_PER_DOUBLING",
     "MEDIAN_EXACT_DTYPE",
     "DuplicateFigures",
     "aggregate_frame",
@@ -88,6 +94,7 @@ __all__ = [
     "finish_duplicates",
     "median_plan",
     "medians_from_middles",
+    "middles_of",
 ]
 
 VIEWS: tuple[str, ...] = ("keep", "drop")
@@ -107,6 +114,14 @@ TOKEN_AGGREGATES: tuple[str, ...] = (
 COST_AGGREGATES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_known_cost", "var_cost")
 # Below 2**52 a float holds every integer and every half exactly (as in ledger.py).
 HALVES_EXACT = 2**52
+BUCKETS_PER_DOUBLING = 32
+"""The histogram's resolution (`median_plan`): a bucket spans about 2% of its values, so at
+1M rows of 8 groups the histogram is 4,400 rows, and a middle inside a bucket asks for a
+few thousand values (0.5-1.0 s)."""
+FINE_BUCKETS_PER_DOUBLING = 1024
+"""For an input known to be small (`SparkInput.small`): its histogram holds about a row an
+attempt, and on the demo no middle lies inside a bucket in any grouping (with 32 a
+doubling, the workflows' did: one more round trip a keystroke)."""
 MEDIAN_EXACT_DTYPE = pl.Decimal(38, 1)
 COST_COLUMN = "cost"
 
@@ -165,34 +180,71 @@ def cell_plan(attempts: DataFrame, keys: Sequence[str], with_cost: bool) -> Part
     return Part(frame, [*keys, "outcome", *names])
 
 
-def median_plan(attempts: DataFrame, keys: Sequence[str]) -> Part:
-    """Both views' two middle values of known usage per group, exactly: each group's known
-    usage sorted (`array_sort(collect_list(...))`, no double anywhere), then the values at
-    the middle ranks; `medians_from_middles` makes the medians of them. (Spark's exact
-    `percentile` goes through a double, cost as much a row here, 2.5-3.6 s at 1M rows
-    against 2.4 s under load, and needed a second query past 2**52.)"""
+def median_plan(
+    attempts: DataFrame, keys: Sequence[str], per_doubling: int = BUCKETS_PER_DOUBLING
+) -> Part:
+    """Both views' histogram of known usage per group (`middles`): per group and bucket,
+    floor(log2(usage + 1) * `per_doubling`) (never less for more usage), the count of known
+    usage and its least and greatest value, over every attempt (`keep_*`) and the accepted
+    ones (`drop_*`). `middles_of` makes the middle values of it."""
     tokens = F.col("tokens")
     accepted = F.col("outcome") == ACCEPTED
     group = [column(k) for k in keys]
-    sorted_usage = attempts.groupBy(*group).agg(
-        F.array_sort(F.collect_list(tokens)).alias("__keep"),
-        F.array_sort(F.collect_list(F.when(accepted, tokens))).alias("__drop"),
+    # Missing usage falls in a bucket of its own (null), counted 0: no `where` on `tokens`
+    # (on a CSV's plan it would be pasted through every parsing step, docs/SPARK.md).
+    bucket = F.floor(F.log2(tokens.cast("double") + F.lit(1.0)) * F.lit(per_doubling))
+    accepted_usage = F.when(accepted, tokens)
+    frame = attempts.groupBy(*group, bucket.cast("long").alias(BUCKET)).agg(
+        F.count(tokens).alias("keep_n"),
+        F.min(tokens).alias("keep_lo"),
+        F.max(tokens).alias("keep_hi"),
+        F.count(accepted_usage).alias("drop_n"),
+        F.min(accepted_usage).alias("drop_lo"),
+        F.max(accepted_usage).alias("drop_hi"),
     )
+    return Part(frame, [*keys, BUCKET, *HISTOGRAM_COLUMNS])
 
-    def at(values: Column, rank: Column) -> Column:
-        return F.when(F.size(values) > 0, F.element_at(values, (rank + 1).cast("int")))
 
-    middles = []
-    for view in VIEWS:
-        values = F.col(f"__{view}")
-        size = F.size(values)
-        middles += [
-            at(values, F.floor((size - 1) / 2)).alias(f"{view}__median_low"),
-            at(values, F.floor(size / 2)).alias(f"{view}__median_high"),
-        ]
-    frame = sorted_usage.select(*group, *middles)
-    names = [f"{view}__median_{end}" for view in VIEWS for end in ("low", "high")]
-    return Part(frame, [*keys, *names])
+def middles_of(histogram: pl.DataFrame, attempts: DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """Each group's two middle values of known usage in both views, exactly, from
+    `median_plan`'s histogram: `middles.middle_values`, which asks (one more query) the
+    counts by value of the buckets a middle lies inside, when one does."""
+    keys = list(keys)
+    tokens = F.col("tokens")
+    accepted = F.col("outcome") == ACCEPTED
+
+    def values_in(buckets: pl.DataFrame) -> pl.DataFrame:
+        wanted = attempts.sparkSession.createDataFrame(buckets.to_arrow()).select(
+            *[column(k).alias(f"__wanted_{k}") for k in keys],
+            F.col(BUCKET),
+            F.col("__from"),
+            F.col("__to"),
+        )
+        condition = [column(k).eqNullSafe(F.col(f"__wanted_{k}")) for k in keys]
+        condition.append(tokens.between(F.col("__from"), F.col("__to")))
+        counted = (
+            attempts.where(_within_ranges(tokens, buckets))
+            .join(F.broadcast(wanted), on=condition, how="inner")
+            .groupBy(*[column(k) for k in keys], F.col(BUCKET), tokens.alias(VALUE))
+            .agg(F.count(F.lit(1)).alias("keep_n"), F.count_if(accepted).alias("drop_n"))
+        )
+        return to_polars(counted).select(*keys, BUCKET, VALUE, "keep_n", "drop_n")
+
+    return middle_values(histogram, keys, values_in)
+
+
+def _within_ranges(tokens: Column, buckets: pl.DataFrame, most: int = 64) -> Column:
+    """Usage in one of the buckets' ranges of values (all of them between the least and the
+    greatest past `most` ranges): a condition on the column as read, which Spark applies
+    before deriving the other columns, so only those rows pay for their derivation (at 1M
+    rows the question took 1.0-2.0 s without it)."""
+    ranges = buckets.select("__from", "__to").unique().sort("__from").rows()
+    if len(ranges) > most:
+        ranges = [(ranges[0][0], max(to for _, to in ranges))]
+    return reduce(
+        lambda either, other: either | other,
+        [tokens.between(F.lit(low), F.lit(high)) for low, high in ranges],
+    )
 
 
 def medians_from_middles(frame: pl.DataFrame) -> pl.DataFrame:
@@ -254,13 +306,15 @@ def aggregate_frame(
 
 def aggregates_from(
     cells: pl.DataFrame,
-    middles: pl.DataFrame,
+    histogram: pl.DataFrame,
     attempts: DataFrame,
     keys: Sequence[str],
     with_cost: bool,
 ) -> pl.DataFrame:
-    """The aggregate frame from the cells and the middle values. Where a cell's LONG sum of
-    tokens overflowed, the sums are recomputed as DECIMAL(38, 0) (one more query)."""
+    """The aggregate frame from the cells and the usage histogram (`median_plan`). Where a
+    cell's LONG sum of tokens overflowed, the sums are recomputed as DECIMAL(38, 0), and
+    where a middle value lies inside a bucket, its bucket's values are counted (one more
+    query each)."""
     keys = list(keys)
     if cells.filter(pl.col("sum_tokens").is_null() & (pl.col("known") > 0)).height:
         group = [column(k) for k in keys]
@@ -276,7 +330,7 @@ def aggregates_from(
         pl.col("outcome").cast(OUTCOME_DTYPE),
         pl.col("sum_tokens").cast(pl.Int128).fill_null(0),
     )
-    medians = medians_from_middles(middles)
+    medians = medians_from_middles(middles_of(histogram, attempts, keys))
     frame = _views_from_cells(cells, keys, with_cost).join(
         medians.select(*keys, *[f"{view}__median_tokens_per_attempt" for view in VIEWS]),
         on=keys,

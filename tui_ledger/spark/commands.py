@@ -28,7 +28,9 @@ from tui_ledger.load.load_report import LoadReport, LoadWarning
 from tui_ledger.load.warning_rules import WARNING_KINDS, warning_message
 from tui_ledger.schema import CANONICAL_ORDER
 from tui_ledger.spark.aggregate import (
+    BUCKETS_PER_DOUBLING,
     COST_COLUMN,
+    FINE_BUCKETS_PER_DOUBLING,
     DuplicateFigures,
     aggregate_frame,
     aggregates_from,
@@ -87,6 +89,10 @@ class SparkInput:
     ledger: SparkLedger
     filtered: DataFrame | None  # the attempts `where` keeps (None: every attempt, `attempts`)
     where: Column | None
+    # Known to hold fewer than `INTERPRET_BELOW_ROWS` attempts (`open_input`): its queries
+    # run interpreted, and its usage histogram is fine enough that a middle value seldom
+    # lies inside a bucket (`FINE_BUCKETS_PER_DOUBLING`), so no second query is asked.
+    small: bool = False
     _every: tuple[DataFrame, bool] | None = None  # every attempt's plan, and whether typed
 
     @property
@@ -151,7 +157,8 @@ def open_input(
     spark = connect_to(url)
     item = resolve_input(locations[0], load_options.get("fmt"))
     rows = local_rows_at_most(item)
-    if rows is not None and rows < INTERPRET_BELOW_ROWS:
+    small = rows is not None and rows < INTERPRET_BELOW_ROWS
+    if small:
         interpret(spark)  # a small input: compiling its queries would cost more than them
     ledger = open_ledger(spark, locations[0], **dict(load_options))
     if validate:
@@ -160,7 +167,7 @@ def open_input(
     if where and not where.isspace():
         condition = spark_filter(where, ledger.schema())  # (validates)
     filtered = None if condition is None else ledger.attempts().where(condition)
-    return SparkInput(spark, ledger, filtered, condition)
+    return SparkInput(spark, ledger, filtered, condition, small=small)
 
 
 def filtered_by(opened: SparkInput, where: str) -> SparkInput:
@@ -169,7 +176,8 @@ def filtered_by(opened: SparkInput, where: str) -> SparkInput:
     if condition is None:
         return opened
     both = condition if opened.where is None else opened.where & condition
-    return SparkInput(opened.spark, opened.ledger, opened.attempts.where(condition), both)
+    filtered = opened.attempts.where(condition)
+    return SparkInput(opened.spark, opened.ledger, filtered, both, small=opened.small)
 
 
 def load_report(report: SparkLoadReport) -> LoadReport:
@@ -223,9 +231,10 @@ def spark_figures(
     extra: Mapping[str, Part] | None = None,
 ) -> SparkFigures:
     """Everything one recompute needs, in **one query** (`batch.run_parts`): the cells and
-    the middle values of both views, and as asked, the rows an `auto` bootstrap may
-    resample (`intervals`), the check cells and duplicate figures (`checks`), the pairs'
-    per-task cells (`pairs`), `pages` and `extra` questions (by name). Where the input is
+    the usage histogram of both views, and as asked, the rows an `auto` bootstrap may
+    resample (`intervals`, on an input known to be small), the check cells and duplicate
+    figures (`checks`), the pairs' per-task cells (`pairs`), `pages` and `extra` questions
+    (by name). Where the input is
     not validated yet, its validation pass is a part of the same query (a bad cell then
     raises, before any figure is used)."""
     keys = list(by)
@@ -237,14 +246,19 @@ def spark_figures(
     attempts = opened.attempts
     parts: dict[str, Part] = {
         "cells": cell_plan(attempts, keys, with_cost),
-        "medians": median_plan(attempts, keys),
+        "medians": median_plan(
+            attempts, keys, FINE_BUCKETS_PER_DOUBLING if opened.small else BUCKETS_PER_DOUBLING
+        ),
     }
     ledger = opened.ledger
     validating = ledger.validated is None
     if validating:
         parts["validation"] = Part(validation_plan(ledger), validation_columns(ledger))
     settings = intervals
-    if settings is not None and settings.method == "auto":
+    # The candidates only where groups are likely small: on an input not known to be small,
+    # the part scanned every row twice for none at 1M rows (1.0 s of the query); a small
+    # group there is asked for after the figures (`spark_comparison`: one more query).
+    if settings is not None and settings.method == "auto" and opened.small:
         parts["bootstrap"] = bootstrap_plan(
             ledger,
             attempts,
