@@ -10,6 +10,7 @@ measured by `benchmarks/`, never asserted.
 import ast
 import functools
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,12 @@ from hypothesis import HealthCheck, settings
 
 settings.register_profile("ledger-tui", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("ledger-tui")
+
+# What ledger-tui keeps in its cache folder (the Spark sessions a run leaves warm for the next,
+# `spark.session.kept_session`) goes to a folder of this test run's, never the user's: the
+# commands the tests run inherit it.
+if "LEDGER_TUI_CACHE_DIR" not in os.environ:
+    os.environ["LEDGER_TUI_CACHE_DIR"] = tempfile.mkdtemp(prefix="ledger-tui-tests-cache-")
 
 
 # The `core` marker: the tests `.ci/run` also runs on the oldest and newest supported Pythons.

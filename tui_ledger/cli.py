@@ -9,7 +9,6 @@ share (and `serve` too) are in `cli_options`.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import signal
 import sys
 import time
@@ -557,7 +556,7 @@ def _on_spark(args: argparse.Namespace, url: str, command: Any, *, validate: boo
         try:
             result: int = command(args, opened)
         finally:
-            opened.spark.stop()  # the server's session and what it cached go with it
+            opened.leave()  # what it cached goes; the session stays warm for the next run
         return result
 
     return on_engine(run)
@@ -668,10 +667,9 @@ def _spark_app(args: argparse.Namespace, url: str) -> int:
             list(args.files), load_options=load_options(args), spark=opened, present=args.present
         )
     finally:
-        # The server's session and what it cached go with it; a server already gone has
-        # nothing left to release.
-        with contextlib.suppress(Exception):
-            opened.spark.stop()
+        # What it cached goes; the session stays warm for the next run (`session.leave`;
+        # a server already gone has nothing left to release).
+        opened.leave()
 
 
 def _fail(message: str) -> NoReturn:

@@ -58,7 +58,7 @@ from tui_ledger.spark.engine import (
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.inputs import local_rows_at_most, resolve_input
-from tui_ledger.spark.session import INTERPRET_BELOW_ROWS, connect, interpret
+from tui_ledger.spark.session import INTERPRET_BELOW_ROWS, connect, interpret, leave
 
 Result = TypeVar("Result")
 MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
@@ -107,6 +107,11 @@ class SparkInput:
             self._every = (self.ledger.attempts(typed=False), typed)
         return self._every[0]
 
+    def leave(self) -> None:
+        """This run is done with the server (`session.leave`: a kept session stays warm
+        for the next run, without this input's checkpoint)."""
+        leave(self.spark, self.ledger.cached())
+
     @property
     def report(self) -> LoadReport:
         return load_report(self.ledger.validate())
@@ -137,12 +142,14 @@ def open_input(
     load_options: Mapping[str, Any],
     where: str = "",
     validate: bool = True,
-    connect_to: Callable[[str | None], SparkSession] = connect,
+    connect_to: Callable[[str | None], SparkSession] | None = None,
 ) -> SparkInput:
     """Connect, map and validate one input (a path, a glob or `table:catalog.schema.name`),
     then apply `where`. Raises `SparkEngineError` (one line) or `query.FilterError`.
 
-    An input known to be small (its files are on this machine too and hold fewer than
+    The session is the one the last run on an input of the same kind left on the server
+    (`session.connect(keep=...)`: its compiled queries are warm), unless `connect_to` gives
+    one. An input known to be small (its files are on this machine too and hold fewer than
     `INTERPRET_BELOW_ROWS` attempts) has its queries run interpreted (`session.interpret`).
 
     `validate=False`: the validation pass waits for the first figures and runs in their
@@ -154,10 +161,13 @@ def open_input(
             f"--spark reads one input, not {len(locations)}: give a glob (e.g. "
             "'runs/*.parquet') or a folder for several files, or a table:catalog.schema.name."
         )
-    spark = connect_to(url)
     item = resolve_input(locations[0], load_options.get("fmt"))
     rows = local_rows_at_most(item)
     small = rows is not None and rows < INTERPRET_BELOW_ROWS
+    if connect_to is None:  # the session the last run of this kind left warm (`connect`)
+        spark = connect(url, keep="interpreted" if small else "compiled")
+    else:
+        spark = connect_to(url)
     if small:
         interpret(spark)  # a small input: compiling its queries would cost more than them
     ledger = open_ledger(spark, locations[0], **dict(load_options))

@@ -222,6 +222,10 @@ class SparkLedger:
         """The same as `attempts()` (kept for callers that ask for the typed columns)."""
         return self.attempts()
 
+    def cached(self) -> list[DataFrame]:
+        """What this ledger keeps on the server (the parsed rows' checkpoint, if made)."""
+        return [self._kept] if self._kept is not None else []
+
     def ordered_attempts(self, *, typed: bool = True) -> tuple[DataFrame, list[str]]:
         """The typed attempts with a total order's tiebreak (`tiebreak`), and its columns
         (`typed=False`: as `attempts` says)."""
