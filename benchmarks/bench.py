@@ -43,7 +43,6 @@ import argparse
 import contextlib
 import os
 import shutil
-import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -52,7 +51,15 @@ from typing import Any
 
 from bench_core import child_core, section_core
 from bench_first_screen import child_floor, child_frame, section_first_screen, section_floor
-from bench_harness import ROOT, ensure_ledger, parse_bytes, parse_rows, room_for, rows_label
+from bench_harness import (
+    ROOT,
+    compile_bytecode,
+    ensure_ledger,
+    parse_bytes,
+    parse_rows,
+    room_for,
+    rows_label,
+)
 from bench_interactions import child_interact, section_interactions, section_paging_ratio
 from bench_side_by_side import child_plain, raw_polars_ratios, section_side_by_side
 from bench_startup import section_startup
@@ -144,26 +151,6 @@ def _stage(name: str) -> Iterator[None]:
     print(f"[{name}]", file=sys.stderr, flush=True)
     yield
     print(f"[{name}] {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-
-
-def compile_bytecode() -> str:
-    """Compile the package's modules before anything is timed, as `pip install` does.
-
-    Run from a checkout (an editable install) with `PYTHONDONTWRITEBYTECODE=1`, as on the
-    machines here, Python would compile ledger-tui's modules afresh in every process it starts:
-    0.2 s of every start-up measured, which no installed copy pays.
-    """
-    package = ROOT / "tui_ledger"
-    subprocess.run(
-        [sys.executable, "-m", "compileall", "-q", str(package)],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
-    )
-    return (
-        "bytecode of tui_ledger/ compiled before timing, as an install would have it "
-        f"(PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', 'unset')} here)"
-    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -37,6 +37,7 @@ from bench_harness import (
     OUT,
     ROOT,
     close_pane,
+    compile_bytecode,
     ensure_ledger,
     median,
     open_pane,
@@ -262,7 +263,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=3, help="app runs per input (median)")
     parser.add_argument("--readme", action="store_true", help="write the tables into README")
     args = parser.parse_args(argv)
-    header = f"Measured by `python benchmarks/interactive_bench.py`, {machine_line()}."
+    compiled = compile_bytecode()
+    header = f"Measured by `python benchmarks/interactive_bench.py`, {machine_line()}; {compiled}."
     million = ensure_ledger(1_000_000)
     parquet = million.with_suffix(".parquet")
     if not parquet.exists():
