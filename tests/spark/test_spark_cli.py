@@ -101,6 +101,18 @@ def test_the_demo_ledger_prints_the_same_json(
     assert document["checks"], "the demo ledger has checks to compare"
 
 
+def test_a_key_with_a_dot_in_its_name_prints_the_same_json(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
+) -> None:
+    """`--by agent.version` names a column, not a field of a struct `agent`, in every
+    query (the bootstrap's candidate rows and the medians' join on the keys included)."""
+    path = tmp_path / "dotted.csv"
+    rows = [f"w{n % 2},t{n % 5},v{n % 3},{1000 + 37 * n % 400},{n % 4 != 0}" for n in range(60)]
+    path.write_text("workflow,task,agent.version,tokens,passed\n" + "\n".join(rows) + "\n")
+    document = same_summary(capsys, spark_url, path, "--by", "agent.version")
+    assert document["by"] == ["agent.version"] and len(document["views"]["keep"]) == 3
+
+
 def test_a_generated_million_row_parquet_file_prints_the_same_json(
     capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
 ) -> None:

@@ -182,7 +182,7 @@ def test_medians_from_the_histogram_whatever_its_buckets(
     from tui_ledger.spark.engine import open_ledger
 
     path = tmp_path / "middles.csv"
-    lines = ["workflow,model,tokens,passed"]
+    lines = ["workflow,agent.version,tokens,passed"]  # (a key with a dot in its name)
     lines += [f"a,m,{tokens},{tokens % 3 == 0}" for tokens in (1000, 1001, 1001, 1005, 1013)]
     lines += [f"a,m,{tokens},true" for tokens in (1016, 1016, 1022, 40, 7)]
     lines += [f"a,,{tokens},{tokens > 1010}" for tokens in (1002, 1004, 1004, 1011, 1020, 1021)]
@@ -200,7 +200,7 @@ def test_medians_from_the_histogram_whatever_its_buckets(
 
     monkeypatch.setattr(aggregate, "middle_values", counting)
     attempts = open_ledger(spark, str(path)).attempts()
-    keys = ["workflow", "model"]
+    keys = ["workflow", "agent.version"]
     found = aggregate.run_parts({"h": aggregate.median_plan(attempts, keys, per_doubling)})
     middles = aggregate.medians_from_middles(aggregate.middles_of(found["h"], attempts, keys))
     expected = polars_aggregate_frame(load.load(path).attempts, keys)

@@ -215,12 +215,12 @@ def middles_of(histogram: pl.DataFrame, attempts: DataFrame, keys: Sequence[str]
 
     def values_in(buckets: pl.DataFrame) -> pl.DataFrame:
         wanted = attempts.sparkSession.createDataFrame(buckets.to_arrow()).select(
-            *[column(k).alias(f"__wanted_{k}") for k in keys],
+            *[column(k).alias(f"__wanted_{i}") for i, k in enumerate(keys)],
             F.col(BUCKET),
             F.col("__from"),
             F.col("__to"),
         )
-        condition = [column(k).eqNullSafe(F.col(f"__wanted_{k}")) for k in keys]
+        condition = [column(k).eqNullSafe(F.col(f"__wanted_{i}")) for i, k in enumerate(keys)]
         condition.append(tokens.between(F.col("__from"), F.col("__to")))
         counted = (
             attempts.where(_within_ranges(tokens, buckets))
@@ -563,9 +563,11 @@ def bootstrap_rows(
         groups.select(pl.col(GROUP_ID).cast(pl.Int64), *keys, pl.col("__every_row")).to_arrow()
     )
     renamed = wanted.select(
-        F.col(GROUP_ID), F.col("__every_row"), *[column(k).alias(f"__wanted_{k}") for k in keys]
+        F.col(GROUP_ID),
+        F.col("__every_row"),
+        *[column(k).alias(f"__wanted_{i}") for i, k in enumerate(keys)],
     )
-    condition = [column(key).eqNullSafe(F.col(f"__wanted_{key}")) for key in keys]
+    condition = [column(k).eqNullSafe(F.col(f"__wanted_{i}")) for i, k in enumerate(keys)]
     accepted = F.col("outcome") == ACCEPTED
     numerators = _bootstrap_numerators(with_cost)
     rows = (
@@ -612,11 +614,11 @@ def bootstrap_plan(
         frame = frame.where(where)
     accepted = F.col("outcome") == ACCEPTED
     small = (
-        attempts.groupBy(*[column(k).alias(f"__wanted_{k}") for k in keys])
+        attempts.groupBy(*[column(k).alias(f"__wanted_{i}") for i, k in enumerate(keys)])
         .agg(F.count(F.lit(1)).alias("__n"), F.count_if(accepted).alias("__a"))
         .where((F.col("__n") <= most_per_group) | (F.col("__a") <= most_per_group))
     )
-    condition = [column(key).eqNullSafe(F.col(f"__wanted_{key}")) for key in keys]
+    condition = [column(k).eqNullSafe(F.col(f"__wanted_{i}")) for i, k in enumerate(keys)]
     numerators = _bootstrap_numerators(with_cost)
     rows = (
         frame.join(F.broadcast(small), on=condition, how="inner")
