@@ -11,9 +11,11 @@ from collections.abc import Callable
 from typing import Any
 
 import polars as pl
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tui_ledger.spark.errors import SparkInputChanged
 from tui_ledger.spark.middles import BUCKET, VALUE, middle_values
 
 KEYS = ["g", "h"]
@@ -126,3 +128,17 @@ def test_a_middle_inside_a_bucket_is_asked_for_once_with_its_range() -> None:
     }
     assert len(asked) == 1
     assert asked[0].select("__from", "__to").rows() == [(10, 14)]
+
+
+def test_a_bucket_whose_values_no_longer_add_up_is_an_error_not_a_median() -> None:
+    """The second question reads the input again: a row added or gone in between (a file
+    written into a glob, a table written to) is said, not turned into a wrong median."""
+    drawn = [("a", 1, True, value) for value in (10, 11, 12, 13, 14)]
+    frame = _frame(drawn)
+    histogram = _histogram(frame, BUCKETS["all in one"])
+    later = _frame([*drawn, ("a", 1, True, 12)])  # one more row by the second question
+    with pytest.raises(SparkInputChanged, match="changed while its medians were read"):
+        middle_values(histogram, KEYS, _values_in(later, []))
+    gone = _frame(drawn[1:])
+    with pytest.raises(SparkInputChanged):
+        middle_values(histogram, KEYS, _values_in(gone, []))

@@ -42,5 +42,10 @@ class SparkCellError(SparkEngineError):
         self.row = row
 
 
+class SparkInputChanged(SparkEngineError):
+    """The input changed between two queries of one answer (files added to a glob, a table
+    written to), so their figures do not add up."""
+
+
 class SparkQueryCancelled(SparkEngineError):
     """A query was interrupted (a newer keystroke superseded it)."""

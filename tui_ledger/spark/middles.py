@@ -21,6 +21,8 @@ from collections.abc import Callable, Sequence
 
 import polars as pl
 
+from tui_ledger.spark.errors import SparkInputChanged
+
 __all__ = ["BUCKET", "HISTOGRAM_COLUMNS", "VALUE", "VIEWS", "middle_values"]
 
 VIEWS: tuple[str, ...] = ("keep", "drop")
@@ -47,7 +49,9 @@ def middle_values(
     `values_in(buckets)` is asked only when a middle lies inside a bucket: `buckets` holds
     the keys, `BUCKET` and the bucket's range of values (`__from`, `__to`: every known
     usage of the group between them is in that bucket); it returns the keys, `BUCKET`,
-    `VALUE` and each view's count of that value (`keep_n`, `drop_n`)."""
+    `VALUE` and each view's count of that value (`keep_n`, `drop_n`). Counts that do not
+    add up to the histogram's are `SparkInputChanged` (the input changed between the two
+    questions), never a wrong or missing median."""
     keys = list(keys)
     targets = _targets(histogram, keys)
     at_an_end = (
@@ -126,6 +130,15 @@ def _within(values: pl.DataFrame, inside: pl.DataFrame, keys: list[str]) -> pl.D
             .sort(VALUE)
             .with_columns(n.cum_sum().over([*keys, BUCKET]).alias("__through"))
         )
+        seen = counted.group_by([*keys, BUCKET]).agg(n.sum().alias("__seen"))
+        checked = wanted.join(seen, on=[*keys, BUCKET], how="left", nulls_equal=True)
+        adds_up = (pl.col("__seen") == pl.col("__count")).fill_null(False).all()
+        if not checked.select(adds_up).item():
+            raise SparkInputChanged(
+                "the input changed while its medians were read (a bucket's values no longer "
+                "add up to its count in the same figures' first query); run it again once "
+                "nothing writes to it."
+            )
         found.append(
             wanted.join(counted, on=[*keys, BUCKET], how="inner", nulls_equal=True)
             .filter(pl.col("__through") >= pl.col("__offset"))
