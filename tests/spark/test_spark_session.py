@@ -5,6 +5,8 @@ goes at its end; a session not kept is released whole."""
 
 from __future__ import annotations
 
+import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -98,4 +100,110 @@ def test_a_session_not_kept_is_released(spark_url: str, cache: Path) -> None:
     assert spark.client.is_closed
     with pytest.raises(PySparkException):
         spark.range(1).count()
+    assert not (cache / "spark-sessions.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("url", "named"),
+    [
+        ("sc://h:15002", "sc://h:15002/;session_id=S"),
+        ("sc://h:15002/", "sc://h:15002/;session_id=S"),
+        ("sc://h:15002/;use_ssl=true", "sc://h:15002/;use_ssl=true;session_id=S"),
+    ],
+)
+def test_a_kept_session_is_named_in_any_url(client: None, url: str, named: str) -> None:
+    from pyspark.sql.connect.client import DefaultChannelBuilder
+
+    from tui_ledger.spark.session import with_session_id
+
+    assert with_session_id(url, "S") == named
+    DefaultChannelBuilder(with_session_id(url, str(uuid.uuid4())))  # (raises on a bad URL)
+
+
+def test_the_sessions_file_keeps_no_url_and_mends_itself(client: None, cache: Path) -> None:
+    """A URL may carry a token: the file holds a digest of it, readable by its owner only. A
+    file that is not the sessions' JSON, or holds no id where one belongs, is written anew."""
+    from tui_ledger.spark.session import SESSIONS_FILE, kept_session
+
+    url = "sc://h:15002/;token=SECRET"
+    first = kept_session(url, "compiled")
+    assert first is not None and kept_session(url, "compiled") == first
+    path = cache / SESSIONS_FILE
+    assert "SECRET" not in path.read_text() and "h:15002" not in path.read_text()
+    assert path.stat().st_mode & 0o077 == 0
+    assert kept_session(url, "interpreted") not in (None, first)
+    path.write_text("{not json")
+    mended = kept_session(url, "compiled")
+    assert mended is not None and mended != first and kept_session(url, "compiled") == mended
+    known = json.loads(path.read_text())
+    path.write_text(json.dumps(dict.fromkeys(known, "not an id")))
+    assert kept_session(url, "compiled") not in (None, mended)
+
+
+def test_no_home_folder_means_a_session_of_the_run_s_own(
+    client: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_ledger.spark import session
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("LEDGER_TUI_CACHE_DIR")
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    assert session.kept_session("sc://h:15002", "compiled") is None
+
+
+def test_two_runs_tag_their_queries_apart(client: None) -> None:
+    """Two runs of a kind share a session, and an interrupt stops every operation under its
+    tag there: one app's stale keystroke must not stop another's figures."""
+    import subprocess
+    import sys
+
+    first_tag = "from tui_ledger.spark.paging import Queries; print(Queries(None).new_tag())"
+    tags = {
+        subprocess.run(
+            [sys.executable, "-c", first_tag], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        for _ in range(2)
+    }
+    assert len(tags) == 2 and all(tag.startswith("ledger-tui-") for tag in tags)
+
+
+def test_a_run_that_fails_on_a_bad_cell_leaves_nothing_cached(
+    spark_url: str, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CSV's checkpoint is made before its validation finds the bad cell: it goes with
+    the failed run, as it would at a good run's end."""
+    from tui_ledger.spark import commands
+    from tui_ledger.spark.errors import SparkEngineError
+
+    left: list[Any] = []
+
+    def leave(spark: Any, cached: Any = ()) -> None:
+        left.extend(cached)
+        real_leave(spark, cached)
+
+    real_leave = commands.leave
+    monkeypatch.setattr(commands, "leave", leave)
+    path = cache.parent / "bad.csv"
+    path.write_text("workflow,tokens,passed\na,10,true\na,ten,false\n")
+    with pytest.raises(SparkEngineError):
+        commands.open_input(spark_url, [str(path)], load_options={})
+    assert left, "the failed run left nothing to release"
+    assert all(frame._plan._relation_id is None for frame in left)  # (released)
+
+
+def test_a_session_the_url_names_is_left_as_found(spark_url: str, cache: Path) -> None:
+    from tui_ledger.spark.session import connect, leave, with_session_id
+
+    named = with_session_id(spark_url, str(uuid.uuid4()))
+    first = connect(named)
+    first.conf.set(SHUFFLE, "5")
+    leave(first)
+    again = connect(named)
+    try:
+        assert again.conf.get(SHUFFLE) == "5"  # the same session, not released
+    finally:
+        again.stop()  # (the test's own session: released)
     assert not (cache / "spark-sessions.json").exists()

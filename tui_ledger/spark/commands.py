@@ -58,7 +58,13 @@ from tui_ledger.spark.engine import (
 from tui_ledger.spark.errors import SparkEngineError, SparkInputError
 from tui_ledger.spark.filters import spark_filter
 from tui_ledger.spark.inputs import local_rows_at_most, resolve_input
-from tui_ledger.spark.session import INTERPRET_BELOW_ROWS, connect, interpret, leave
+from tui_ledger.spark.session import (
+    INTERPRET_BELOW_ROWS,
+    connect,
+    interpret,
+    leave,
+    release,
+)
 
 Result = TypeVar("Result")
 MOST_ROWS = 2_000_000  # attempts a bootstrap may bring back: auto's cap allows at most this
@@ -168,15 +174,24 @@ def open_input(
         spark = connect(url, keep="interpreted" if small else "compiled")
     else:
         spark = connect_to(url)
-    if small:
-        interpret(spark)  # a small input: compiling its queries would cost more than them
-    ledger = open_ledger(spark, locations[0], **dict(load_options))
-    if validate:
-        ledger.validate()
-    condition = None
-    if where and not where.isspace():
-        condition = spark_filter(where, ledger.schema())  # (validates)
-    filtered = None if condition is None else ledger.attempts().where(condition)
+    ledger: SparkLedger | None = None
+    try:
+        if small:
+            interpret(spark)  # a small input: compiling its queries would cost more than them
+        ledger = open_ledger(spark, locations[0], **dict(load_options))
+        if validate:
+            ledger.validate()
+        condition = None
+        if where and not where.isspace():
+            condition = spark_filter(where, ledger.schema())  # (validates)
+        filtered = None if condition is None else ledger.attempts().where(condition)
+    except BaseException:  # a bad cell or filter: nothing of this run stays on the server
+        cached = ledger.cached() if ledger is not None else []
+        if connect_to is None:
+            leave(spark, cached)
+        else:
+            release(spark, cached)  # (the session is the caller's)
+        raise
     return SparkInput(spark, ledger, filtered, condition, small=small)
 
 

@@ -9,13 +9,15 @@ page plus one row (to know whether there is more). Spark runs that as a top-K
 Cancellation uses Spark Connect's operation tags: a query runs under a tag of its own
 (`SparkSession.addTag`, thread-local in the client), and `SparkSession.interruptTag(tag)`
 from any thread interrupts every operation under it on the server. The interrupted call
-raises `SparkQueryCancelled`.
+raises `SparkQueryCancelled`. A tag names its process too: the session may be another run's
+as well (`session.kept_session`).
 """
 
 from __future__ import annotations
 
 import itertools
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
@@ -36,6 +38,9 @@ __all__ = ["Page", "Queries", "attempt", "page", "page_from", "page_plan"]
 Result = TypeVar("Result")
 PAGE_ROWS = 100
 _COUNTER = itertools.count()
+# This process's mark in its tags: two runs of a kind share one server-side session
+# (`session.kept_session`), and an interrupt stops every operation under its tag there.
+_PROCESS = uuid.uuid4().hex[:12]
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,7 @@ class Queries:
         self._lock = threading.Lock()
 
     def new_tag(self) -> str:
-        return f"{self.prefix}-{next(_COUNTER)}"
+        return f"{self.prefix}-{_PROCESS}-{next(_COUNTER)}"
 
     def run(self, work: Callable[[], Result], tag: str | None = None) -> Result:
         tag = tag or self.new_tag()

@@ -6,6 +6,7 @@ Imports pyspark: only the Spark path imports this module (see `tui_ledger.spark`
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import socket
@@ -71,14 +72,14 @@ def connect(
         raise SparkUnreachable(
             f"the server at {host}:{port} does not answer as Spark Connect: {first_line(error)}"
         ) from None
-    if kept is not None:
+    if kept is not None or "session_id=" in url:  # (a session the URL names is its owner's)
         _KEPT.add(spark)
     return spark
 
 
 def _session(url: str, session_id: str | None) -> SparkSession:
     if session_id is not None:
-        url = f"{url};session_id={session_id}" if "/;" in url else f"{url}/;session_id={session_id}"
+        url = with_session_id(url, session_id)
     spark = SparkSession.builder.remote(url).create()
     try:
         _few_retries(spark)
@@ -92,11 +93,20 @@ def _session(url: str, session_id: str | None) -> SparkSession:
     return spark
 
 
+def with_session_id(url: str, session_id: str) -> str:
+    """`url` (sc://HOST:PORT, with or without a path's `/` and `;key=value` parameters) naming
+    the server-side session `session_id`."""
+    if "/;" in url:
+        return f"{url};session_id={session_id}"
+    return f"{url.rstrip('/')}/;session_id={session_id}"
+
+
 # ------------------------------------------------------------------ a session kept warm
 
 # Sessions `connect(keep=...)` opened: `leave` leaves them on the server.
 _KEPT: weakref.WeakSet[SparkSession] = weakref.WeakSet()
 SESSIONS_FILE = "spark-sessions.json"
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC  # (with mode 0o600: its owner's alone)
 
 
 def cache_folder() -> Path:
@@ -112,8 +122,10 @@ def cache_folder() -> Path:
 def kept_session(url: str, name: str, *, fresh: bool = False) -> str | None:
     """The id of the server-side session kept for runs named `name` on `url` (a new one
     when there is none yet, or `fresh`), as `cache_folder()/spark-sessions.json` holds it;
-    None where that file cannot be read and written (then every run has a session of its
-    own, released at its end, as before) or where `url` names a session itself.
+    None where that file cannot be read and written, or no home folder is known (then every
+    run has a session of its own, released at its end, as before), or where `url` names a
+    session itself. A file that is not such JSON, or holds no id where one belongs, is
+    written anew.
 
     Why: Spark compiles a query's operators to Java classes and caches them per session,
     and a Spark Connect session lives on the server past the client's process unless it is
@@ -124,24 +136,45 @@ def kept_session(url: str, name: str, *, fresh: bool = False) -> str | None:
     (`interpret`), and two runs at once may share one."""
     if "session_id=" in url:
         return None
-    path = cache_folder() / SESSIONS_FILE
-    key = f"{url} {name}"
+    # The file keys by a digest: a URL may carry a token (sc://HOST/;token=...).
+    key = hashlib.sha256(f"{url} {name}".encode()).hexdigest()[:32]
     try:
-        known = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        if not isinstance(known, dict):
-            known = {}
+        path = cache_folder() / SESSIONS_FILE
+        known = _known_sessions(path)
         session_id = known.get(key)
-        if fresh or not isinstance(session_id, str):
+        if fresh or not _is_uuid(session_id):
             session_id = str(uuid.uuid4())
             known[key] = session_id
             path.parent.mkdir(parents=True, exist_ok=True)
             partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
-            partial.write_text(json.dumps(known, indent=1), encoding="utf-8")
+            with os.fdopen(os.open(partial, _NEW_FILE, 0o600), "w", encoding="utf-8") as out:
+                out.write(json.dumps(known, indent=1))
             partial.replace(path)
-        uuid.UUID(session_id)
-    except (OSError, ValueError):
+    except (OSError, RuntimeError):  # (RuntimeError: no home folder to be found)
         return None
-    return session_id
+    return str(session_id)
+
+
+def _known_sessions(path: Path) -> dict[str, Any]:
+    """The ids `path` holds by key; none where it does not exist or is not such a file
+    (it is then written anew)."""
+    if not path.exists():
+        return {}
+    try:
+        known = json.loads(path.read_text(encoding="utf-8"))
+    except ValueError:
+        return {}
+    return known if isinstance(known, dict) else {}
+
+
+def _is_uuid(value: object) -> bool:
+    if not isinstance(value, str):
+        return False
+    try:
+        uuid.UUID(value)
+    except ValueError:
+        return False
+    return True
 
 
 def leave(spark: SparkSession, cached: Iterable[Any] = ()) -> None:
@@ -149,14 +182,23 @@ def leave(spark: SparkSession, cached: Iterable[Any] = ()) -> None:
     server for the next run once the `cached` frames (`localCheckpoint`s) are released there;
     any other session is released whole, with what it cached. Best effort: a server already
     gone has nothing left to release."""
-    with contextlib.suppress(Exception):
-        if spark not in _KEPT:
+    if spark not in _KEPT:
+        with contextlib.suppress(Exception):
             spark.stop()
-            return
-        for frame in cached:
-            _release(spark, frame)
+        return
+    release(spark, cached)
+    with contextlib.suppress(Exception):
         spark.client.close()  # the channel only: `stop` would release the session
-        _forget(spark)
+    _forget(spark)
+
+
+def release(spark: SparkSession, cached: Iterable[Any]) -> None:
+    """Drop the `cached` frames (`localCheckpoint`s) on the server now, as far as it
+    answers (pyspark does it when a frame is collected, which a process's exit may never
+    do)."""
+    for frame in cached:
+        with contextlib.suppress(Exception):
+            _release(spark, frame)
 
 
 def _forget(spark: SparkSession) -> None:
@@ -171,8 +213,6 @@ def _forget(spark: SparkSession) -> None:
 
 
 def _release(spark: SparkSession, frame: Any) -> None:
-    """Drop a checkpointed frame on the server now (pyspark does it when the frame is
-    collected, which a process's exit may never do)."""
     from pyspark.sql.connect.plan import CachedRemoteRelation, RemoveRemoteCachedRelation
 
     plan = getattr(frame, "_plan", None)
