@@ -207,3 +207,17 @@ def test_a_session_the_url_names_is_left_as_found(spark_url: str, cache: Path) -
     finally:
         again.stop()  # (the test's own session: released)
     assert not (cache / "spark-sessions.json").exists()
+
+
+def test_a_sessions_file_keyed_by_urls_loses_them_at_its_next_write(
+    client: None, cache: Path
+) -> None:
+    """The file ae4df12 wrote kept each URL as its key, a token with it."""
+    from tui_ledger.spark.session import SESSIONS_FILE, kept_session
+
+    url = "sc://h:15002/;token=SECRET"
+    path = cache / SESSIONS_FILE
+    cache.mkdir(parents=True)
+    path.write_text(json.dumps({f"{url} compiled": str(uuid.uuid4())}))
+    assert kept_session(url, "compiled") is not None
+    assert "SECRET" not in path.read_text()

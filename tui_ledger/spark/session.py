@@ -9,6 +9,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import socket
 import uuid
 import weakref
@@ -107,6 +108,8 @@ def with_session_id(url: str, session_id: str) -> str:
 _KEPT: weakref.WeakSet[SparkSession] = weakref.WeakSet()
 SESSIONS_FILE = "spark-sessions.json"
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_TRUNC  # (with mode 0o600: its owner's alone)
+DIGEST_LENGTH = 32  # hex digits of a key of the sessions file
+_DIGEST = re.compile(f"[0-9a-f]{{{DIGEST_LENGTH}}}")
 
 
 def cache_folder() -> Path:
@@ -137,7 +140,7 @@ def kept_session(url: str, name: str, *, fresh: bool = False) -> str | None:
     if "session_id=" in url:
         return None
     # The file keys by a digest: a URL may carry a token (sc://HOST/;token=...).
-    key = hashlib.sha256(f"{url} {name}".encode()).hexdigest()[:32]
+    key = hashlib.sha256(f"{url} {name}".encode()).hexdigest()[:DIGEST_LENGTH]
     try:
         path = cache_folder() / SESSIONS_FILE
         known = _known_sessions(path)
@@ -157,14 +160,17 @@ def kept_session(url: str, name: str, *, fresh: bool = False) -> str | None:
 
 def _known_sessions(path: Path) -> dict[str, Any]:
     """The ids `path` holds by key; none where it does not exist or is not such a file
-    (it is then written anew)."""
+    (it is then written anew). Keys that are not digests (ae4df12 keyed by the URL itself,
+    token and all) are dropped, so the next write leaves none."""
     if not path.exists():
         return {}
     try:
         known = json.loads(path.read_text(encoding="utf-8"))
     except ValueError:
         return {}
-    return known if isinstance(known, dict) else {}
+    if not isinstance(known, dict):
+        return {}
+    return {key: value for key, value in known.items() if _DIGEST.fullmatch(key)}
 
 
 def _is_uuid(value: object) -> bool:
