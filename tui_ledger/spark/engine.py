@@ -427,7 +427,7 @@ def open_ledger(
     steps.append(
         {
             **(
-                {"__ledger_passed_word": read_passed(F.col("__ledger_passed_text"))}
+                {"__ledger_passed_word": _passed_word(types["passed"])}
                 if "passed" in canonical
                 else {}
             ),
@@ -484,6 +484,13 @@ def open_ledger(
         zero_is_missing=zero_usage_is_missing,
         _casts=None if item.fmt == "csv" else {},  # a CSV's types come from its validation
     )
+
+
+def _passed_word(dtype: T.DataType) -> Column:
+    """`read_passed` of the input's `passed`: a BOOLEAN column as it is, else its text."""
+    if isinstance(dtype, T.BooleanType):
+        return read_passed(F.col("passed"), dtype)
+    return read_passed(F.col("__ledger_passed_text"))
 
 
 _HELPERS = (_ZERO, _MISMATCH, _CONTRADICTING, _PASSED_UNKNOWN, _STATUS_UNKNOWN)
