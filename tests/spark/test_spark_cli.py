@@ -127,6 +127,35 @@ def test_a_generated_million_row_parquet_file_prints_the_same_json(
     assert sum(row["attempts"] for row in document["views"]["keep"].values()) == 1_000_000
 
 
+def test_a_boolean_passed_with_nulls_and_its_summary_validation_read_alike(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path
+) -> None:
+    """A Parquet file's BOOLEAN `passed` is read as it is (a null: ungraded), and the
+    summary's validation, counted with its cells, says what the local loader says: the same
+    JSON; a bad cell is still the one-line error, before any figure is printed."""
+    rows = 90
+    frame = pl.DataFrame(
+        {
+            "workflow": [f"w{n % 3}" for n in range(rows)],
+            "task": [None if n % 11 == 0 else f"t{n % 7}" for n in range(rows)],
+            "tokens": [
+                None if n % 13 == 0 else (0 if n % 17 == 0 else 100 + 7 * n) for n in range(rows)
+            ],
+            "passed": [None if n % 5 == 0 else n % 3 != 0 for n in range(rows)],
+        }
+    )
+    path = tmp_path / "booleans.parquet"
+    frame.write_parquet(path)
+    document = same_summary(capsys, spark_url, path)
+    assert {w["kind"] for w in document["warnings"]} >= {"ungraded", "missing_usage"}
+    bad = tmp_path / "bad.parquet"
+    frame.with_columns(
+        pl.when(pl.int_range(rows) == 40).then(-3).otherwise(pl.col("tokens")).alias("tokens")
+    ).write_parquet(bad)
+    code, out, error = run(capsys, "summary", "--spark", spark_url, str(bad))
+    one_line_error(code, out, error, "-3", "is negative")
+
+
 def test_check_prints_the_local_report_without_lines(
     capsys: pytest.CaptureFixture[str], spark_url: str
 ) -> None:
@@ -193,6 +222,9 @@ def test_a_missing_table_and_a_bad_cell_are_one_line_and_exit_2(
     bad = tmp_path / "bad.csv"
     bad.write_text("workflow,task,run,tokens,passed\nlean,t1,r1,10,true\nlean,t2,r7,12a,false\n")
     code, out, error = run(capsys, "check", "--spark", spark_url, str(bad))
+    one_line_error(code, out, error, "run 'r7'", "'12a'", "not a number")
+    # `summary` validates in its figures' query (`spark_figures`): the same line.
+    code, out, error = run(capsys, "summary", "--spark", spark_url, str(bad))
     one_line_error(code, out, error, "run 'r7'", "'12a'", "not a number")
 
 

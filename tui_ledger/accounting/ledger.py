@@ -227,12 +227,18 @@ def _spread(n: pl.Expr, mean: pl.Expr, over: list[str]) -> pl.Expr:
     return n * (mean - grand) ** 2
 
 
-def pooled_cells(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.LazyFrame:
+def pooled_cells(
+    cells: pl.LazyFrame,
+    keys: list[str],
+    with_cost: bool,
+    *,
+    count_dtype: type[pl.DataType] = pl.UInt32,
+) -> pl.LazyFrame:
     """Cells of a finer grouping (`_cell_aggregations`' columns, grouped by more columns than
     `keys`) combined into those of `[*keys, "outcome"]`, as if counted from the rows: counts
     and sums add, means and `m2` pool (`_spread`). The float columns may differ from a count
     over the rows in their last bits (another order of additions); `sum_tokens` (Int128) and
-    the counts are exact."""
+    the counts (`count_dtype`: Int64 for a cluster's cells) are exact."""
     measures = ["tokens", "cost"] if with_cost else ["tokens"]
     cell_keys = [*keys, "outcome"]
     n = pl.col("n").cast(pl.Float64)
@@ -244,7 +250,7 @@ def pooled_cells(cells: pl.LazyFrame, keys: list[str], with_cost: bool) -> pl.La
         )
         .group_by(cell_keys)
         .agg(
-            *[pl.col(name).sum().cast(pl.UInt32) for name in counts],
+            *[pl.col(name).sum().cast(count_dtype) for name in counts],
             pl.col("sum_tokens").sum().cast(pl.Int128),
             *([pl.col("sum_cost").sum()] if with_cost else []),
             *[

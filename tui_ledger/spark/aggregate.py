@@ -70,6 +70,7 @@ from tui_ledger.schema import (
 )
 from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger
+from tui_ledger.spark.fine_cells import COUNTED, SPEND, TASK, TOKENS, cell_names
 from tui_ledger.spark.inputs import column
 from tui_ledger.spark.middles import BUCKET, HISTOGRAM_COLUMNS, VALUE, middle_values
 
@@ -85,7 +86,9 @@ __all__ = [
     "bootstrap_from",
     "bootstrap_plan",
     "bootstrap_rows",
+    "cell_aggregates",
     "cell_plan",
+    "cells_and_pairs_plan",
     "check_cell_plan",
     "check_cells",
     "duplicate_figures",
@@ -95,6 +98,7 @@ __all__ = [
     "median_plan",
     "medians_from_middles",
     "middles_of",
+    "pair_columns",
 ]
 
 VIEWS: tuple[str, ...] = ("keep", "drop")
@@ -131,7 +135,7 @@ def aggregate_names(with_cost: bool) -> list[str]:
     return [*COUNT_AGGREGATES, *TOKEN_AGGREGATES, *(COST_AGGREGATES if with_cost else ())]
 
 
-def _cell_aggregates(with_cost: bool) -> list[Column]:
+def cell_aggregates(with_cost: bool) -> list[Column]:
     """Per (group, outcome) cell, the counts and sums both views are made of: the columns of
     ledger.py's `_cell_aggregations`, computed by Spark (`zeros` and `zero_cost` are what
     "usage not recorded" and the lower bounds are made of).
@@ -171,13 +175,57 @@ def _cell_aggregates(with_cost: bool) -> list[Column]:
 
 
 def cell_plan(attempts: DataFrame, keys: Sequence[str], with_cost: bool) -> Part:
-    """The cells (`_cell_aggregates`): one row per (group, outcome)."""
+    """The cells (`cell_aggregates`): one row per (group, outcome)."""
     group = [column(k) for k in keys]
-    frame = attempts.groupBy(*group, F.col("outcome")).agg(*_cell_aggregates(with_cost))
-    names = ["n", "known", "zeros", "sum_tokens", "mean_tokens", "m2_tokens"]
-    if with_cost:
-        names += ["known_cost", "zero_cost", "sum_cost", "mean_cost", "m2_cost"]
-    return Part(frame, [*keys, "outcome", *names])
+    frame = attempts.groupBy(*group, F.col("outcome")).agg(*cell_aggregates(with_cost))
+    return Part(frame, [*keys, "outcome", *cell_names(with_cost)])
+
+
+def pair_columns(names: Sequence[str]) -> tuple[Column, Column, Column]:
+    """The pairs' task (text; null where missing or without a task column), tokens (missing
+    read as 0, as a double) and whether an attempt was accepted, as columns of attempts whose
+    columns are `names`."""
+    task = column("task").cast("string") if "task" in names else F.lit(None).cast("string")
+    tokens = F.coalesce(column("tokens"), F.lit(0)).cast("double")
+    accepted = F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False))
+    return task, tokens, accepted
+
+
+def cells_and_pairs_plan(
+    attempts: DataFrame,
+    names: Sequence[str],
+    keys: Sequence[str],
+    with_cost: bool,
+    counts: Mapping[str, Column] | None = None,
+) -> Part:
+    """One row per (group, task, outcome, tokens where the task is missing): the cell
+    aggregates (`aggregate.cell_aggregates`), the sum of tokens with missing read as 0, and
+    `counts` (name -> a count over the rows; `split_cells_and_pairs` adds them up): the
+    validation pass's, so that its own scan of every row is not needed."""
+    task, tokens, _ = pair_columns(names)
+    also = dict(counts or {})
+    frame = attempts.groupBy(
+        *[column(k) for k in keys],
+        task.alias(TASK),
+        F.col("outcome"),
+        F.when(task.isNull(), tokens).alias(TOKENS),
+    ).agg(
+        *cell_aggregates(with_cost),
+        F.sum(tokens).alias(SPEND),
+        *[count.alias(COUNTED + name) for name, count in also.items()],
+    )
+    return Part(
+        frame,
+        [
+            *keys,
+            TASK,
+            "outcome",
+            TOKENS,
+            *cell_names(with_cost),
+            SPEND,
+            *[COUNTED + name for name in also],
+        ],
+    )
 
 
 def median_plan(

@@ -73,6 +73,7 @@ __all__ = [
     "open_ledger",
     "polars_schema",
     "read_errors",
+    "validation_aggregates",
     "validation_columns",
     "validation_plan",
 ]
@@ -563,13 +564,20 @@ def validation_plan(ledger: SparkLedger) -> DataFrame:
     """The validation pass as one global aggregation (one row): the rows, the unreadable
     cells of each column, each warning's count, and for a CSV the type probes of its other
     columns (`_type_probes`). `finish_validation` reads it."""
+    return ledger.rows().select(*validation_aggregates(ledger))
+
+
+def validation_aggregates(ledger: SparkLedger) -> list[Column]:
+    """`validation_plan`'s aggregates over `ledger.rows()` (`validation_columns` names
+    them): every one a count, so counted per group they add up to the pass's own row (the
+    figures' query counts them with its cells: `fine_cells`)."""
     problems = _problems(ledger.names)
     flags = _warning_flags(ledger.names)
     aggregates = [F.count(F.lit(1)).alias("rows")]
     aggregates += [F.count_if(flag).alias(f"bad_{name}") for name, flag in problems.items()]
     aggregates += [F.count_if(flag).alias(f"count_{kind}") for kind, flag in flags.items()]
     aggregates += _type_probes(ledger)
-    return ledger.rows().select(*aggregates)
+    return aggregates
 
 
 def validation_columns(ledger: SparkLedger) -> list[str]:
