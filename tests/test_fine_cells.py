@@ -22,8 +22,12 @@ from tui_ledger.spark.fine_cells import (
     TOKENS,
     cell_names,
     counted_sums,
+    empty_keys,
+    merged_histogram,
     split_cells_and_pairs,
+    trimmed,
 )
+from tui_ledger.spark.middles import BUCKET
 
 KEYS = ["g", "h"]
 OUTCOMES = ["passed", "failed", "error", "ungraded"]
@@ -115,3 +119,61 @@ def test_a_cell_whose_long_sum_overflowed_has_no_pooled_sum() -> None:
     cells, _ = split_cells_and_pairs(fine, KEYS, False)
     assert cells["sum_tokens"].to_list() == [None]
     assert cells["n"].to_list() == [2]
+
+
+spaced = st.lists(
+    st.tuples(
+        st.sampled_from(["a", " a", "a\t", "\u3000b ", "b", " ", None]),
+        st.sampled_from([" t1", "t1", "  ", None]),
+        st.sampled_from(OUTCOMES),
+        st.one_of(st.none(), st.integers(0, 40)),
+    ),
+    min_size=1,
+    max_size=60,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(drawn=spaced)
+def test_groups_of_keys_as_read_trimmed_after_are_the_groups_of_trimmed_keys(
+    drawn: list[tuple[Any, ...]],
+) -> None:
+    """The engine groups a typed input's text keys as read (`cells.RAW`); trimmed and added
+    up here, the cells, the pairs' cells, the histogram and the empty workflows are those
+    of the keys trimmed first, as the loader trims them."""
+    read = pl.DataFrame(
+        drawn,
+        schema={"g": pl.String, "task": pl.String, "outcome": pl.String, "tokens": pl.Int64},
+        orient="row",
+    ).with_columns(pl.lit(1, pl.Int64).alias("h"), pl.lit(None, pl.Float64).alias("cost"))
+    clean = read.with_columns(pl.col("g", "task").str.strip_chars())
+    fine = trimmed(_fine(read, False), ["g", TASK])
+    cells, tasks = split_cells_and_pairs(fine, KEYS, False)
+    want_cells, want_tasks = split_cells_and_pairs(_fine(clean, False), KEYS, False)
+    order = [*KEYS, "outcome"]
+    exact = ["n", "known", "zeros", "sum_tokens"]
+    assert cells.sort(order, nulls_last=True).select(*order, *exact).to_dicts() == (
+        want_cells.sort(order, nulls_last=True).select(*order, *exact).to_dicts()
+    )
+    pair_order = [*KEYS, TASK, TOKENS, "__passed"]
+    assert tasks.sort(pair_order, nulls_last=True).to_dicts() == (
+        want_tasks.sort(pair_order, nulls_last=True).to_dicts()
+    )
+    assert empty_keys(fine, "g") == clean.filter(pl.col("g").is_null() | (pl.col("g") == "")).height
+
+    def histogram(frame: pl.DataFrame) -> pl.DataFrame:
+        tokens, accepted = pl.col("tokens"), pl.col("outcome") == "passed"
+        return frame.group_by(*KEYS, (tokens // 8).alias(BUCKET)).agg(
+            tokens.count().cast(pl.Int64).alias("keep_n"),
+            tokens.min().alias("keep_lo"),
+            tokens.max().alias("keep_hi"),
+            tokens.filter(accepted).count().cast(pl.Int64).alias("drop_n"),
+            tokens.filter(accepted).min().alias("drop_lo"),
+            tokens.filter(accepted).max().alias("drop_hi"),
+        )
+
+    merged = merged_histogram(trimmed(histogram(read), ["g"]), KEYS)
+    columns = [*KEYS, BUCKET, "keep_n", "keep_lo", "keep_hi", "drop_n", "drop_lo", "drop_hi"]
+    assert merged.select(columns).sort(columns, nulls_last=True).to_dicts() == (
+        histogram(clean).select(columns).sort(columns, nulls_last=True).to_dicts()
+    )

@@ -156,6 +156,43 @@ def test_a_boolean_passed_with_nulls_and_its_summary_validation_read_alike(
     one_line_error(code, out, error, "-3", "is negative")
 
 
+@pytest.mark.parametrize("by", ["workflow", "task", "workflow,task", "model"])
+def test_keys_with_white_space_group_as_the_loader_trims_them(
+    capsys: pytest.CaptureFixture[str], spark_url: str, tmp_path: Path, by: str
+) -> None:
+    """A typed input's text keys are grouped as read and trimmed after (`fine_cells`):
+    " lean", "lean " and "lean" are one workflow, a task of spaces is the empty task, as
+    the loader reads them; a workflow of white space alone is still the one-line error."""
+    rows = 120
+    words = [" lean", "lean ", "lean", "\u3000steady\t", "steady"]
+    tasks = [" t1", "t1", "t2 ", "  ", None]
+    frame = pl.DataFrame(
+        {
+            "workflow": [words[n % 5] for n in range(rows)],
+            "task": [tasks[n % 7 % 5] for n in range(rows)],
+            "model": [f" m{n % 2}" for n in range(rows)],
+            # Values a bucket apart at most: each key read three ways fills the same buckets,
+            # and a middle lies inside one (the medians' second query reads them).
+            "tokens": [None if n % 9 == 0 else 1_000_000 + 7 * (n % 50) for n in range(rows)],
+            "passed": [n % 4 != 0 for n in range(rows)],
+        }
+    )
+    path = tmp_path / "spaced.parquet"
+    frame.write_parquet(path)
+    document = same_summary(capsys, spark_url, path, "--by", by)
+    if by == "workflow":
+        assert sorted(document["views"]["keep"]) == ["lean", "steady"]
+    blank = tmp_path / "blank.parquet"
+    frame.with_columns(
+        pl.when(pl.int_range(rows) == 7)
+        .then(pl.lit(" \t "))
+        .otherwise(pl.col("workflow"))
+        .alias("workflow")
+    ).write_parquet(blank)
+    code, out, error = run(capsys, "summary", "--spark", spark_url, str(blank), "--by", by)
+    one_line_error(code, out, error, "is empty; every attempt needs a workflow")
+
+
 def test_check_prints_the_local_report_without_lines(
     capsys: pytest.CaptureFixture[str], spark_url: str
 ) -> None:

@@ -181,11 +181,13 @@ def cell_plan(attempts: DataFrame, keys: Sequence[str], with_cost: bool) -> Part
     return Part(frame, [*keys, "outcome", *cell_names(with_cost)])
 
 
-def pair_columns(names: Sequence[str]) -> tuple[Column, Column, Column]:
+def pair_columns(names: Sequence[str], task_as: str | None = None) -> tuple[Column, Column, Column]:
     """The pairs' task (text; null where missing or without a task column), tokens (missing
     read as 0, as a double) and whether an attempt was accepted, as columns of attempts whose
-    columns are `names`."""
+    columns are `names` (`task_as`: the column to read the task from instead, text)."""
     task = column("task").cast("string") if "task" in names else F.lit(None).cast("string")
+    if task_as is not None:
+        task = column(task_as)
     tokens = F.coalesce(column("tokens"), F.lit(0)).cast("double")
     accepted = F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False))
     return task, tokens, accepted
@@ -197,15 +199,19 @@ def cells_and_pairs_plan(
     keys: Sequence[str],
     with_cost: bool,
     counts: Mapping[str, Column] | None = None,
+    raw: Mapping[str, str] | None = None,
 ) -> Part:
     """One row per (group, task, outcome, tokens where the task is missing): the cell
     aggregates (`aggregate.cell_aggregates`), the sum of tokens with missing read as 0, and
     `counts` (name -> a count over the rows; `split_cells_and_pairs` adds them up): the
-    validation pass's, so that its own scan of every row is not needed."""
-    task, tokens, _ = pair_columns(names)
+    validation pass's, so that its own scan of every row is not needed. `raw`: keys (and
+    `task`) grouped by another column (`cells.RAW`: the text as read, trimmed here after:
+    `fine_cells.trimmed`)."""
+    raw = dict(raw or {})
+    task, tokens, _ = pair_columns(names, raw.get("task"))
     also = dict(counts or {})
     frame = attempts.groupBy(
-        *[column(k) for k in keys],
+        *_grouped(keys, raw),
         task.alias(TASK),
         F.col("outcome"),
         F.when(task.isNull(), tokens).alias(TOKENS),
@@ -228,16 +234,25 @@ def cells_and_pairs_plan(
     )
 
 
+def _grouped(keys: Sequence[str], raw: Mapping[str, str]) -> list[Column]:
+    """The keys as grouping columns, each read from its `raw` column where it has one."""
+    return [column(raw[k]).alias(k) if k in raw else column(k) for k in keys]
+
+
 def median_plan(
-    attempts: DataFrame, keys: Sequence[str], per_doubling: int = BUCKETS_PER_DOUBLING
+    attempts: DataFrame,
+    keys: Sequence[str],
+    per_doubling: int = BUCKETS_PER_DOUBLING,
+    raw: Mapping[str, str] | None = None,
 ) -> Part:
     """Both views' histogram of known usage per group (`middles`): per group and bucket,
     floor(log2(usage + 1) * `per_doubling`) (never less for more usage), the count of known
     usage and its least and greatest value, over every attempt (`keep_*`) and the accepted
-    ones (`drop_*`). `middles_of` makes the middle values of it."""
+    ones (`drop_*`). `middles_of` makes the middle values of it. `raw`: as
+    `cells_and_pairs_plan`'s (`fine_cells.merged` then adds up a trimmed key's buckets)."""
     tokens = F.col("tokens")
     accepted = F.col("outcome") == ACCEPTED
-    group = [column(k) for k in keys]
+    group = _grouped(keys, dict(raw or {}))
     # Missing usage falls in a bucket of its own (null), counted 0: no `where` on `tokens`
     # (on a CSV's plan it would be pasted through every parsing step, docs/SPARK.md).
     bucket = F.floor(F.log2(tokens.cast("double") + F.lit(1.0)) * F.lit(per_doubling))

@@ -22,6 +22,7 @@ INT64_MAX = 2**63 - 1
 # Helper columns (`__ledger_*`) live only inside the engine's plans; none reaches a result.
 WHY = "__ledger_why_"  # + canonical name: why a cell cannot be read (null when it can)
 BAD = "__ledger_bad_"  # + canonical name: the cell as written, where it cannot be read
+RAW = "__ledger_raw_"  # + workflow or task: a text key as read, before its trim (`fine_cells`)
 # White space as the loader strips it: polars' strip_chars (Rust's char::is_whitespace) for
 # keys and counts; Python's str.strip (which also strips \x1c-\x1f) for outcome words.
 _RUST_SPACE = (

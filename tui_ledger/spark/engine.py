@@ -47,6 +47,7 @@ from tui_ledger.load.outcomes import outcome_sentence, status_vocabulary
 from tui_ledger.spark.cells import (
     BAD,
     INT64_MAX,
+    RAW,
     WHY,
     as_text,
     count_steps,
@@ -343,13 +344,17 @@ def open_ledger(
     filled = reduce(lambda a, b: a | b, [column(name).isNotNull() for name in names])
     frame = raw.where(filled) if item.fmt in ("csv", "json") else raw
     source = F.col("_metadata.file_path") if item.fmt != "table" else F.lit(item.location)
+    # Text keys as read too, where the rows are not checkpointed (their counts are typed):
+    # the summary groups by them and trims the groups, not every row (`fine_cells`).
+    raws = {RAW + k: canonical[k] for k in _raw_keys(canonical, fields, mapping)}
     base = frame.select(
         *[expr.alias(name) for name, expr in canonical.items()],
         *kept,
         source.alias(schema.SOURCE_COLUMN),
+        *[expr.alias(name) for name, expr in raws.items()],
     )
     # The base's columns, known here (each frame's `columns` would ask the server again).
-    base_names = [*canonical, *other_types, schema.SOURCE_COLUMN]
+    base_names = [*canonical, *other_types, schema.SOURCE_COLUMN, *raws]
     # The same plan with the rows' order in their files, for pages and bootstrap draws only:
     # a position from `monotonically_increasing_id` is nondeterministic to the optimiser and
     # would stop filters reaching the scan, so the aggregations never see it.
@@ -358,6 +363,7 @@ def open_ledger(
             *[expr.alias(name) for name, expr in canonical.items()],
             *kept,
             source.alias(schema.SOURCE_COLUMN),
+            *[expr.alias(name) for name, expr in raws.items()],
             F.col("_metadata.file_block_start").alias(ORDER_COLUMNS[1]),
             F.monotonically_increasing_id().alias(ORDER_COLUMNS[2]),
         )
@@ -487,6 +493,16 @@ def open_ledger(
     )
 
 
+def _raw_keys(
+    canonical: Mapping[str, Column], fields: Mapping[str, T.DataType], mapping: Mapping[str, str]
+) -> list[str]:
+    """The text keys kept as read (`cells.RAW`): where no count is parsed from text."""
+    if any(not is_integral(fields[mapping[n]]) for n in schema.INTEGER_COLUMNS if n in mapping):
+        return []
+    keys = [k for k in ("workflow", "task") if k in canonical]
+    return [k for k in keys if isinstance(fields[mapping[k]], T.StringType)]
+
+
 def _passed_word(dtype: T.DataType) -> Column:
     """`read_passed` of the input's `passed`: a BOOLEAN column as it is, else its text."""
     if isinstance(dtype, T.BooleanType):
@@ -519,7 +535,7 @@ def _finished(
         and not name.startswith(HELPER_PREFIX)
         and name != schema.SOURCE_COLUMN
     ]
-    helpers = [name for name in columns if name.startswith((WHY, BAD)) or name in _HELPERS]
+    helpers = [name for name in columns if name.startswith((WHY, BAD, RAW)) or name in _HELPERS]
     order = [name for name in ORDER_COLUMNS[1:] if name in present]
     names = (*canonical, *others, schema.SOURCE_COLUMN, *helpers, *order)
     kept = tuple(name for name in names if name not in ORDER_COLUMNS[1:])

@@ -24,9 +24,10 @@ import polars as pl
 
 from tui_ledger.accounting.ledger import pooled_cells
 from tui_ledger.schema import ACCEPTED
+from tui_ledger.spark.middles import BUCKET, HISTOGRAM_COLUMNS
 
 __all__ = ["CELL_NAMES", "COUNTED", "PAIR_COLUMNS", "SPEND", "TASK", "TOKENS", "counted_sums"]
-__all__ += ["cell_names", "split_cells_and_pairs"]
+__all__ += ["cell_names", "empty_keys", "merged_histogram", "split_cells_and_pairs", "trimmed"]
 
 TASK, TOKENS, PASSED, SPEND = "__task", "__tokens", "__passed", "__spend_sum"
 COUNTED = "__counted_"
@@ -47,6 +48,32 @@ def counted_sums(found: pl.DataFrame) -> dict[str, int]:
         return {}
     sums = found.select(pl.col(names).cast(pl.Int64).sum()).row(0, named=True)
     return {name.removeprefix(COUNTED): int(value or 0) for name, value in sums.items()}
+
+
+def trimmed(frame: pl.DataFrame, names: Sequence[str]) -> pl.DataFrame:
+    """`frame` with the text of `names` trimmed of white space at both ends, as the loader
+    trims a key (and the engine's `cells.stripped`): the groups of keys read as they are
+    (`cells.RAW`), made the groups of the keys as the attempts hold them. Groups whose
+    keys are now alike are added up by the frame's own reader (`split_cells_and_pairs`,
+    `merged_histogram`)."""
+    present = [name for name in names if name in frame.columns]
+    return frame.with_columns(pl.col(present).str.strip_chars())
+
+
+def merged_histogram(histogram: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """A usage histogram (`middles`) with one row per group and bucket again: counts add,
+    the least and greatest values are the least and greatest of the rows'."""
+    combine = {"n": pl.Expr.sum, "lo": pl.Expr.min, "hi": pl.Expr.max}
+    return histogram.group_by(*keys, BUCKET).agg(
+        combine[name.rsplit("_", 1)[1]](pl.col(name)) for name in HISTOGRAM_COLUMNS
+    )
+
+
+def empty_keys(found: pl.DataFrame, key: str) -> int:
+    """The attempts whose `key` is missing or empty once trimmed (`trimmed`), from the rows
+    of `aggregate.cells_and_pairs_plan`: the validation's count of empty workflows."""
+    empty = pl.col(key).is_null() | (pl.col(key).str.strip_chars() == "")
+    return int(found.filter(empty).get_column("n").sum() or 0)
 
 
 def split_cells_and_pairs(
