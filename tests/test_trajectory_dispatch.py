@@ -32,3 +32,17 @@ def test_openable_joins_a_source_named_below_the_one_folder_opened(tmp_path: Pat
     assert openable(row, [str(tmp_path / "job")])["source"] == str(trial)
     # Several inputs, or a file named: the source is already a path from here.
     assert openable(row, [str(tmp_path), str(tmp_path)])["source"] == "t1__abc/result.json"
+
+
+def test_a_spark_source_uri_opens_as_the_path_it_names(tmp_path: Path) -> None:
+    """The Spark engine names a row's file by its URI (`_metadata.file_path`): a `file:` URI
+    is the file here (a space in it percent-encoded); another scheme's file is said to be the
+    cluster's, not "no such file"."""
+    ledger = tmp_path / "my runs.csv"
+    ledger.write_text("workflow,tokens,passed\na,1,true\n", encoding="utf-8")
+    row = {"workflow": "a", "source": "file:" + str(tmp_path / "my%20runs.csv"), "line": 2}
+    assert openable(row, [str(ledger)])["source"] == str(ledger)
+    opened = open_attempt(openable(row, [str(ledger)]))
+    assert opened.files == [] and any(str(ledger) in looked for looked in opened.looked_for)
+    with pytest.raises(TrajectoryError, match=r"hdfs://nn/runs\.csv: a file of the cluster"):
+        open_attempt(openable({"workflow": "a", "source": "hdfs://nn/runs.csv"}, []))

@@ -21,6 +21,7 @@ import importlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 from tui_ledger.trajectory.model import (
     BUCKETS,
@@ -84,8 +85,12 @@ def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
     (`t1__abc/result.json`: `load.readers.trial_names`), which is no path from the working
     directory; the reader needs one. Several inputs are named below the path as given, and a
     file by its own name: those open as they are (and so does a source already absolute).
+    A Spark engine names a file by its URI (`file:/runs/a.parquet`): the path it names.
     """
     source = row.get("source")
+    if isinstance(source, str) and _scheme(source) == "file":
+        source = unquote(urlparse(source).path)
+        row = {**row, "source": source}
     if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
         candidate = Path(inputs[0]) / str(source)
         if candidate.exists():
@@ -104,6 +109,11 @@ def _reader_for(row: Mapping[str, Any]) -> str | None:
     from tui_ledger.importers import find_importer
 
     path = Path(str(source))
+    if _scheme(str(source)) not in ("", "file") and not path.exists():
+        raise TrajectoryError(
+            f"{source}: a file of the cluster's, not of this machine; the attempt's log "
+            "cannot be opened from here (copy the run's folder here and open it)"
+        )
     if not path.exists():
         # The file the row was read from has gone since the load (or the row names a file
         # relative to a folder the caller did not hand to `openable`): say so, never "nothing".
@@ -113,6 +123,13 @@ def _reader_for(row: Mapping[str, Any]) -> str | None:
     except OSError as error:
         raise TrajectoryError(f"{source}: cannot be read ({error.strerror or error})") from None
     return None if importer is None else READERS.get(importer.name)
+
+
+def _scheme(source: str) -> str:
+    """The URI scheme `source` starts with (`file`, `hdfs`, `s3a`, ...), else "" (a path;
+    a one-letter scheme is a drive)."""
+    scheme = urlparse(source).scheme
+    return scheme.lower() if len(scheme) > 1 else ""
 
 
 def _nothing_found(row: Mapping[str, Any]) -> Opened:
