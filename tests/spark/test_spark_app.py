@@ -166,8 +166,12 @@ async def test_demo_group_by_sort_and_paging_match_the_local_app(spark: Any) -> 
             "input_tokens", descending=True, nulls_last=True, maintain_order=True
         ).head(40)
         assert_frame_equal(expected, shown_rows(app), check_dtypes=False)
-        # Enter: the attempt's every field (the page's row).
+        # Enter: the attempt's log, found from the page's row (its source is the file's
+        # URI on Spark: `trajectory.openable`), and `i`: its every field.
         await press(pilot, "enter")
+        await settle(pilot)
+        assert "read demo_traces/" in screen_text(app) and "no such file" not in screen_text(app)
+        await press(pilot, "i")
         assert "input_tokens" in screen_text(app)
 
 
