@@ -289,7 +289,11 @@ def spark_figures(
     # rows again (0.2-0.3 s each at 1M rows), a trimmed key 0.2 s more (`fine_cells`).
     counted = validating and pairs and opened.filtered is None
     raw = _raw_keys(ledger, keys) if counted else {}
-    counts = dict(zip(validation_columns(ledger), validation_aggregates(ledger), strict=True))
+    counts = (
+        dict(zip(validation_columns(ledger), validation_aggregates(ledger), strict=True))
+        if counted
+        else {}
+    )
     if "workflow" in raw:
         del counts["bad_workflow"]  # (counted here: `fine_cells.empty_keys`)
     buckets = FINE_BUCKETS_PER_DOUBLING if opened.small else BUCKETS_PER_DOUBLING
@@ -300,7 +304,7 @@ def spark_figures(
                 names,
                 keys,
                 with_cost,
-                counts if counted else None,
+                counts,
                 raw,
             )
             if pairs
@@ -358,9 +362,9 @@ def spark_figures(
 
 
 def _raw_keys(ledger: SparkLedger, keys: Sequence[str]) -> dict[str, str]:
-    """The keys (and the pairs' `task`) to group by their text as read (`cells.RAW`):
-    those the input has it for."""
-    wanted = [key for key in ("workflow", "task") if key in keys or key == "task"]
+    """The keys to group by their text as read (`cells.RAW`), and the pairs' `task`
+    (grouped by whatever the keys are): those the input has it for."""
+    wanted = ["workflow", "task"] if "workflow" in keys else ["task"]
     return {key: RAW + key for key in wanted if RAW + key in ledger.names}
 
 
