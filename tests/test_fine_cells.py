@@ -13,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.test_middles import _histogram as middles_histogram
 from tui_ledger.accounting.ledger import _cell_aggregations
 from tui_ledger.accounting.pairs import task_cells
 from tui_ledger.spark.fine_cells import (
@@ -161,16 +162,9 @@ def test_groups_of_keys_as_read_trimmed_after_are_the_groups_of_trimmed_keys(
     )
     assert empty_keys(fine, "g") == clean.filter(pl.col("g").is_null() | (pl.col("g") == "")).height
 
-    def histogram(frame: pl.DataFrame) -> pl.DataFrame:
-        tokens, accepted = pl.col("tokens"), pl.col("outcome") == "passed"
-        return frame.group_by(*KEYS, (tokens // 8).alias(BUCKET)).agg(
-            tokens.count().cast(pl.Int64).alias("keep_n"),
-            tokens.min().alias("keep_lo"),
-            tokens.max().alias("keep_hi"),
-            tokens.filter(accepted).count().cast(pl.Int64).alias("drop_n"),
-            tokens.filter(accepted).min().alias("drop_lo"),
-            tokens.filter(accepted).max().alias("drop_hi"),
-        )
+    def histogram(frame: pl.DataFrame) -> pl.DataFrame:  # (as tests/test_middles.py makes it)
+        accepted = (pl.col("outcome") == "passed").alias("accepted")
+        return middles_histogram(frame.with_columns(accepted), lambda value: value // 8)
 
     merged = merged_histogram(trimmed(histogram(read), ["g"]), KEYS)
     columns = [*KEYS, BUCKET, "keep_n", "keep_lo", "keep_hi", "drop_n", "drop_lo", "drop_hi"]

@@ -249,7 +249,8 @@ def median_plan(
     floor(log2(usage + 1) * `per_doubling`) (never less for more usage), the count of known
     usage and its least and greatest value, over every attempt (`keep_*`) and the accepted
     ones (`drop_*`). `middles_of` makes the middle values of it. `raw`: as
-    `cells_and_pairs_plan`'s (`fine_cells.merged` then adds up a trimmed key's buckets)."""
+    `cells_and_pairs_plan`'s (`fine_cells.merged_histogram` then adds up the buckets of
+    keys alike once trimmed)."""
     tokens = F.col("tokens")
     accepted = F.col("outcome") == ACCEPTED
     group = _grouped(keys, dict(raw or {}))

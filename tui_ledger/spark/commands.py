@@ -66,6 +66,7 @@ from tui_ledger.spark.fine_cells import (
     counted_sums,
     empty_keys,
     merged_histogram,
+    pair_tasks,
     split_cells_and_pairs,
     trimmed,
 )
@@ -438,50 +439,6 @@ def spark_per_task(opened: SparkInput, keys: Mapping[str, Any]) -> pl.DataFrame:
     return per_task_from_summary(summary, with_cost)
 
 
-def _pair_task_plan(opened: SparkInput, by: Sequence[str]) -> Part:
-    """`PairCells.tasks`: the sums per (group, task), or per (group, tokens, accepted) value
-    where the task is missing."""
-    from pyspark.sql import functions as F
-
-    from tui_ledger.spark.inputs import column
-
-    task, tokens, accepted = pair_columns(opened.columns)
-    unnamed = task.isNull()
-    cells = (
-        opened.attempts.select(
-            *[column(name).alias(name) for name in by],
-            task.alias("__task"),
-            F.when(unnamed, tokens).alias("__tokens"),
-            F.when(unnamed, accepted).alias("__passed"),
-            tokens.alias("__value"),
-            accepted.alias("__accepted"),
-        )
-        .groupBy(*[column(name) for name in by], "__task", "__tokens", "__passed")
-        .agg(
-            F.count(F.lit(1)).cast("long").alias("__n"),
-            F.sum("__value").alias("__spend"),
-            F.sum(F.col("__accepted").cast("long")).alias("__accepted"),
-            F.sum(F.when(F.col("__accepted"), F.col("__value")).otherwise(0.0)).alias(
-                "__accepted_spend"
-            ),
-        )
-    )
-    names = ["__task", "__tokens", "__passed", "__n", "__spend", "__accepted", "__accepted_spend"]
-    return Part(cells, [*by, *names])
-
-
-def _pair_tasks_from(cells: pl.DataFrame) -> pl.DataFrame:
-    return cells.with_columns(
-        pl.col("__task").cast(pl.String),
-        pl.col("__tokens").cast(pl.Float64),
-        pl.col("__passed").cast(pl.Boolean),
-        pl.col("__n").cast(pl.Int64),
-        pl.col("__spend").cast(pl.Float64),
-        pl.col("__accepted").cast(pl.Int64),
-        pl.col("__accepted_spend").cast(pl.Float64),
-    )
-
-
 def spark_pair_cells(
     opened: SparkInput,
     by: Sequence[str],
@@ -501,9 +458,9 @@ def spark_pair_cells(
     _, tokens, accepted = pair_columns(opened.columns)
     counted = run or (lambda work: work())
 
-    def tasks() -> pl.DataFrame:
-        found = run_parts({"tasks": _pair_task_plan(opened, by)})
-        return _pair_tasks_from(found["tasks"])
+    def tasks() -> pl.DataFrame:  # (the summary's cells' aggregation: `fine_cells`)
+        plan = cells_and_pairs_plan(opened.attempts, opened.columns, by, with_cost=False)
+        return pair_tasks(run_parts({"tasks": plan})["tasks"], by)
 
     def values() -> pl.DataFrame:
         cells = (

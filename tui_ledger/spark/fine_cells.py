@@ -27,7 +27,8 @@ from tui_ledger.schema import ACCEPTED
 from tui_ledger.spark.middles import BUCKET, HISTOGRAM_COLUMNS
 
 __all__ = ["CELL_NAMES", "COUNTED", "PAIR_COLUMNS", "SPEND", "TASK", "TOKENS", "counted_sums"]
-__all__ += ["cell_names", "empty_keys", "merged_histogram", "split_cells_and_pairs", "trimmed"]
+__all__ += ["cell_names", "empty_keys", "merged_histogram", "pair_tasks", "split_cells_and_pairs"]
+__all__ += ["trimmed"]
 
 TASK, TOKENS, PASSED, SPEND = "__task", "__tokens", "__passed", "__spend_sum"
 COUNTED = "__counted_"
@@ -79,8 +80,8 @@ def empty_keys(found: pl.DataFrame, key: str) -> int:
 def split_cells_and_pairs(
     found: pl.DataFrame, keys: Sequence[str], with_cost: bool
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The cells (as `cell_plan` returns them) and `PairCells.tasks` (as
-    `commands._pair_task_plan` returns them) from `aggregate.cells_and_pairs_plan`'s rows."""
+    """The cells (as `cell_plan` returns them) and `PairCells.tasks` (`pair_tasks`) from
+    `aggregate.cells_and_pairs_plan`'s rows."""
     keys = list(keys)
     fine = found.with_columns(pl.col("sum_tokens").cast(pl.Int128))
     # A cell whose LONG sum overflowed is null there; its pooled sum must be too, so that
@@ -95,10 +96,16 @@ def split_cells_and_pairs(
             .alias("sum_tokens")
         )
     cells = cells.select(*keys, "outcome", *cell_names(with_cost))
+    return cells, pair_tasks(fine, keys)
+
+
+def pair_tasks(found: pl.DataFrame, keys: Sequence[str]) -> pl.DataFrame:
+    """`PairCells.tasks` from `aggregate.cells_and_pairs_plan`'s rows: the sums per (group,
+    task), or per (group, tokens, accepted) value where the task is missing."""
     accepted = pl.col("outcome") == ACCEPTED
     unnamed = pl.col(TASK).is_null()
-    tasks = (
-        fine.with_columns(pl.when(unnamed).then(accepted).alias(PASSED))
+    return (
+        found.with_columns(pl.when(unnamed).then(accepted).alias(PASSED))
         .group_by(*keys, TASK, TOKENS, PASSED)
         .agg(
             pl.col("n").sum().cast(pl.Int64).alias("__n"),
@@ -113,4 +120,3 @@ def split_cells_and_pairs(
         )
         .select(*keys, *PAIR_COLUMNS)
     )
-    return cells, tasks
