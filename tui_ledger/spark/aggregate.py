@@ -200,13 +200,16 @@ def cells_and_pairs_plan(
     with_cost: bool,
     counts: Mapping[str, Column] | None = None,
     raw: Mapping[str, str] | None = None,
+    *,
+    cells: bool = True,
 ) -> Part:
     """One row per (group, task, outcome, tokens where the task is missing): the cell
     aggregates (`aggregate.cell_aggregates`), the sum of tokens with missing read as 0, and
     `counts` (name -> a count over the rows; `split_cells_and_pairs` adds them up): the
     validation pass's, so that its own scan of every row is not needed. `raw`: keys (and
     `task`) grouped by another column (`cells.RAW`: the text as read, trimmed here after:
-    `fine_cells.trimmed`)."""
+    `fine_cells.trimmed`). `cells=False`: the pairs' sums alone (`fine_cells.pair_tasks`
+    reads `n`, the tokens and the outcome), for the app's pairs query."""
     raw = dict(raw or {})
     task, tokens, _ = pair_columns(names, raw.get("task"))
     also = dict(counts or {})
@@ -216,21 +219,14 @@ def cells_and_pairs_plan(
         F.col("outcome"),
         F.when(task.isNull(), tokens).alias(TOKENS),
     ).agg(
-        *cell_aggregates(with_cost),
+        *(cell_aggregates(with_cost) if cells else [F.count(F.lit(1)).alias("n")]),
         F.sum(tokens).alias(SPEND),
         *[count.alias(COUNTED + name) for name, count in also.items()],
     )
+    names = cell_names(with_cost) if cells else ["n"]
     return Part(
         frame,
-        [
-            *keys,
-            TASK,
-            "outcome",
-            TOKENS,
-            *cell_names(with_cost),
-            SPEND,
-            *[COUNTED + name for name in also],
-        ],
+        [*keys, TASK, "outcome", TOKENS, *names, SPEND, *[COUNTED + name for name in also]],
     )
 
 

@@ -459,7 +459,7 @@ def spark_pair_cells(
     counted = run or (lambda work: work())
 
     def tasks() -> pl.DataFrame:  # (the summary's cells' aggregation: `fine_cells`)
-        plan = cells_and_pairs_plan(opened.attempts, opened.columns, by, with_cost=False)
+        plan = cells_and_pairs_plan(opened.attempts, opened.columns, by, False, cells=False)
         return pair_tasks(run_parts({"tasks": plan})["tasks"], by)
 
     def values() -> pl.DataFrame:
