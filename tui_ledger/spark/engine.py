@@ -53,6 +53,7 @@ from tui_ledger.spark.cells import (
     count_steps,
     is_integral,
     outcome_from,
+    read_boolean_passed,
     read_passed,
     read_status,
     stripped,
@@ -506,7 +507,7 @@ def _raw_keys(
 def _passed_word(dtype: T.DataType) -> Column:
     """`read_passed` of the input's `passed`: a BOOLEAN column as it is, else its text."""
     if isinstance(dtype, T.BooleanType):
-        return read_passed(F.col("passed"), dtype)
+        return read_boolean_passed(F.col("passed"))
     return read_passed(F.col("__ledger_passed_text"))
 
 

@@ -71,9 +71,10 @@ def merged_histogram(histogram: pl.DataFrame, keys: Sequence[str]) -> pl.DataFra
 
 
 def empty_keys(found: pl.DataFrame, key: str) -> int:
-    """The attempts whose `key` is missing or empty once trimmed (`trimmed`), from the rows
-    of `aggregate.cells_and_pairs_plan`: the validation's count of empty workflows."""
-    empty = pl.col(key).is_null() | (pl.col(key).str.strip_chars() == "")
+    """The attempts whose `key` is missing or empty, from the rows of
+    `aggregate.cells_and_pairs_plan` once `trimmed`: the validation's count of empty
+    workflows."""
+    empty = pl.col(key).is_null() | (pl.col(key) == "")
     return int(found.filter(empty).get_column("n").sum() or 0)
 
 
