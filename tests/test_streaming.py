@@ -150,22 +150,21 @@ def test_a_bootstrap_of_every_group_is_refused_when_streaming() -> None:
 
 # RLIMIT_DATA for the child. polars' threads and allocator alone map 250-400 MB of data
 # segment (the loader counts 384 MB of it as taken), and how much varies from run to run. The
-# file below is 196 MB of CSV, so the eager load needs at least 3x that, 616 MB, of at most
-# 516 MB (900 - 384) the limit leaves: it is refused whatever the child has mapped. The streamed
-# summary runs on one polars thread (`run_limited`): with two, how many chunks are in flight
-# at once depends on how the threads are scheduled, so on a busy machine (pytest-xdist's other
-# worker beside it) it mapped more, 701-833 MB of VmData where it had 587-703 on one thread,
-# busy or not (4 runs each, quiet and beside three busy loops, load 6-9), and it ran 4 of 4
-# under a 700 MB limit beside the busy loops: ~200 MB to spare. (With a 600 MB limit and no
-# `note` column, both margins were ~50 MB, and the stream was once aborted on CI.)
-# The `note` column widens the gap: it grows the file, which the eager lower bound counts 3x,
-# more than it grows what the stream holds.
-LIMIT = 900 * 2**20
-ROWS = 3_000_000
+# file below is 522 MB of CSV, so the eager load needs at least 3x that, 1.6 GB, of at most
+# 1.4 GB (1800 - 384 MB) the limit leaves: it is refused whatever the child has mapped. The
+# streamed summary runs on one polars thread (`run_limited`) and its need does not grow with the
+# file (3M and 8M rows alike), but it does with how busy the machine is: on 2 cores it ran under
+# a 700 MB limit when quiet and needed 750 beside three busy loops, and on CI (3M rows, a 900 MB
+# limit) it was once aborted. The file is large so that the limit can be: ~1 GB to spare for the
+# stream, 150-270 MB for the refusal. (At 3M rows and 900 MB the margins were ~200 MB and 100 MB; at
+# 600 MB without the `note` column, ~50 MB each.) The `note` column widens the gap: it grows the
+# file, which the eager lower bound counts 3x, more than it grows what the stream holds.
+LIMIT = 1800 * 2**20
+ROWS = 8_000_000
 
 
 def big_ledger(path: Path) -> Path:
-    """About 196 MB of CSV: five workflows, some missing usage, some ungraded attempts, and
+    """About 522 MB of CSV: five workflows, some missing usage, some ungraded attempts, and
     a free-text `note` of 45 characters on every row."""
     hashed = pl.col("h")
     padded = hashed.cast(pl.String).str.pad_start(20, "0")
@@ -227,30 +226,34 @@ def test_summary_streams_under_a_memory_limit_the_eager_load_cannot_meet(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     path = big_ledger(tmp_path / "big.csv")
-    # The eager load is refused under the limit, in one line, before reading...
-    refused = run_limited(["check", str(path)])
-    assert refused.returncode == 2, refused.stderr[-2000:]
-    assert "opening this needs at least" in refused.stderr
-    assert len(refused.stderr.strip().splitlines()) == 1
-    # ...and `summary` streams it, to the figures of the unlimited eager run.
-    for extra in (["--intervals", "delta"], ["--view", "keep"]):
-        streamed = run_limited(["summary", str(path), "--format", "json", *extra])
-        assert streamed.returncode == 0, streamed.stderr[-2000:]
-        assert "read in bounded memory instead" in streamed.stderr
-        assert main(["summary", str(path), "--format", "json", *extra]) == 0
-        expected = _without_pairs(json.loads(capsys.readouterr().out))
-        got = json.loads(streamed.stdout)
-        # Streamed, the pairwise verdicts are not drawn (their per-task cells may not fit).
-        assert got.get("pairs") is None
-        got = _without_pairs(got)
-        if "views" not in expected:  # --view keep: the article script's shape
-            assert_close(got, expected)
-            continue
-        for name in ("by", "views", "trap", "hidden_tokens", "ranking_flips", "moves", "callout"):
-            assert_close(got[name], expected[name], name)
-        assert got["intervals"] == expected["intervals"]
-        # Streamed, the loader's warnings are the same, and one more says it was streamed;
-        # the fair-comparison checks (which need every attempt in memory) are not run.
-        assert got["warnings"][:-1] == expected["warnings"]
-        assert got["warnings"][-1]["kind"] == "streamed"
-        assert got["checks"] == []
+    try:
+        # The eager load is refused under the limit, in one line, before reading...
+        refused = run_limited(["check", str(path)])
+        assert refused.returncode == 2, refused.stderr[-2000:]
+        assert "opening this needs at least" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
+        # ...and `summary` streams it, to the figures of the unlimited eager run.
+        for extra in (["--intervals", "delta"], ["--view", "keep"]):
+            streamed = run_limited(["summary", str(path), "--format", "json", *extra])
+            assert streamed.returncode == 0, streamed.stderr[-2000:]
+            assert "read in bounded memory instead" in streamed.stderr
+            assert main(["summary", str(path), "--format", "json", *extra]) == 0
+            expected = _without_pairs(json.loads(capsys.readouterr().out))
+            got = json.loads(streamed.stdout)
+            # Streamed, the pairwise verdicts are not drawn (their per-task cells may not fit).
+            assert got.get("pairs") is None
+            got = _without_pairs(got)
+            if "views" not in expected:  # --view keep: the article script's shape
+                assert_close(got, expected)
+                continue
+            names = ("by", "views", "trap", "hidden_tokens", "ranking_flips", "moves", "callout")
+            for name in names:
+                assert_close(got[name], expected[name], name)
+            assert got["intervals"] == expected["intervals"]
+            # Streamed, the loader's warnings are the same, and one more says it was streamed;
+            # the fair-comparison checks (which need every attempt in memory) are not run.
+            assert got["warnings"][:-1] == expected["warnings"]
+            assert got["warnings"][-1]["kind"] == "streamed"
+            assert got["checks"] == []
+    finally:
+        path.unlink()  # 522 MB: not left for pytest's last three temporary folders
