@@ -46,7 +46,7 @@ def evaluation(request: pytest.FixtureRequest, spark: Any) -> str:
 
 def spark_aggregates(spark: Any, path: str | Path, by: list[str], **options: Any) -> pl.DataFrame:
     from tui_ledger.spark.aggregate import aggregate_frame
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     ledger = open_ledger(spark, str(path), **options)
     return aggregate_frame(ledger.attempts(), by)
@@ -86,7 +86,7 @@ def test_sample_ledgers_aggregate_alike(
 
 def test_check_cells_and_duplicates_match_checks_py(spark: Any, evaluation: str) -> None:
     from tui_ledger.spark.aggregate import check_cells, duplicate_figures
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     path = SAMPLE / "demo.csv"
     attempts = load.load(path).attempts
@@ -104,7 +104,7 @@ def test_check_cells_and_duplicates_match_checks_py(spark: Any, evaluation: str)
 
 def test_duplicate_ids_are_counted_as_checks_py_counts_them(spark: Any, tmp_path: Path) -> None:
     from tui_ledger.spark.aggregate import duplicate_figures
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     path = tmp_path / "ids.csv"
     path.write_text(
@@ -138,8 +138,9 @@ def test_duplicate_ids_are_counted_as_checks_py_counts_them(spark: Any, tmp_path
 )
 def test_filters_select_the_same_attempts(spark: Any, where: str) -> None:
     from tui_ledger.spark.aggregate import aggregate_frame
-    from tui_ledger.spark.engine import open_ledger, polars_schema
+    from tui_ledger.spark.engine import polars_schema
     from tui_ledger.spark.filters import spark_filter
+    from tui_ledger.spark.opening import open_ledger
 
     path = SAMPLE / "demo.csv"
     attempts = load.load(path).attempts
@@ -179,7 +180,7 @@ def test_medians_from_the_histogram_whatever_its_buckets(
     accepted view empty in one group. One bucket a doubling puts 1000-1023 in one bucket,
     so the middles there are asked for; with 1024 a bucket holds one value, and none is."""
     import tui_ledger.spark.aggregate as aggregate
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     path = tmp_path / "middles.csv"
     lines = ["workflow,agent.version,tokens,passed"]  # (a key with a dot in its name)
@@ -322,7 +323,7 @@ def test_property_ledgers_aggregate_alike(
 def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
     from tui_ledger.accounting import ledger, stats, view_intervals
     from tui_ledger.spark.aggregate import GROUP_ID, bootstrap_rows
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     path = SAMPLE / "demo.csv"
     attempts = load.load(path).attempts
@@ -356,8 +357,9 @@ def test_bootstrap_rows_give_the_same_intervals(spark: Any) -> None:
 def test_a_bad_filter_gives_the_same_error_on_both_engines(spark: Any, where: str) -> None:
     """The term rules are `query.term_value`, shared: the same message and the same span."""
     from tui_ledger.filtering.query import FilterError
-    from tui_ledger.spark.engine import open_ledger, polars_schema
+    from tui_ledger.spark.engine import polars_schema
     from tui_ledger.spark.filters import spark_filter
+    from tui_ledger.spark.opening import open_ledger
 
     path = SAMPLE / "demo.csv"
     attempts = load.load(path).attempts

@@ -27,7 +27,7 @@ SAMPLE = Path(__file__).resolve().parents[2] / "sample_data"
 
 
 def opened(spark: Any, path: str | Path, **options: Any) -> Any:
-    from tui_ledger.spark.engine import open_ledger
+    from tui_ledger.spark.opening import open_ledger
 
     return open_ledger(spark, str(path), **options)
 

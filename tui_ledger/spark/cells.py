@@ -1,7 +1,7 @@
 """The loader's cell rules as Spark column expressions: a token count read exactly from its text
 (plain, decimal or scientific notation, whole numbers only, nothing past Int64, nothing read
 through a float), keys trimmed as polars trims them, and the outcome from `passed` and
-`status` words (SPEC.md section 1). `engine.open_ledger` runs them as steps.
+`status` words (SPEC.md section 1). `opening.open_ledger` runs them as steps.
 
 Imports pyspark: only the Spark path imports this module.
 """
@@ -23,6 +23,14 @@ INT64_MAX = 2**63 - 1
 WHY = "__ledger_why_"  # + canonical name: why a cell cannot be read (null when it can)
 BAD = "__ledger_bad_"  # + canonical name: the cell as written, where it cannot be read
 RAW = "__ledger_raw_"  # + workflow or task: a text key as read, before its trim (`fine_cells`)
+# Per row, what the validation counts: a usage of 0, buckets that do not add up to `tokens`,
+# `passed` and `status` that disagree, a `passed` or `status` word that is not one.
+ZERO = "__ledger_zero"
+MISMATCH = "__ledger_mismatch"
+CONTRADICTING = "__ledger_contradicting"
+PASSED_UNKNOWN = "__ledger_passed_unknown"
+STATUS_UNKNOWN = "__ledger_status_unknown"
+FLAGS = (ZERO, MISMATCH, CONTRADICTING, PASSED_UNKNOWN, STATUS_UNKNOWN)
 # White space as the loader strips it: polars' strip_chars (Rust's char::is_whitespace) for
 # keys and counts; Python's str.strip (which also strips \x1c-\x1f) for outcome words.
 _RUST_SPACE = (

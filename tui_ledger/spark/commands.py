@@ -53,7 +53,6 @@ from tui_ledger.spark.engine import (
     SparkLedger,
     SparkLoadReport,
     finish_validation,
-    open_ledger,
     read_errors,
     validation_aggregates,
     validation_columns,
@@ -71,6 +70,7 @@ from tui_ledger.spark.fine_cells import (
     trimmed,
 )
 from tui_ledger.spark.inputs import local_rows_at_most, resolve_input
+from tui_ledger.spark.opening import open_ledger
 from tui_ledger.spark.session import (
     INTERPRET_BELOW_ROWS,
     connect,
