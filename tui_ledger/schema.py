@@ -99,6 +99,9 @@ COST_COLUMN = "cost"
 # Columns the loader adds: where the row came from, and its line there (as a person counts).
 SOURCE_COLUMN = "source"
 LINE_COLUMN = "line"
+# The loaded attempts' own column names: an input column of one of these names that is not
+# mapped onto it is kept under another (`load.columns.free_name`: `line_in_file`).
+RESERVED_NAMES = frozenset((*CANONICAL_ORDER, SOURCE_COLUMN, LINE_COLUMN))
 
 TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1", "pass", "passed", "accepted"})
 FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "fail", "failed", "rejected"})

@@ -50,7 +50,7 @@ def prepare(
     mapping = map_columns(opened, explicit or {})
     require(opened, mapping)
     source_of = {name: canonical for canonical, name in mapping.items()}
-    taken = set(schema.CANONICAL_ORDER) | {schema.SOURCE_COLUMN, schema.LINE_COLUMN}
+    taken = set(schema.RESERVED_NAMES)
     taken |= set(opened.columns)
     kept_as: dict[str, str] = {}
     selected: list[pl.Expr] = []
@@ -65,11 +65,7 @@ def prepare(
                 # is refused by name like any other unreadable cell, or named as written.
                 expr = as_text(name, types[name])
             selected.append(expr.alias(canonical))
-        elif name in schema.CANONICAL_ORDER or name in (
-            schema.SOURCE_COLUMN,
-            schema.LINE_COLUMN,
-            "outcome",
-        ):
+        elif name in schema.RESERVED_NAMES:
             new = free_name(f"{name}_in_file", taken)
             kept_as[name] = new
             selected.append(pl.col(name).alias(new))

@@ -298,8 +298,11 @@ def _derived_and_units(
 def column_order(names: Sequence[str]) -> list[str]:
     """The attempts frame's columns in order: canonical, the file's others, source, line."""
     canonical = [name for name in schema.CANONICAL_ORDER if name in names]
-    internal = {schema.SOURCE_COLUMN, schema.LINE_COLUMN, *schema.CANONICAL_ORDER}
-    others = [name for name in names if name not in internal and not name.startswith("__ledger_")]
+    others = [
+        name
+        for name in names
+        if name not in schema.RESERVED_NAMES and not name.startswith("__ledger_")
+    ]
     return [*canonical, *others, schema.SOURCE_COLUMN, schema.LINE_COLUMN]
 
 

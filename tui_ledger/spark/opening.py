@@ -38,6 +38,7 @@ from pyspark.sql import types as T
 
 from tui_ledger import schema
 from tui_ledger.accounting.checks import ID_COLUMNS
+from tui_ledger.load.columns import free_name
 from tui_ledger.load.outcomes import outcome_sentence
 from tui_ledger.spark.cells import (
     BAD,
@@ -87,7 +88,7 @@ def open_ledger(
     names = list(fields)
     mapping = map_columns(names, columns or {}, item.display)
     source_of = {name: canonical for canonical, name in mapping.items()}
-    taken = set(schema.CANONICAL_ORDER) | {schema.SOURCE_COLUMN, schema.LINE_COLUMN, "outcome"}
+    taken = set(schema.RESERVED_NAMES)
     taken |= set(names)
     derived: list[str] = []
     kept: list[Column] = []
@@ -97,12 +98,8 @@ def open_ledger(
     for name in names:
         if name in source_of:
             canonical[source_of[name]] = column(name)
-        elif name in schema.CANONICAL_ORDER or name in (
-            schema.SOURCE_COLUMN,
-            schema.LINE_COLUMN,
-            "outcome",
-        ):
-            new = _free_name(f"{name}_in_file", taken)
+        elif name in schema.RESERVED_NAMES:
+            new = free_name(f"{name}_in_file", taken)
             renamed[name] = new
             kept.append(column(name).alias(new))
             other_types[new] = fields[name]
@@ -310,11 +307,3 @@ def _finished(
     names = (*canonical, *others, schema.SOURCE_COLUMN, *helpers, *order)
     kept = tuple(name for name in names if name not in ORDER_COLUMNS[1:])
     return frame.select(*[column(name) for name in names]), kept
-
-
-def _free_name(name: str, taken: set[str]) -> str:
-    candidate, number = name, 2
-    while candidate in taken:
-        candidate, number = f"{name}_{number}", number + 1
-    taken.add(candidate)
-    return candidate
