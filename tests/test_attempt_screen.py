@@ -667,6 +667,9 @@ def test_a_long_folder_is_fitted_to_the_width_never_wrapped() -> None:
     assert source.startswith("opening the log… ")
     where = files_text([], row, width=70).plain
     assert len(where) <= 70 and where.endswith("/results.jsonl, line 12,345"), where
+    # A Spark engine names the row's file by its URI: shown as the path it names.
+    spark_row = {"source": "file:///tmp/evals%20q3/demo.csv"}
+    assert files_text([], spark_row, width=70).plain == "row from /tmp/evals q3/demo.csv"
 
 
 def test_the_header_fits_a_narrow_terminal_on_one_line() -> None:

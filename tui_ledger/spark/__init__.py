@@ -1,9 +1,9 @@
 """ledger-tui on Apache Spark, through Spark Connect: the same figures, computed by the engine.
 
 Importing this package imports no pyspark: `require_spark()` checks the `spark` extra is
-installed, and the engine modules (`session`, `inputs`, `cells`, `engine`, `aggregate`,
-`filters`, `paging`) import pyspark when they are imported themselves, which only the Spark
-path does. See docs/SPARK.md.
+installed, and the engine modules (`session`, `inputs`, `cells`, `opening`, `engine`,
+`aggregate`, `filters`, `paging`, ...) import pyspark when they are imported themselves, which
+only the Spark path does. See docs/SPARK.md.
 """
 
 from __future__ import annotations

@@ -88,8 +88,8 @@ def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
     A Spark engine names a file by its URI (`file:/runs/a.parquet`): the path it names.
     """
     source = row.get("source")
-    if isinstance(source, str) and _scheme(source) == "file":
-        source = unquote(urlparse(source).path)
+    if isinstance(source, str) and file_path(source) != source:
+        source = file_path(source)
         row = {**row, "source": source}
     if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
         candidate = Path(inputs[0]) / str(source)
@@ -125,6 +125,12 @@ def _reader_for(row: Mapping[str, Any]) -> str | None:
     return None if importer is None else READERS.get(importer.name)
 
 
+def file_path(source: str) -> str:
+    """`source` as a path where it is a `file:` URI (a Spark engine names a file so:
+    `file:/runs/a%20b.parquet` is `/runs/a b.parquet`); any other source as it is."""
+    return unquote(urlparse(source).path) if _scheme(source) == "file" else source
+
+
 def _scheme(source: str) -> str:
     """The URI scheme `source` starts with (`file`, `hdfs`, `s3a`, ...), else "" (a path;
     a one-letter scheme is a drive)."""
@@ -157,6 +163,7 @@ __all__ = [
     "Verdict",
     "Who",
     "bucket_total",
+    "file_path",
     "open_attempt",
     "openable",
     "read_all",

@@ -202,7 +202,8 @@ def files_text(files: list[str] | None, row: Mapping[str, Any], width: int | Non
     if source is not None:
         where = f", line {format_count(line)}" if isinstance(line, int) else ""
         text.append("row from ", style=MUTED)
-        text.append(fit_path(safe_text(source), room(len(text) + len(where))))
+        shown = trajectory.file_path(str(source))  # a Spark row's `file:` URI as its path
+        text.append(fit_path(safe_text(shown), room(len(text) + len(where))))
         text.append(where)
     return text
 
