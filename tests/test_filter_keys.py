@@ -14,6 +14,7 @@ from textual import events
 
 from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.widgets.filter_bar import PLACEHOLDER, placeholder_for
 
 RUNS = Path(__file__).resolve().parent.parent / "sample_data" / "runs.csv"
 SIZE = (160, 45)
@@ -65,3 +66,27 @@ async def test_a_filter_longer_than_its_box_stays_in_view() -> None:
         assert LONG[-25:] in screen_text(app).splitlines()[box.region.y]  # the cursor's end
         await press(pilot, "home")
         assert LONG[:25] in screen_text(app).splitlines()[box.region.y]
+
+
+def test_the_placeholder_keeps_whole_examples_that_fit() -> None:
+    assert placeholder_for(200) == PLACEHOLDER
+    assert placeholder_for(40) == "type to filter: lean  tokens>1000"
+    assert placeholder_for(len("type to filter: lean") - 1) == "type to filter"
+    assert placeholder_for(5) == ""
+
+
+@pytest.mark.parametrize("width", [80, 120, 160])
+async def test_the_empty_box_never_shows_an_example_cut_short(width: int) -> None:
+    # Cut to the box, `lean` read "lea" beside the drop view's longer count: a filter typed.
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=(width, 30)) as pilot:
+        await settle(pilot)
+        for view in ("keep", "drop"):  # the drop view's count takes more of the line
+            if view == "drop":
+                await press(pilot, "t")
+                await settle(pilot)
+            box = app.filter_input
+            assert box.placeholder == placeholder_for(box.size.width)
+            assert box.placeholder.startswith("type to filter")
+            line = next(line for line in screen_text(app).splitlines() if "filter ▸" in line)
+            assert box.placeholder in line

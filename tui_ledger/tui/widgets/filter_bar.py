@@ -41,6 +41,18 @@ from tui_ledger.tui.theme import (
 PLACEHOLDER = 'type to filter: lean  tokens>1000  -failed  task:"fix login"'
 
 
+def placeholder_for(width: int) -> str:
+    """`PLACEHOLDER` for a box `width` cells wide: its examples that fit, whole (a term cut
+    short, `lea`, reads as a filter typed), else "type to filter", else nothing."""
+    words, examples = PLACEHOLDER.split(": ", 1)
+    terms = examples.split("  ")
+    for count in range(len(terms), 0, -1):
+        shown = f"{words}: {'  '.join(terms[:count])}"
+        if len(shown) <= width:
+            return shown
+    return words if len(words) <= width else ""
+
+
 class ErrorSpan(Highlighter):
     """Underlines the part of the filter a parse error points at."""
 
@@ -114,6 +126,11 @@ class FilterInput(Input):
     def _leave(self) -> None:
         if self.leave_to is not None:
             self.screen.set_focus(self.leave_to)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """The examples that fit the box's new width (the status beside it grows and shrinks
+        with what the filter keeps)."""
+        self.placeholder = placeholder_for(event.size.width)
 
 
 class FilterBar(Horizontal):
