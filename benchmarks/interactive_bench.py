@@ -256,7 +256,7 @@ def write_readme(text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--spark", help="a Spark Connect URL (sc://HOST:PORT)")
     parser.add_argument("--start-spark", action="store_true", help="start a local server")
     parser.add_argument("--sizes", default="1m,10m,100m", help="row counts for the keys")

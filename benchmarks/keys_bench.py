@@ -219,7 +219,7 @@ def table(path: str, runs: dict[str, list[dict[str, Any]]]) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("files", nargs="+", help="ledgers (benchmarks/generate.py's CSV)")
     parser.add_argument("--reps", type=int, default=3, help="processes per tree (median)")
     parser.add_argument("--against", help="another tree's python, measured alternately")

@@ -161,7 +161,7 @@ async def _shoot(ledger: Path, row: int, size: tuple[int, int], out: Path) -> No
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--file", type=Path, help="a ledger (default: an example attempt)")
     parser.add_argument("--row", type=int, default=0, help="the row to open (from 0)")
     parser.add_argument("--size", default="120x40", help="COLUMNSxROWS (default 120x40)")

@@ -458,7 +458,7 @@ def check(rows: list[dict[str, str]]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     """Rebuild the demo, check it, and write it (or, with --check, compare it)."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     parser.add_argument("--check", action="store_true", help="compare, do not write")
     parser.add_argument("-o", "--output", type=Path, default=DEMO_PATH)
     args = parser.parse_args(argv)

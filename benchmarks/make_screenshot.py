@@ -37,7 +37,7 @@ async def _shoot(size: tuple[int, int], out: Path) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size", default="160x45", help="COLUMNSxROWS (default 160x45)")
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshot.svg")
     args = parser.parse_args()

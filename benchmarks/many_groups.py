@@ -176,7 +176,7 @@ async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--groups", type=int, default=200_000)
     parser.add_argument("--file", type=Path, help="an existing ledger instead of generating")
     parser.add_argument("--reps", type=int, default=5)

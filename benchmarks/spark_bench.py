@@ -249,7 +249,7 @@ def requests_per_keystroke(url: str, path: str | Path, word: str = "lean") -> di
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=os.environ.get("SPARK_REMOTE"))
     parser.add_argument("--sizes", default="1m,10m", help="comma-separated: 1m, 10m")
     parser.add_argument("--csv", action="store_true", help="CSV ledgers too, beside Parquet")

@@ -224,7 +224,7 @@ def report(results: dict[str, dict[str, Any]]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--url", default=os.environ.get("SPARK_REMOTE"))
     parser.add_argument("--inputs", default="demo,1m", help="comma-separated: demo, 1m")
     parser.add_argument("--runs", type=int, default=1)

@@ -127,7 +127,7 @@ async def _measure(frame: pl.DataFrame, pages: int, size: tuple[int, int]) -> No
 
 def main() -> None:
     """Print the figures for each requested size."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--rows", type=int, nargs="*", default=[1_000_000, 10_000_000], help="frame sizes"
     )
