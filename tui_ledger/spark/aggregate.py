@@ -185,9 +185,12 @@ def pair_columns(names: Sequence[str], task_as: str | None = None) -> tuple[Colu
     """The pairs' task (text; null where missing or without a task column), tokens (missing
     read as 0, as a double) and whether an attempt was accepted, as columns of attempts whose
     columns are `names` (`task_as`: the column to read the task from instead, text)."""
-    task = column("task").cast("string") if "task" in names else F.lit(None).cast("string")
     if task_as is not None:
         task = column(task_as)
+    elif "task" in names:
+        task = column("task").cast("string")
+    else:
+        task = F.lit(None).cast("string")
     tokens = F.coalesce(column("tokens"), F.lit(0)).cast("double")
     accepted = F.coalesce(column("outcome") == F.lit(ACCEPTED), F.lit(False))
     return task, tokens, accepted

@@ -289,7 +289,7 @@ def spark_figures(
     # text keys as read (trimmed here after): each part of a query reads and derives the
     # rows again (0.2-0.3 s each at 1M rows), a trimmed key 0.2 s more (`fine_cells`).
     counted = validating and pairs and opened.filtered is None
-    raw = _raw_keys(ledger, keys) if counted else {}
+    raw = _grouped_as_read(ledger, keys) if counted else {}
     counts = (
         dict(zip(validation_columns(ledger), validation_aggregates(ledger), strict=True))
         if counted
@@ -362,7 +362,7 @@ def spark_figures(
     )
 
 
-def _raw_keys(ledger: SparkLedger, keys: Sequence[str]) -> dict[str, str]:
+def _grouped_as_read(ledger: SparkLedger, keys: Sequence[str]) -> dict[str, str]:
     """The keys to group by their text as read (`cells.RAW`), and the pairs' `task`
     (grouped by whatever the keys are): those the input has it for."""
     wanted = ["workflow", "task"] if "workflow" in keys else ["task"]

@@ -26,9 +26,21 @@ from tui_ledger.accounting.ledger import pooled_cells
 from tui_ledger.schema import ACCEPTED
 from tui_ledger.spark.middles import BUCKET, HISTOGRAM_COLUMNS
 
-__all__ = ["CELL_NAMES", "COUNTED", "PAIR_COLUMNS", "SPEND", "TASK", "TOKENS", "counted_sums"]
-__all__ += ["cell_names", "empty_keys", "merged_histogram", "pair_tasks", "split_cells_and_pairs"]
-__all__ += ["trimmed"]
+__all__ = [
+    "CELL_NAMES",
+    "COUNTED",
+    "PAIR_COLUMNS",
+    "SPEND",
+    "TASK",
+    "TOKENS",
+    "cell_names",
+    "counted_sums",
+    "empty_keys",
+    "merged_histogram",
+    "pair_tasks",
+    "split_cells_and_pairs",
+    "trimmed",
+]
 
 TASK, TOKENS, PASSED, SPEND = "__task", "__tokens", "__passed", "__spend_sum"
 COUNTED = "__counted_"

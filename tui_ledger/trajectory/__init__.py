@@ -88,7 +88,7 @@ def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
     A Spark engine names a file by its URI (`file:/runs/a.parquet`): the path it names.
     """
     source = row.get("source")
-    if isinstance(source, str) and file_path(source) != source:
+    if isinstance(source, str):
         source = file_path(source)
         row = {**row, "source": source}
     if source and len(inputs) == 1 and Path(inputs[0]).is_dir():
