@@ -3,8 +3,8 @@ written small, and a plain count of what they hold (tests/test_terminal_bench_*.
 
 Each writer makes one submission folder the way its submitter laid it out:
 
-- `cursor`: run folders renamed `run<k>_<run id>`, and one errored trial left only in the
-  run-level `results.json` (its trial folder is missing, as in the real submission);
+- `cursor`: run folders renamed `run<k>_<run id>`, and one errored trial per run left only in
+  the run-level `results.json` (its trial folder is missing, as in the real submission);
 - `droid`: run folders named after their run ids (job names, `tb_rc2_sonnet_<k>`);
 - `swe_agent_mini`: timestamp run ids, one run folder holding a second run's folder, which is
   a byte-identical copy of part of a top-level run (the same trials, found twice);
@@ -186,16 +186,14 @@ def write_board(root: Path) -> Path:
 
 
 def plain_count(folder: Path) -> tuple[int, int]:
-    """(attempts, accepted) read the plain way, without ledger-tui: every JSON file below
-    `folder` holding a trial record (`task_id`); every JSON file whose `results` lists trial
-    records, where no trial file lies below its folder (otherwise it repeats them); a trial
-    found twice (the same `id`, or `uuid`, and `trial_name`) counted once; `is_resolved`."""
-    documents = {path: json.loads(path.read_text()) for path in sorted(folder.rglob("*.json"))}
-    trial_files = [path for path, document in documents.items() if "task_id" in document]
-    records = [documents[path] for path in trial_files]
-    for path, document in documents.items():
+    """(attempts, accepted) read the plain way, without ledger-tui: every trial record any JSON
+    file below `folder` holds, a trial file (`task_id`) or an entry of a run file's `results`
+    list, each trial (its `id`, or `uuid`, and `trial_name`) once; `is_resolved`."""
+    documents = [json.loads(path.read_text()) for path in sorted(folder.rglob("*.json"))]
+    records = [document for document in documents if "task_id" in document]
+    for document in documents:
         listed = document.get("results")
-        if isinstance(listed, list) and not any(path.parent in t.parents for t in trial_files):
+        if isinstance(listed, list):
             records.extend(record for record in listed if "task_id" in record)
     seen: set[tuple[object, object]] = set()
     attempts = accepted = 0

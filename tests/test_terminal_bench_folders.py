@@ -48,7 +48,8 @@ def summary(
 def test_the_fixture_holds_every_layout_with_its_figures(board: Path) -> None:
     """The plain count itself, on the layouts' known contents (so it cannot agree by accident)."""
     assert len(SUBMISSIONS) == 9
-    assert plain_count(board / CURSOR) == (9, 3)  # 3 runs x 3 trial files; 3 errored unsaved
+    # 3 runs x 3 trial files, and 3 errored trials recorded only in their run's results.json
+    assert plain_count(board / CURSOR) == (12, 3)
     assert plain_count(board / NESTED) == (7, 3)  # the copied fix-git trial counted once
     assert plain_count(board / GOOSE) == (9, 4)  # three run files of three trials
     assert plain_count(board / OB1) == (6, 2)

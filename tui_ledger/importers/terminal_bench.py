@@ -16,8 +16,13 @@ Layout: `<submission>/[<run>/]<task>/<trial>/results.json`, with an optional run
 - `run` is the folder that holds the task folders (the submission itself when runs are not
   nested), or the run id a run file is saved under, so repeated runs of one submission stay
   apart.
-- The same trial (`id` and `trial_name`) found twice in one workflow, as in a copy of a run
-  folder kept inside another, is counted once, and a warning says how many were left out.
+- The attempts are the union of the trial files and the run files' `results` lists, each trial
+  (`id` and `trial_name`) once. A trial its run recorded but whose trial folder was never
+  written (`unknown_agent_error` trials, often) is counted from the run's record, its `source`
+  naming the run file, and a warning says how many per workflow: dropping them would leave
+  failed attempts out of the denominator.
+- The same trial found in two trial files of one workflow, as in a copy of a run folder kept
+  inside another, is counted once, and a warning says how many were left out.
 - `total_input_tokens` is Terminal-Bench's own sum over the agent's calls and may include cached
   input (the harness does not split it), so it is kept as `input_tokens` and no cache bucket is
   invented. `tokens` = input + output, null when either is null; a recorded 0 stays 0.
@@ -47,6 +52,7 @@ from tui_ledger.importers._base import (
     load_json,
     parse_timestamp,
     peek_text,
+    recorded_only_at_run_level,
     seconds_between,
     whole_number,
 )
@@ -276,17 +282,18 @@ def _read_folder(root: Path) -> _Rows:
             if folder == root:
                 break
     for file, document in run_files:
-        # A run file repeats its run's trials: read it only when their trial files are gone.
-        if _repeats_trial_files(file, document, recorded.get(file.parent, set())):
-            continue
+        # A run file repeats its run's trials: each one a trial file holds already is left
+        # out (by its id and trial_name), the others are counted from the run file.
         parts = file.relative_to(root).parts
-        name = parts[0] if board and len(parts) > 1 else workflow
+        base, name = (root / parts[0], parts[0]) if board and len(parts) > 1 else (root, workflow)
         rows.add_run_file(
             document,
             source=file,
             run_folder=file.parent,
+            run_is_folder=file.parent != base,
             run=_run_file_id(file),
             workflow=name,
+            unkeyed=not _repeats_trial_files(file, document, recorded.get(file.parent, set())),
         )
     if not rows.count:
         raise ImporterError.at(root, "holds no Terminal-Bench trial results.json")
@@ -294,7 +301,8 @@ def _read_folder(root: Path) -> _Rows:
 
 
 def _repeats_trial_files(file: Path, document: dict[str, Any], runs_below: set[str | None]) -> bool:
-    """Whether the trial files below a run file's folder hold its trials already.
+    """Whether the trial files below a run file's folder hold its trials already (read for its
+    records without an `id` or `trial_name`, which cannot be matched one by one).
 
     A `results.json` is its run folder's own summary: any trial file below stands for it. A run
     file saved under its run id sits beside other runs: it is repeated only when the trial files
@@ -391,6 +399,8 @@ class _Rows:
         self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
         self.count = 0
         self.repeated = 0  # trial records read a second time (the same trial), left out
+        self.per_workflow: dict[str, int] = {}  # workflow -> its attempts
+        self.run_only: dict[str, int] = {}  # workflow -> attempts known only from run files
         self._seen: set[tuple[str, str, str]] = set()
         self._metadata: dict[Path, Mapping[str, Any]] = {}
 
@@ -400,23 +410,32 @@ class _Rows:
         *,
         source: Path,
         run_folder: Path,
+        run_is_folder: bool = True,
         run: str | None = None,
         workflow: str | None = None,
+        unkeyed: bool = True,
     ) -> None:
-        """Every trial of a run file; `run` names the run (default: the folder holding it)."""
+        """Every trial of a run file that no trial file read before holds; `run` names the run
+        (default: the folder holding it, or the run recorded when `run_is_folder` is False, as
+        for the trial files beside it). A record without `id` or `trial_name` cannot be matched
+        to its trial file: read only when `unkeyed` (no trial file below holds its run)."""
         for index, record in enumerate(document["results"], start=1):
             if not _is_trial(record):
                 raise ImporterError.at(
                     source, "is not a Terminal-Bench trial (no task_id)", record=f"record {index}"
                 )
+            if not unkeyed and _trial_key(record) is None:
+                continue
             self.add(
                 record,
                 source=source,
                 line=index,
                 run_folder=run_folder,
+                run_is_folder=run_is_folder,
                 run=run,
                 where=f"record {index}",
                 workflow=workflow,
+                from_run_file=True,
             )
 
     def add(
@@ -430,24 +449,28 @@ class _Rows:
         run: str | None = None,
         where: str | None = None,
         workflow: str | None = None,
+        from_run_file: bool = False,
     ) -> None:
         """One trial record; `where` names it inside a many-trial file.
 
         `run_is_folder` is False when no run folder sits between the root and the task folders
-        (submissions often flatten them): the run id recorded in `recording_path` names the run.
+        (submissions often flatten them): the run id recorded in `recording_path` names the run
+        (else the `run_id` in the folder's `run_metadata.json`).
         `run`, when given, names it whatever the record says (a run file saved under its id).
-        A trial read a second time (the same `id` and `trial_name` in the same workflow, as in
-        a copy of a run folder kept inside another) is left out and counted in `repeated`.
+        A trial read a second time (the same `id` and `trial_name` in the same workflow) is left
+        out: from a run file (`from_run_file`, which repeats its trials) silently, from a trial
+        file (a copy of a run folder kept inside another) counted in `repeated`. A trial first
+        read from a run file is counted in `run_only`: its trial folder was never written.
         """
         task = record.get("task_id")
         if not isinstance(task, str) or not task:
             raise ImporterError.at(source, "has no task_id", record=where)
         name = self.workflow if workflow is None else workflow
-        trial_id, trial_name = record.get("id", record.get("uuid")), record.get("trial_name")
-        if isinstance(trial_id, str) and trial_id and isinstance(trial_name, str):
-            key = (name, trial_id, trial_name)
+        trial = _trial_key(record)
+        if trial is not None:
+            key = (name, *trial)
             if key in self._seen:
-                self.repeated += 1
+                self.repeated += not from_run_file
                 return
             self._seen.add(key)
         passed = record.get("is_resolved")
@@ -485,7 +508,7 @@ class _Rows:
             else input_tokens + output_tokens,
             "model": _text(metadata.get("model_name")),
             "run": run
-            or (None if run_is_folder else _recorded_run(record, task))
+            or (None if run_is_folder else _flat_run(record, task, metadata))
             or run_folder.name,
             "timestamp": started,
             "duration_s": seconds_between(started, ended),
@@ -508,9 +531,12 @@ class _Rows:
             "source": str(source),
             "line": line,
         }
-        for name, value in values.items():
-            self.columns[name].append(value)
+        for column, value in values.items():
+            self.columns[column].append(value)
         self.count += 1
+        self.per_workflow[name] = self.per_workflow.get(name, 0) + 1
+        if from_run_file:
+            self.run_only[name] = self.run_only.get(name, 0) + 1
 
     def _run_metadata(self, run_folder: Path) -> Mapping[str, Any]:
         """The run's run_metadata.json (model and agent names), read once per run folder."""
@@ -524,9 +550,11 @@ class _Rows:
         return build_frame(self.columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
 
     def warnings(self) -> tuple[str, ...]:
+        said = recorded_only_at_run_level(self.run_only, self.per_workflow)
         if not self.repeated:
-            return ()
+            return said
         return (
+            *said,
             f"{counted(self.repeated, 'Terminal-Bench trial')} found a second time (the same "
             "id and trial_name in another results file, as in a copy of a run folder kept "
             "inside another): each trial counted once",
@@ -543,6 +571,21 @@ def _status(failure_mode: str | None) -> str | None:
     if normalise_word(failure_mode) in STATUS_WORDS:
         return failure_mode
     return FAILURE_MODE_STATUS.get(normalise_word(failure_mode), failure_mode)
+
+
+def _trial_key(record: Mapping[str, Any]) -> tuple[str, str] | None:
+    """A trial's identity, its `id` (`uuid` in some submissions) and `trial_name`, if it has
+    both."""
+    trial_id, trial_name = record.get("id", record.get("uuid")), record.get("trial_name")
+    if isinstance(trial_id, str) and trial_id and isinstance(trial_name, str):
+        return trial_id, trial_name
+    return None
+
+
+def _flat_run(record: Mapping[str, Any], task: str, metadata: Mapping[str, Any]) -> str | None:
+    """The run of a trial with no run folder of its own: the run id its `recording_path`
+    records, else (an errored trial recorded none) the `run_id` of the run's metadata."""
+    return _recorded_run(record, task) or _text(metadata.get("run_id"))
 
 
 def _recorded_run(record: Mapping[str, Any], task: str) -> str | None:
