@@ -29,6 +29,7 @@ from tui_ledger.cli_options import (
     check_paths,
     demo_path,
     load_options,
+    parse_arguments,
     price_table,
     spark_url,
 )
@@ -272,7 +273,7 @@ def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
 def run_summary(argv: Sequence[str]) -> int:
     """`ledger-tui summary`: print the comparison in the asked format (`--watch`: again and
     again, as the files grow)."""
-    args = _summary_parser().parse_args(argv)
+    args = parse_arguments(_summary_parser(), argv)
     url = spark_url(args)
     if url is not None:
         # The validation pass runs in the figures' query (`_spark_summary`).
@@ -446,7 +447,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
 
 def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
-    args = _check_parser().parse_args(argv)
+    args = parse_arguments(_check_parser(), argv)
     from tui_ledger.accounting.checks import check_lines, run_checks
     from tui_ledger.text.textsafe import safe_text
 
@@ -503,7 +504,7 @@ def run_check(argv: Sequence[str]) -> int:
 
 def run_convert(argv: Sequence[str]) -> int:
     """`ledger-tui convert`: any input to the canonical schema."""
-    args = _convert_parser().parse_args(argv)
+    args = parse_arguments(_convert_parser(), argv)
     from tui_ledger.exports.export_files import (
         ATTEMPT_FORMATS,
         format_for_path,

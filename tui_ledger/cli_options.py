@@ -240,6 +240,59 @@ def add_query_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+FILTER_OPTIONS = ("--where", "--attempt")
+"""The options whose value is a filter, which starts with `-` when its first term is negated."""
+
+
+def parse_arguments(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace:
+    """`parser.parse_args`, reading a filter option's value that starts with `-` as the
+    filter it is: `--where -failed` as `--where=-failed` (argparse alone takes `-failed` for an
+    option and stops with its usage text)."""
+    return parser.parse_args(filter_values_joined(parser, argv))
+
+
+def filter_values_joined(parser: argparse.ArgumentParser, argv: Sequence[str]) -> list[str]:
+    """`argv` with each filter option (`FILTER_OPTIONS`, or an abbreviation argparse would
+    take for one) joined to a next argument that starts with `-`, as `OPTION=VALUE`.
+
+    A next argument the parser knows as an option (`--where --by task`: the filter was left
+    out) stays apart, for argparse to say the value is missing; nothing after `--` changes.
+    """
+    options = [name for action in parser._actions for name in action.option_strings]
+    out: list[str] = []
+    index = 0
+    while index < len(argv):
+        argument = argv[index]
+        if argument == "--":
+            return [*out, *argv[index:]]
+        following = argv[index + 1] if index + 1 < len(argv) else None
+        if (
+            following is not None
+            and following.startswith("-")
+            and _option_named(argument, options) in FILTER_OPTIONS
+            and _option_named(following.split("=", 1)[0], options) is None
+            and following != "--"
+        ):
+            out.append(f"{argument}={following}")
+            index += 2
+            continue
+        out.append(argument)
+        index += 1
+    return out
+
+
+def _option_named(argument: str, options: Sequence[str]) -> str | None:
+    """The option `argument` names: itself, or the one long option it abbreviates (argparse
+    takes unique prefixes); None when it names none."""
+    if argument in options:
+        return argument
+    if argument.startswith("--") and len(argument) > 2:
+        named = [option for option in options if option.startswith(argument)]
+        if len(named) == 1:
+            return named[0]
+    return None
+
+
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `load.load` keyword arguments the command line asks for (`imports` only when an
     importer or outcomes option is given)."""

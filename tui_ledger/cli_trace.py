@@ -27,6 +27,7 @@ from tui_ledger.cli_options import (
     add_load_options,
     add_price_options,
     load_options,
+    parse_arguments,
     price_table,
 )
 
@@ -68,7 +69,7 @@ def trace_parser() -> argparse.ArgumentParser:
 
 def run_trace(argv: Sequence[str]) -> int:
     """`ledger-tui trace`: find the attempt, read its logs, print them."""
-    args = trace_parser().parse_args(argv)
+    args = parse_arguments(trace_parser(), argv)
     from tui_ledger.accounting.prices import apply_prices
     from tui_ledger.load import load
     from tui_ledger.trajectory import openable, read_attempt
