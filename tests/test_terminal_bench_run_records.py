@@ -101,13 +101,14 @@ def test_the_warning_says_how_many_per_workflow(tmp_path: Path) -> None:
         "27 attempts recorded only at run level (no trial folder): "
         "20250811_cursor-cli_claude-4-sonnet 3 of 12, 20250829_goose_claude-4-opus 9 of 9, "
         "20250829_goose_claude-4-sonnet 9 of 9, ob1-09-10-25 6 of 6; "
-        "each counted from its run's record"
+        "each counted from its run's record, e.g. errored-task.1-of-1.2025-08-11__05-27-18, "
+        "errored-task.1-of-1.2025-08-12__05-27-18, errored-task.1-of-1.2025-08-13__05-27-18"
     ]
 
 
 SAID = (
     "2 attempts recorded only at run level (no trial folder): cursor-cli 2 of 4; "
-    "each counted from its run's record."
+    f"each counted from its run's record, e.g. csv-to-parquet.1-of-1.{RUN}, errored.1-of-1.{RUN}."
 )
 
 
@@ -136,4 +137,8 @@ def test_the_shared_sentence_is_generic() -> None:
     ) == (
         "1,201 attempts recorded only at run level (no trajectory): a 1,200 of 2,000, b 1 of 1; "
         "each counted from the report",
+    )
+    assert recorded_only_at_run_level({"a": 5}, {"a": 5}, examples=["v", "w", "x", "y"]) == (
+        "5 attempts recorded only at run level (no trial folder): a 5 of 5; "
+        "each counted from its run's record, e.g. v, w, x",
     )

@@ -401,6 +401,7 @@ class _Rows:
         self.repeated = 0  # trial records read a second time (the same trial), left out
         self.per_workflow: dict[str, int] = {}  # workflow -> its attempts
         self.run_only: dict[str, int] = {}  # workflow -> attempts known only from run files
+        self.run_only_names: list[str] = []  # the first few of them, by trial name
         self._seen: set[tuple[str, str, str]] = set()
         self._metadata: dict[Path, Mapping[str, Any]] = {}
 
@@ -537,6 +538,8 @@ class _Rows:
         self.per_workflow[name] = self.per_workflow.get(name, 0) + 1
         if from_run_file:
             self.run_only[name] = self.run_only.get(name, 0) + 1
+            if len(self.run_only_names) < 3:
+                self.run_only_names.append(str(record.get("trial_name") or task))
 
     def _run_metadata(self, run_folder: Path) -> Mapping[str, Any]:
         """The run's run_metadata.json (model and agent names), read once per run folder."""
@@ -550,7 +553,9 @@ class _Rows:
         return build_frame(self.columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
 
     def warnings(self) -> tuple[str, ...]:
-        said = recorded_only_at_run_level(self.run_only, self.per_workflow)
+        said = recorded_only_at_run_level(
+            self.run_only, self.per_workflow, examples=self.run_only_names
+        )
         if not self.repeated:
             return said
         return (
