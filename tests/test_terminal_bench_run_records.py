@@ -142,3 +142,16 @@ def test_the_shared_sentence_is_generic() -> None:
         "5 attempts recorded only at run level (no trial folder): a 5 of 5; "
         "each counted from its run's record, e.g. v, w, x",
     )
+
+
+def test_a_run_file_named_alone_says_only_the_trials_without_a_folder(tmp_path: Path) -> None:
+    """Named alone, the run file is every attempt; those whose trial folder sits beside it
+    are not said to be recorded only at run level."""
+    run_file = submission(tmp_path) / f"run1_{RUN}" / "results.json"
+    imported = TerminalBenchImporter().read_imported(run_file)
+    assert imported.frame.height == 4
+    assert imported.warnings == (
+        f"2 attempts recorded only at run level (no trial folder): run1_{RUN} 2 of 4; "
+        f"each counted from its run's record, e.g. csv-to-parquet.1-of-1.{RUN}, "
+        f"errored.1-of-1.{RUN}",
+    )

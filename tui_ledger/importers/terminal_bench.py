@@ -383,7 +383,13 @@ def _read_file(file: Path) -> _Rows:
         rows.add(document, source=file, line=1, run_folder=run_folder, run_is_folder=False)
     elif _is_run_file(document):
         rows = _Rows(resolved.parent.name)
-        rows.add_run_file(document, source=file, run_folder=resolved.parent, run=_run_file_id(file))
+        rows.add_run_file(
+            document,
+            source=file,
+            run_folder=resolved.parent,
+            run=_run_file_id(file),
+            look_beside=True,
+        )
     else:
         raise ImporterError.at(file, "is not a Terminal-Bench results.json (no task_id)")
     if not rows.count:
@@ -415,11 +421,16 @@ class _Rows:
         run: str | None = None,
         workflow: str | None = None,
         unkeyed: bool = True,
+        look_beside: bool = False,
     ) -> None:
         """Every trial of a run file that no trial file read before holds; `run` names the run
         (default: the folder holding it, or the run recorded when `run_is_folder` is False, as
         for the trial files beside it). A record without `id` or `trial_name` cannot be matched
-        to its trial file: read only when `unkeyed` (no trial file below holds its run)."""
+        to its trial file: read only when `unkeyed` (no trial file below holds its run).
+
+        `look_beside`: the run file is read alone, its trial files not; a trial whose trial
+        file sits in its run folder (`<task>/<trial_name>/results.json`) is not said to be
+        recorded only at run level."""
         for index, record in enumerate(document["results"], start=1):
             if not _is_trial(record):
                 raise ImporterError.at(
@@ -427,6 +438,7 @@ class _Rows:
                 )
             if not unkeyed and _trial_key(record) is None:
                 continue
+            kept = look_beside and _trial_file_beside(run_folder, record).is_file()
             self.add(
                 record,
                 source=source,
@@ -437,6 +449,7 @@ class _Rows:
                 where=f"record {index}",
                 workflow=workflow,
                 from_run_file=True,
+                only_here=not kept,
             )
 
     def add(
@@ -451,6 +464,7 @@ class _Rows:
         where: str | None = None,
         workflow: str | None = None,
         from_run_file: bool = False,
+        only_here: bool = True,
     ) -> None:
         """One trial record; `where` names it inside a many-trial file.
 
@@ -461,7 +475,8 @@ class _Rows:
         A trial read a second time (the same `id` and `trial_name` in the same workflow) is left
         out: from a run file (`from_run_file`, which repeats its trials) silently, from a trial
         file (a copy of a run folder kept inside another) counted in `repeated`. A trial first
-        read from a run file is counted in `run_only`: its trial folder was never written.
+        read from a run file is counted in `run_only` (unless not `only_here`): its trial
+        folder was never written.
         """
         task = record.get("task_id")
         if not isinstance(task, str) or not task:
@@ -536,7 +551,7 @@ class _Rows:
             self.columns[column].append(value)
         self.count += 1
         self.per_workflow[name] = self.per_workflow.get(name, 0) + 1
-        if from_run_file:
+        if from_run_file and only_here:
             self.run_only[name] = self.run_only.get(name, 0) + 1
             if len(self.run_only_names) < 3:
                 self.run_only_names.append(str(record.get("trial_name") or task))
@@ -576,6 +591,11 @@ def _status(failure_mode: str | None) -> str | None:
     if normalise_word(failure_mode) in STATUS_WORDS:
         return failure_mode
     return FAILURE_MODE_STATUS.get(normalise_word(failure_mode), failure_mode)
+
+
+def _trial_file_beside(run_folder: Path, record: Mapping[str, Any]) -> Path:
+    """Where `tb run` writes a trial's own file in its run folder."""
+    return run_folder / str(record.get("task_id")) / str(record.get("trial_name")) / RESULTS_FILE
 
 
 def _trial_key(record: Mapping[str, Any]) -> tuple[str, str] | None:
