@@ -41,6 +41,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import priced
 
 RESULTS_FILE = ".aider.results.json"
 _RUN_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}--")
@@ -187,8 +188,7 @@ def _row(file: Path, document: Any) -> dict[str, Any]:
     prompt, completion = count("prompt_tokens"), count("completion_tokens")
     tokens = None if prompt is None or completion is None else prompt + completion
     cost = real_number(document.get("cost"), path=file, record=None, field="cost")
-    if cost == 0 and tokens != 0:
-        cost = None  # no price known for the model: unknown, never $0 (unless nothing was sent)
+    cost = priced(cost, tokens)  # no price known for the model: unknown, never $0
     model, edit_format = (
         text_or_none(document.get("model")),
         text_or_none(document.get("edit_format")),

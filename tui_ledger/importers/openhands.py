@@ -49,6 +49,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import priced
 from tui_ledger.importers.swebench import Verdict, read_reports
 
 OUTPUT_FILE = "output.jsonl"
@@ -342,10 +343,9 @@ def _usage(metrics: Mapping[str, Any], file: Path, where: str) -> dict[str, Any]
             "output_tokens": None,
             "tokens": None,
             "reasoning_tokens": None,
-            "cost": None if cost == 0.0 else cost,
+            "cost": priced(cost, None),
         }
-    if cost == 0.0 and prompt + completion > 0:
-        cost = None  # litellm had no price for the model: unknown, never $0
+    cost = priced(cost, prompt + completion)  # litellm had no price for the model
     # A prompt smaller than its cache counts left the cache out (not litellm's convention).
     uncached = prompt - reads - writes if prompt >= reads + writes else prompt
     return {

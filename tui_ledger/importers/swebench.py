@@ -47,6 +47,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import priced
 
 MINI_SUFFIX = ".traj.json"
 SWE_AGENT_SUFFIX = ".traj"
@@ -380,8 +381,7 @@ class _Rows:
             record=None,
             field="info.model_stats.instance_cost",
         )
-        if cost == 0.0 and calls:
-            cost = None  # litellm could not price the model (cost_tracking: ignore_errors)
+        cost = priced(cost, calls)  # litellm could not price the model (ignore_errors)
         messages = document.get("messages", [])
         if not isinstance(messages, list):
             raise ImporterError.at(file, "messages is not a list")
@@ -476,8 +476,7 @@ def _swe_agent(document: Mapping[str, Any], info: Mapping[str, Any], file: Path)
     cost = real_number(
         stats.get("instance_cost"), path=file, record=None, field="info.model_stats.instance_cost"
     )
-    if cost == 0.0 and calls:
-        cost = None  # SWE-agent writes 0 when litellm has no price for the model
+    cost = priced(cost, calls)  # SWE-agent writes 0 when litellm has no price for the model
     return {
         "harness": "swe-agent",
         "model": _swe_agent_model(document.get("replay_config"), file),
