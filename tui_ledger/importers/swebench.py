@@ -47,14 +47,23 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
-from tui_ledger.importers.recorded import priced
+from tui_ledger.importers.recorded import only_at_run_level, priced
+from tui_ledger.importers.swebench_records import (
+    PREDICTIONS_FILE,
+    Recorded,
+    looks_like_run_report,
+    predictions,
+    report_ids,
+)
 
 MINI_SUFFIX = ".traj.json"
 SWE_AGENT_SUFFIX = ".traj"
 REPORT_FILE = "report.json"
+TRAJS = "trajs"
 
-# Detection: <runs>/<run>/<instance>/<instance>.traj.json is 2 folders below a folder of runs.
-_DETECT_DEPTH = 2
+# Detection: <submissions>/<submission>/trajs/<id>/<id>.traj.json is 3 folders below a folder
+# of submissions (<runs>/<run>/<id>/<id>.traj.json 2).
+_DETECT_DEPTH = 3
 _DETECT_FANOUT = 3
 _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "empty_patch_ids", "error_ids")
 # Report list -> (passed, status, verdict). An empty patch is the agent's failure to produce
@@ -139,13 +148,25 @@ class SWEBenchImporter(ImporterBase):
         for file in files:
             by_run.setdefault(_run_folder(file), []).append(file)
         for run, trajectories in by_run.items():
-            verdicts = given if given is not None else read_reports(_reports_in(run))
+            own = _reports_in(run) if given is None else []
+            verdicts = given if given is not None else read_reports(own)
+            # A submission (`<submission>/trajs/...`) is one workflow, named after its folder.
+            named = (
+                run.name
+                if any(
+                    file.parent.name == TRAJS or file.parent.parent.name == TRAJS
+                    for file in trajectories
+                )
+                else None
+            )
             ungraded = 0
             for file in trajectories:
-                if not rows.add(file, run, verdicts):
+                if not rows.add(file, run, verdicts, named):
                     ungraded += 1
             if ungraded:
                 rows.notes.append(_ungraded_note(ungraded, len(trajectories), run, verdicts, given))
+            if path.is_dir():
+                rows.add_recorded(run, own, verdicts if given is None else {})
         conventions: tuple[str, ...] = ()
         if "mini-swe-agent" in rows.kinds:
             conventions += CONVENTIONS_MINI
@@ -203,26 +224,33 @@ def _walk_trajectories(root: Path) -> Iterator[Path]:
 
 
 def _run_folder(file: Path) -> Path:
-    """The run a trajectory belongs to: above `<id>/<id>.traj*` or above a `trajs/` folder."""
+    """The run a trajectory belongs to: above `<id>/<id>.traj*` or above a `trajs/` folder
+    (a submission: `<submission>/trajs/<id>.traj`, `<submission>/trajs/<id>/<id>.traj.json`)."""
     parent = file.parent
-    if parent.name == _instance_of_name(file.name) or parent.name == "trajs":
-        return parent.parent
+    if parent.name == _instance_of_name(file.name) or parent.name == TRAJS:
+        parent = parent.parent
+        if parent.name == TRAJS:
+            parent = parent.parent
+        return parent
     return parent
 
 
 def _reports_in(run: Path) -> list[Path]:
-    """The report files of a run: run reports at its top, per-instance report.json below it."""
+    """The report files anywhere below a run: run reports (a JSON file that starts like one:
+    `<model>.<run_id>.json`, `sb-cli-reports/*.json`) and per-instance `report.json`
+    (`logs/<id>/`, `logs/run_evaluation/...`)."""
     found: list[Path] = []
-    with os.scandir(run) as entries:
-        for entry in sorted(entries, key=lambda entry: entry.name):
-            if entry.is_file() and entry.name.endswith(".json") and entry.name != REPORT_FILE:
-                head = peek_text(Path(entry.path))
-                if head.lstrip().startswith("{") and any(key in head for key in _RUN_REPORT_KEYS):
-                    found.append(Path(entry.path))
     for folder, subfolders, files in os.walk(run):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        if REPORT_FILE in files:
-            found.append(Path(folder) / REPORT_FILE)
+        for name in sorted(files):
+            file = Path(folder) / name
+            if name == REPORT_FILE or (
+                name.endswith(".json")
+                and not _is_trajectory_name(name)
+                and name != PREDICTIONS_FILE
+                and looks_like_run_report(file)
+            ):
+                found.append(file)
     return found
 
 
@@ -322,9 +350,14 @@ class _Rows:
         self.notes: list[str] = []
         self.kinds: set[str] = set()
         self.short_usage = 0
+        # run -> instance -> workflow, of the trajectories read
+        self.seen: dict[Path, dict[str, str]] = {}
 
-    def add(self, file: Path, run: Path, verdicts: Mapping[str, Verdict]) -> bool:
-        """Add one trajectory; False when the report has no verdict for it."""
+    def add(
+        self, file: Path, run: Path, verdicts: Mapping[str, Verdict], named: str | None = None
+    ) -> bool:
+        """Add one trajectory (in workflow `named`, else `<harness>__<model>`); False when the
+        report has no verdict for it."""
         document = load_json(file)
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
             raise ImporterError.at(file, "is not a trajectory (no info object)")
@@ -351,7 +384,7 @@ class _Rows:
         model = values.pop("model")
         submission = info.get("submission")
         row = {
-            "workflow": f"{values['harness']}__{model}" if model else values["harness"],
+            "workflow": named or (f"{values['harness']}__{model}" if model else values["harness"]),
             "task": instance,
             "passed": passed,
             "status": status,
@@ -368,7 +401,41 @@ class _Rows:
         }
         for name in self.columns:
             self.columns[name].append(row.get(name))
+        self.seen.setdefault(run, {})[instance] = row["workflow"]
         return verdict is not None
+
+    def add_recorded(self, run: Path, reports: list[Path], verdicts: Mapping[str, Verdict]) -> None:
+        """The instances `run` records (preds.json, its reports) with no trajectory, once each."""
+        seen = self.seen.get(run, {})
+        recorded = predictions(run)
+        for instance, entry in report_ids(reports).items():
+            recorded.setdefault(instance, entry)
+        for instance, graded in verdicts.items():
+            recorded.setdefault(instance, Recorded(graded.file))
+        missing = sorted(set(recorded) - set(seen))
+        if not missing:
+            return
+        workflows = set(seen.values())
+        workflow = workflows.pop() if len(workflows) == 1 else run.name
+        for instance in missing:
+            verdict = verdicts.get(instance)
+            row = {
+                "workflow": workflow,
+                "task": instance,
+                "passed": None if verdict is None else verdict.passed,
+                "status": "unset" if verdict is None else verdict.status,
+                "model": recorded[instance].model,
+                "run": run.name,
+                "report_verdict": None if verdict is None else verdict.verdict,
+                "report_file": None if verdict is None else str(verdict.file),
+                "source": str(recorded[instance].file),
+                "line": 1,
+            }
+            for name in self.columns:
+                self.columns[name].append(row.get(name))
+        files = sorted({str(recorded[instance].file) for instance in missing})
+        where = files[0] if len(files) == 1 else f"the run-level records of {run}"
+        self.notes.append(only_at_run_level(len(missing), where, missing))
 
     def _mini(self, document: Mapping[str, Any], info: Mapping[str, Any], file: Path) -> dict:
         stats = json_object(info, "model_stats", path=file, field="info.model_stats")
