@@ -39,13 +39,13 @@ def listed(names: Sequence[str]) -> str:
 def only_at_run_level(count: int, record: str, names: Sequence[str] = ()) -> str:
     """The warning for `count` attempts known only from `record` (what holds them).
 
-    "2 attempts were recorded only in job-a/result.json (fix-git__X, fix-git__Y): counted from
-    that record, usage missing where it has none".
+    "2 attempts recorded only in job-a/result.json (fix-git__X, fix-git__Y), with no record
+    of their own: counted once each from it (...)".
     """
     which = f" ({listed(names)})" if names else ""
     return (
-        f"{counted(count, 'attempt')} recorded only in {record}{which}, with no file of "
-        "their own: counted once each from that record (outcome as recorded, usage missing "
+        f"{counted(count, 'attempt')} recorded only in {record}{which}, with no record of "
+        "their own: counted once each from it (outcome as recorded, usage missing "
         "where it has none)"
     )
 
