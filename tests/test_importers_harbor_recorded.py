@@ -161,3 +161,24 @@ def test_a_config_json_of_another_kind_is_no_trial(tmp_path: Path) -> None:
     write_json(job / "notes" / "config.json", {"theme": "dark"})
     (job / "config.json").write_text(json.dumps({"job_name": "job-f", "n_attempts": 1}))
     assert HarborImporter().read(job).height == 1
+
+
+def test_an_unfinished_trial_opens_inside_from_its_config(tmp_path: Path) -> None:
+    """The attempt screen and `trace` open an unfinished trial's trajectory by its source."""
+    from tui_ledger.trajectory import read_attempt
+
+    job = tmp_path / "job-g"
+    write_harbor_trial(job, "fix-git__AAAAAAA", "fix-git", agent_result=USAGE)
+    folder = unfinished(job, "hello-world__BBBBBBB", "hello-world")
+    config = folder / "config.json"
+    importer = find_importer(config)
+    assert importer is not None and importer.name == "harbor"
+    assert find_importer(job / "fix-git__AAAAAAA" / "config.json") is None  # it has a result
+    [row] = HarborImporter().read(config).iter_rows(named=True)
+    assert (row["task"], row["status"], row["tokens"]) == (
+        "hello-world",
+        "error",
+        TRAJECTORY_TOKENS,
+    )
+    trajectory = read_attempt(row)
+    assert len(trajectory.steps) == len(sample_steps())

@@ -185,6 +185,8 @@ class HarborImporter(ImporterBase):
         """A trial `result.json`, or a folder with one (or a job's) within two levels."""
         try:
             if path.is_file():
+                if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
+                    return _unfinished_config(path)
                 return path.name == RESULT_FILE and _looks_like_trial(path)
             if path.is_dir():
                 return _find_result(path, _DETECT_DEPTH)
@@ -208,6 +210,9 @@ class HarborImporter(ImporterBase):
                 rows.add_listed(job)
             if not rows.count:
                 raise ImporterError.at(path, "holds no Harbor trial result.json")
+            rows.resolve_workflows()
+        elif path.is_file() and _unfinished_config(path):
+            rows.add_unfinished(unfinished(path))
             rows.resolve_workflows()
         elif path.is_file():
             document = load_json(path)
@@ -233,6 +238,15 @@ def _looks_like_trial(path: Path) -> bool:
         head.lstrip().startswith("{")
         and _TRIAL_HINT.search(head) is not None
         and _TASK_HINT.search(head) is not None
+    )
+
+
+def _unfinished_config(path: Path) -> bool:
+    """A trial's config.json with no result.json beside it (the trial never finished)."""
+    return (
+        path.name == CONFIG_FILE
+        and looks_like_trial_config(path)
+        and not (path.parent / RESULT_FILE).exists()
     )
 
 
