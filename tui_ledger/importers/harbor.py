@@ -589,7 +589,7 @@ class _Rows:
         if self.unfinished:
             found.append(
                 f"{counted(len(self.unfinished), 'trial')} never wrote a result.json "
-                f"({listed(self.unfinished)}): counted as attempts that did not finish, "
+                f"({listed(self.unfinished)}): each an attempt that did not finish, "
                 "outcome error, usage from agent/trajectory.json where it has one"
             )
         for record, names in self.listed_only:
