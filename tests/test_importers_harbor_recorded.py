@@ -182,3 +182,17 @@ def test_an_unfinished_trial_opens_inside_from_its_config(tmp_path: Path) -> Non
     )
     trajectory = read_attempt(row)
     assert len(trajectory.steps) == len(sample_steps())
+
+
+def test_a_job_result_of_another_shape_never_stops_the_load(tmp_path: Path) -> None:
+    job = tmp_path / "job-h"
+    write_harbor_trial(job, "a__AAAAAAA", "a", agent_result=USAGE)
+    job_result(job, {"1.0": ["a__AAAAAAA"]}, total=1)
+    document = json.loads((job / "result.json").read_text())
+    evals = document["stats"]["evals"]["terminus-2__gpt-5__terminal-bench@2.0"]
+    evals["reward_stats"] = {"reward": {"1.0": "a__AAAAAAA"}}  # not a list of names
+    write_json(job / "result.json", document)
+    imported = HarborImporter().read_imported(job)
+    assert imported.frame.height == 1
+    [warning] = [text for text in imported.warnings if "could not be read" in text]
+    assert warning.startswith("1 job result.json whose trial list could not be read (first: ")

@@ -128,3 +128,23 @@ def test_a_single_trajectory_file_is_one_attempt(tmp_path: Path) -> None:
     frame = SWEBenchImporter().read(folder / "trajs" / "repo__a-1" / "repo__a-1.traj.json")
     assert frame["task"].to_list() == ["repo__a-1"]
     assert frame["status"].to_list() == ["passed"]
+
+
+def test_reports_agreeing_in_other_words_and_a_broken_preds_never_stop_the_load(
+    tmp_path: Path,
+) -> None:
+    folder = submission(tmp_path)
+    # The harness wrote an empty patch for b, which sb-cli lists as unresolved: one outcome.
+    write_json(
+        folder / "logs" / "repo__b-2" / "report.json",
+        {"patch_is_None": True, "patch_exists": False, "resolved": False},
+    )
+    (folder / "trajs" / "preds.json").write_text('["not a prediction"]')
+    imported = SWEBenchImporter().read_imported(folder)
+    rows = {row["task"]: row for row in imported.frame.iter_rows(named=True)}
+    assert (rows["repo__b-2"]["status"], rows["repo__b-2"]["report_verdict"]) == (
+        "failed",
+        "empty_patch",
+    )
+    assert sorted(rows) == ["repo__a-1", "repo__b-2", "repo__c-3"]  # c from the reports
+    assert any(text.startswith("1 preds.json could not be read") for text in imported.warnings)

@@ -205,7 +205,10 @@ class HarborImporter(ImporterBase):
                 elif kind == "unfinished":
                     rows.add_unfinished(unfinished(file))
                 else:
-                    jobs.append(job_listing(document, file))
+                    try:
+                        jobs.append(job_listing(document, file))
+                    except ImporterError as error:  # a secondary record: never stops the load
+                        rows.unread_jobs.append(str(error))
             for job in jobs:
                 rows.add_listed(job)
             if not rows.count:
@@ -326,6 +329,7 @@ class _Rows:
         self.listed_only: list[tuple[str, list[str]]] = []
         self.unlisted: list[tuple[str, int, int]] = []
         self.pending: list[tuple[int, str, str | None]] = []
+        self.unread_jobs: list[str] = []
         self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
         self.count = 0
         self.fractional = 0
@@ -594,6 +598,12 @@ class _Rows:
             )
         for record, names in self.listed_only:
             found.append(only_at_run_level(len(names), record, names))
+        if self.unread_jobs:
+            found.append(
+                f"{counted(len(self.unread_jobs), 'job result.json', 'job result.json files')} "
+                f"whose trial list could not be read (first: {self.unread_jobs[0]}): their "
+                "trials are counted from their folders alone"
+            )
         for record, lists, holds in self.unlisted:
             found.append(
                 f"{counted(holds - lists, 'trial folder')} beside {record} not counted in it "

@@ -269,7 +269,8 @@ class Verdict:
 
 def read_reports(paths: list[Path]) -> dict[str, Verdict]:
     """Instance id -> verdict from every report given (files, or folders of them); two
-    different verdicts for one id is an error naming both files."""
+    different outcomes for one id is an error naming both files (an unresolved instance that
+    another report calls an empty patch is one outcome: the empty patch is kept)."""
     verdicts: dict[str, Verdict] = {}
     for path in paths:
         if not path.exists():
@@ -280,7 +281,15 @@ def read_reports(paths: list[Path]) -> dict[str, Verdict]:
         for file in files:
             for instance, verdict in _report_entries(file):
                 known = verdicts.get(instance)
-                if known is not None and known.verdict != verdict.verdict:
+                if known is not None and (known.passed, known.status) == (
+                    verdict.passed,
+                    verdict.status,
+                ):
+                    # One outcome in words of two reports (sb-cli's unresolved, the harness's
+                    # empty patch): the more telling word is kept.
+                    if known.verdict != "unresolved":
+                        continue
+                elif known is not None:
                     raise ImporterError.at(
                         file,
                         f"says {instance} is {verdict.verdict}, {known.file} says "
@@ -407,7 +416,14 @@ class _Rows:
     def add_recorded(self, run: Path, reports: list[Path], verdicts: Mapping[str, Verdict]) -> None:
         """The instances `run` records (preds.json, its reports) with no trajectory, once each."""
         seen = self.seen.get(run, {})
-        recorded = predictions(run)
+        try:
+            recorded = predictions(run)
+        except ImporterError as error:  # a secondary record: never stops the load
+            self.notes.append(
+                f"1 preds.json could not be read ({error}): the run's instances are counted "
+                "from its trajectories and reports alone"
+            )
+            recorded = {}
         for instance, entry in report_ids(reports).items():
             recorded.setdefault(instance, entry)
         for instance, graded in verdicts.items():
