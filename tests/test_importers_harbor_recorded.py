@@ -65,7 +65,11 @@ def test_a_trial_that_never_wrote_its_result_is_an_error_attempt(tmp_path: Path)
     job = tmp_path / "jobs" / "job-a"
     write_harbor_trial(job, "fix-git__AAAAAAA", "fix-git", agent_result=USAGE)
     unfinished(job, "hello-world__BBBBBBB", "hello-world")
-    unfinished(job, "fix-git__CCCCCCC", "fix-git", trajectory=False)
+    crashed = unfinished(job, "fix-git__CCCCCCC", "fix-git", trajectory=False)
+    (crashed / "exception.txt").write_text(
+        "Traceback (most recent call last):\n  ...\nRuntimeError: sandbox lost\n",
+        encoding="utf-8",
+    )
 
     imported = HarborImporter().read_imported(tmp_path / "jobs")
     rows = {row["trial_label"]: row for row in imported.frame.iter_rows(named=True)}
@@ -84,6 +88,8 @@ def test_a_trial_that_never_wrote_its_result_is_an_error_attempt(tmp_path: Path)
     assert started["tokens"] == TRAJECTORY_TOKENS  # from agent/trajectory.json final_metrics
     bare = rows["fix-git__CCCCCCC"]
     assert (bare["status"], bare["tokens"], bare["cost"]) == ("error", None, None)
+    assert bare["error_message"] == "RuntimeError: sandbox lost"
+    assert started["error_message"] == "the trial never wrote its result.json"
     [warning] = [text for text in imported.warnings if "never wrote" in text]
     assert warning.startswith("2 trials never wrote a result.json (job-a/fix-git__CCCCCCC, ")
     assert not any("took their usage" in text for text in imported.warnings)

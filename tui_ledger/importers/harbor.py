@@ -419,7 +419,7 @@ class _Rows:
                 "model": trial.model,
                 "run": trial.folder.parent.name or None,
                 "stop_reason": "unfinished",
-                "error_message": "the trial never wrote its result.json",
+                "error_message": trial.exception or "the trial never wrote its result.json",
                 "agent_name": trial.agent_name,
                 "trial_label": trial.trial_name,
                 "source": str(trial.file),

@@ -30,6 +30,7 @@ from tui_ledger.importers._base import (
 )
 
 CONFIG_FILE = "config.json"
+EXCEPTION_FILE = "exception.txt"
 # Harbor names a trial `<task_name[:32]>__<7 random>` (TrialConfig.generate_trial_name).
 TASK_PREFIX = 32
 _TRIAL_CONFIG_HINTS = (re.compile(r'"trial_name"\s*:'), re.compile(r'"trials_dir"\s*:'))
@@ -51,6 +52,8 @@ class Unfinished:
     task: str
     agent_name: str
     model: str | None
+    exception: str | None = None
+    """The last line of the trial's `exception.txt`, where Harbor wrote one."""
 
 
 def unfinished(file: Path) -> Unfinished:
@@ -70,7 +73,18 @@ def unfinished(file: Path) -> Unfinished:
         or _last_part(text_or_none(agent.get("import_path")))
         or "unknown agent",
         model=text_or_none(agent.get("model_name")),
+        exception=_last_line(file.parent / EXCEPTION_FILE),
     )
+
+
+def _last_line(path: Path) -> str | None:
+    """The last non-blank line of a traceback file (the exception itself), if it is there."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return lines[-1][:300] if lines else None
 
 
 def _task_name(task: Mapping[str, Any]) -> str | None:
