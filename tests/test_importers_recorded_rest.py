@@ -134,3 +134,15 @@ def test_aider_an_exercise_started_and_never_finished_is_an_error(tmp_path: Path
         for text in imported.warnings
     )
     assert any(text.startswith("1 exercise crashed") for text in imported.warnings)
+
+
+def test_one_rule_for_a_recorded_cost_and_a_list_of_names() -> None:
+    from tui_ledger.importers.recorded import listed, priced
+
+    assert priced(0.0, 1200) is None  # an unpriced model beside tokens spent: missing
+    assert priced(0.0, None) is None  # nothing counted shows nothing spent: missing too
+    assert priced(0.0, 0) == 0.0  # nothing spent: $0 stays
+    assert priced(0.25, 1200) == 0.25 and priced(None, 1200) is None
+    names = [f"t{number}" for number in range(10)]
+    assert listed(names) == "t0, t1, t2, t3, t4, t5, t6, t7 and 2 more"
+    assert listed(names[:2]) == "t0, t1"

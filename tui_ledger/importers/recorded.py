@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from tui_ledger.importers._base import counted
 
 # A warning names at most this many files or trials; the rest are counted.
-NAMED = 3
+NAMED = 8
 
 
 def priced(cost: float | None, spent: int | None) -> float | None:
