@@ -108,3 +108,28 @@ def test_check_names_the_log_that_kept_no_samples(
     main(["check", str(tmp_path / "logs")])
     out = capsys.readouterr().out
     assert "b.json ran 7 samples, recorded only as totals" in out
+
+
+def test_a_retried_log_counts_each_sample_once(tmp_path: Path) -> None:
+    """`inspect eval-retry` keeps the samples the failed log completed, with their uuids."""
+    first = [sample(1, uuid="u1"), sample(2, uuid="u2")]
+    write_json(
+        tmp_path / "logs" / "2025-03-01T12-00-00_task.json", log(first, status="error", dataset=3)
+    )
+    again = [sample(1, uuid="u1"), sample(2, uuid="u2"), sample(3, uuid="u3")]
+    write_json(tmp_path / "logs" / "2025-03-01T13-00-00_task.json", log(again, dataset=3))
+    imported = InspectImporter().read_imported(tmp_path / "logs")
+    frame = imported.frame
+    assert sorted(frame["sample_uuid"].to_list()) == ["u1", "u2", "u3"]
+    assert set(frame["source"].map_elements(lambda s: Path(s).name, return_dtype=str)) == {
+        "2025-03-01T13-00-00_task.json"
+    }
+    assert (
+        "2 samples appeared in more than one log (a retry keeps the samples the failed log "
+        "completed): each counted once, from the later log"
+    ) in imported.warnings
+    # Samples without a uuid are never merged.
+    plain = [sample(1), sample(2)]
+    write_json(tmp_path / "other" / "a.json", log(plain))
+    write_json(tmp_path / "other" / "b.json", log(plain))
+    assert InspectImporter().read(tmp_path / "other").height == 4

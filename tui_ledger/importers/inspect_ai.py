@@ -155,7 +155,8 @@ class InspectImporter(ImporterBase):
                 f"holds no samples: {logs.without_samples[0][1]}; was it written with "
                 "--no-log-samples? Run the eval again with its samples logged",
             )
-        return Imported(pl.concat(frames, how="vertical"), CONVENTIONS, logs.warnings())
+        frame, repeated = _once_each(pl.concat(frames, how="vertical"))
+        return Imported(frame, CONVENTIONS, logs.warnings(repeated))
 
     def _read_log(self, path: Path, logs: _Logs) -> pl.DataFrame | None:
         """The log's samples, one row each; None (noted in `logs`) when it kept none."""
@@ -199,8 +200,13 @@ class _Logs:
             )
         return True
 
-    def warnings(self) -> tuple[str, ...]:
+    def warnings(self, repeated: int = 0) -> tuple[str, ...]:
         found = []
+        if repeated:
+            found.append(
+                f"{counted(repeated, 'sample')} appeared in more than one log (a retry keeps "
+                "the samples the failed log completed): each counted once, from the later log"
+            )
         if self.without_samples:
             found.append(
                 f"{counted(len(self.without_samples), 'log')} kept no samples (written with "
@@ -213,6 +219,26 @@ class _Logs:
                 f"{'; '.join(self.stopped)}; the samples that never ran are not attempts"
             )
         return tuple(found)
+
+
+def _once_each(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Each sample (by its `uuid`) once: a retried log (`inspect eval-retry`, an eval set)
+    repeats the samples its failed log completed; the later log's copy is kept. The number of
+    copies dropped."""
+    known = frame.filter(pl.col("sample_uuid").is_not_null())
+    if known.height == known["sample_uuid"].n_unique():
+        return frame, 0
+    order = pl.int_range(pl.len()).alias("_order")
+    indexed = frame.with_columns(order)
+    kept = pl.concat(
+        [
+            indexed.filter(pl.col("sample_uuid").is_null()),
+            indexed.filter(pl.col("sample_uuid").is_not_null()).unique(
+                subset="sample_uuid", keep="last"
+            ),
+        ]
+    ).sort("_order")
+    return kept.drop("_order"), frame.height - kept.height
 
 
 def _samples_ran(header: Mapping[str, Any]) -> tuple[int | None, int | None]:
