@@ -31,25 +31,35 @@ def test_openhands_an_instance_only_in_the_evaluation_report_counts_once(tmp_pat
     shutil.copytree(OLD_RUN, run)
     report = json.loads((run / "report.json").read_text())
     report["resolved_ids"].append("django__django-11099")
+    # sympy: submitted, never graded, no output line: an ungraded attempt known from the report.
     report["submitted_ids"] = [
         "flask__flask-4045",
         "requests__requests-2317",
         "django__django-11099",
+        "sympy__sympy-20590",
     ]
     write_json(run / "report.json", report)
 
     imported = OpenHandsImporter().read_imported(run)
     rows = {row["task"]: row for row in imported.frame.iter_rows(named=True)}
-    assert sorted(rows) == ["django__django-11099", "flask__flask-4045", "requests__requests-2317"]
+    assert sorted(rows) == [
+        "django__django-11099",
+        "flask__flask-4045",
+        "requests__requests-2317",
+        "sympy__sympy-20590",
+    ]
+    sympy = rows["sympy__sympy-20590"]
+    assert (sympy["status"], sympy["passed"], sympy["workflow"]) == ("unset", None, MAVERICK)
     only = rows["django__django-11099"]
     assert (only["workflow"], only["passed"], only["status"]) == (MAVERICK, True, "passed")
     assert (only["tokens"], only["cost"], only["source"]) == (None, None, str(run / "report.json"))
     assert any(
-        text.startswith("1 attempt recorded only in ") and "(django__django-11099)" in text
+        text.startswith("2 attempts recorded only in ")
+        and "(django__django-11099, sympy__sympy-20590)" in text
         for text in imported.warnings
     )
     keep = compare(load([run]).attempts).keep.row(0, named=True)
-    assert (keep["attempts"], keep["accepted"]) == (3, 2)
+    assert (keep["attempts"], keep["accepted"]) == (4, 2)
 
 
 def test_openhands_a_report_naming_only_its_lines_adds_nothing() -> None:

@@ -77,7 +77,7 @@ def report_ids(files: list[Path]) -> dict[str, Recorded]:
     """Instance id -> record, from every `*_ids` list of the run reports among `files`."""
     found: dict[str, Recorded] = {}
     for file in files:
-        if file.name == "report.json":
+        if not looks_like_run_report(file):
             continue  # a per-instance report: its verdict names its instance
         document = load_json(file)
         if not isinstance(document, dict):
