@@ -61,6 +61,8 @@ def submission(root: Path) -> Path:
             "resolved_ids": ["repo__a-1", "repo__c-3"],
             "unresolved_ids": ["repo__b-2"],
             "error_ids": [],
+            # The harness lists the dataset's instances with no prediction here: no attempt.
+            "incomplete_ids": ["repo__z-9"],
             "schema_version": 2,
         },
     )

@@ -4,8 +4,9 @@
   `{instance_id: {instance_id, model_name_or_path, model_patch}}`, or a list of those) names
   every instance the run submitted, with its model.
 - A run report (the harness's `<model>.<run_id>.json`, an sb-cli report under
-  `sb-cli-reports/`) names the instances it graded, and those it was handed, in its `*_ids` lists
-  (`submitted_ids`, `completed_ids`, `resolved_ids`, ...).
+  `sb-cli-reports/`) names the instances it was handed and graded in its id lists
+  (`SUBMITTED_LISTS`). Not `incomplete_ids`: the harness lists there the dataset's instances
+  that have NO prediction (`make_run_report`), which were never attempted.
 
 An instance one of these names whose trajectory is missing is still an attempt of the run.
 Nothing here imports the SWE-bench importer.
@@ -22,6 +23,17 @@ from typing import Any
 from tui_ledger.importers._base import ImporterError, load_json, peek_text, text_or_none
 
 PREDICTIONS_FILE = "preds.json"
+# The id lists of a run report that name instances a prediction was submitted for.
+SUBMITTED_LISTS = (
+    "submitted_ids",
+    "completed_ids",
+    "resolved_ids",
+    "unresolved_ids",
+    "empty_patch_ids",
+    "error_ids",
+    "pending_ids",
+    "failed_ids",
+)
 # A run report's first 8 KB: its counts come first (sb-cli, the harness's make_run_report), its
 # id lists may start far below them (500 `completed_ids` before `resolved_ids`).
 _RUN_REPORT_HINT = re.compile(
@@ -74,7 +86,7 @@ def _predicted(document: Any, file: Path) -> list[tuple[str, str | None]]:
 
 
 def report_ids(files: list[Path]) -> dict[str, Recorded]:
-    """Instance id -> record, from every `*_ids` list of the run reports among `files`."""
+    """Instance id -> record, from the `SUBMITTED_LISTS` of the run reports among `files`."""
     found: dict[str, Recorded] = {}
     for file in files:
         if not looks_like_run_report(file):
@@ -82,8 +94,9 @@ def report_ids(files: list[Path]) -> dict[str, Recorded]:
         document = load_json(file)
         if not isinstance(document, dict):
             continue
-        for key, ids in document.items():
-            if key.endswith("_ids") and isinstance(ids, list):
+        for key in SUBMITTED_LISTS:
+            ids = document.get(key)
+            if isinstance(ids, list):
                 for instance in ids:
                     if isinstance(instance, str):
                         found.setdefault(instance, Recorded(file))
@@ -92,6 +105,7 @@ def report_ids(files: list[Path]) -> dict[str, Recorded]:
 
 __all__ = [
     "PREDICTIONS_FILE",
+    "SUBMITTED_LISTS",
     "Recorded",
     "looks_like_run_report",
     "predictions",
