@@ -1,10 +1,13 @@
-"""Harbor job folders (the Terminal-Bench 2.0 harness): one attempt per trial `result.json`.
+"""Harbor job folders (the Terminal-Bench 2.0 harness): one attempt per trial, each counted once.
 
 Layout: `jobs/<job>/<trial>/result.json`, where `<trial>` is `<task[:32]>__<7 random>`; the
 job folder has a `result.json` of its own (a JobResult: `n_total_trials`, `stats`) that is NOT a
-trial and is never read as one. A folder of jobs, one job, one trial folder, or one trial
-`result.json` are read alike; a trial folder's own logs (`agent/`, `verifier/`, `steps/`) are
-not walked.
+trial. A folder of jobs, one job, one trial folder, or one trial `result.json` are read alike; a
+trial folder's own logs (`agent/`, `verifier/`, `steps/`) are not walked.
+
+The attempts: every trial `result.json`; every trial folder that never wrote one (its
+`config.json`: an unfinished attempt, outcome error, usage from its trajectory); every trial the
+job's `result.json` names whose folder is gone (harbor_job.py reads those two records).
 
 Decisions (docs/IMPORTERS.md has the full table):
 - workflow = `<agent_info.name>__<provider>/<model>` (Harbor's own grouping key, less the

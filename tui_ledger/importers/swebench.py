@@ -3,13 +3,15 @@ each, joined by instance id with the SWE-bench harness report that says which we
 
 Layouts: `<run>/<instance_id>/<instance_id>.traj.json` (mini-swe-agent),
 `<run>/<instance_id>/<instance_id>.traj` (SWE-agent), `<submission>/trajs/<instance_id>.traj`
-(the SWE-bench experiments layout). A folder of several runs is read run by run.
+and `<submission>/trajs/<id>/<id>.traj.json` (a published submission: one workflow, named after
+it). A folder of several runs is read run by run. An instance the run records only in its
+`preds.json` or its reports is an attempt too, counted once (swebench_records.py).
 
 The report: a run report `<model>.<run_id>.json` (`resolved_ids`, `unresolved_ids`,
 `empty_patch_ids`, `error_ids`) or per-instance `report.json` files (`{"<id>": {"resolved": ...}}`,
-or the same object unwrapped), found in the run folder (at its top, or below it, e.g.
-`logs/run_evaluation/...`), or named with `ImportOptions.report`. A trajectory with no report
-entry is ungraded, and the read warns how many.
+or the same object unwrapped), found anywhere below the run folder (`sb-cli-reports/`,
+`logs/<id>/`, `logs/run_evaluation/...`), or named with `ImportOptions.report`. A trajectory
+with no report entry is ungraded, and the read warns how many.
 
 Decisions (docs/IMPORTERS.md has the full table):
 - workflow = `<mini-swe-agent|swe-agent>__<model>`; task = the instance id; run = the run folder.
