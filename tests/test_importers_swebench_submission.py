@@ -150,3 +150,20 @@ def test_reports_agreeing_in_other_words_and_a_broken_preds_never_stop_the_load(
     )
     assert sorted(rows) == ["repo__a-1", "repo__b-2", "repo__c-3"]  # c from the reports
     assert any(text.startswith("1 preds.json could not be read") for text in imported.warnings)
+
+
+def test_a_plain_run_gives_a_recorded_instance_its_models_workflow(tmp_path: Path) -> None:
+    """A run folder (`<run>/<id>/<id>.traj.json`) keeps `<harness>__<model>` workflows; an
+    instance only in its preds.json joins the workflow of the model preds.json names."""
+    run = tmp_path / "mini-run"
+    for instance, model in (("repo__a-1", MODEL), ("repo__b-2", "openai/gpt-5")):
+        document: dict[str, Any] = json.loads(TEMPLATE.read_text())
+        document["instance_id"] = instance
+        document["info"]["config"]["model"]["model_name"] = model
+        write_json(run / instance / f"{instance}.traj.json", document)
+    preds = {"repo__c-3": {"instance_id": "repo__c-3", "model_name_or_path": "openai/gpt-5"}}
+    write_json(run / "preds.json", preds)
+    rows = {r["task"]: r for r in SWEBenchImporter().read(run).iter_rows(named=True)}
+    assert rows["repo__a-1"]["workflow"] == f"mini-swe-agent__{MODEL}"
+    assert rows["repo__c-3"]["workflow"] == "mini-swe-agent__openai/gpt-5"
+    assert (rows["repo__c-3"]["status"], rows["repo__c-3"]["tokens"]) == ("unset", None)

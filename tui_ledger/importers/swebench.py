@@ -434,15 +434,17 @@ class _Rows:
         if not missing:
             return
         workflows = set(seen.values())
-        workflow = workflows.pop() if len(workflows) == 1 else run.name
         for instance in missing:
             verdict = verdicts.get(instance)
+            model = recorded[instance].model
+            # The run's one workflow; of several, the one of this instance's model.
+            named = [w for w in workflows if len(workflows) == 1 or w.endswith(f"__{model}")]
             row = {
-                "workflow": workflow,
+                "workflow": named[0] if len(named) == 1 else run.name,
                 "task": instance,
                 "passed": None if verdict is None else verdict.passed,
                 "status": "unset" if verdict is None else verdict.status,
-                "model": recorded[instance].model,
+                "model": model,
                 "run": run.name,
                 "report_verdict": None if verdict is None else verdict.verdict,
                 "report_file": None if verdict is None else str(verdict.file),
