@@ -133,3 +133,22 @@ def test_a_retried_log_counts_each_sample_once(tmp_path: Path) -> None:
     write_json(tmp_path / "other" / "a.json", log(plain))
     write_json(tmp_path / "other" / "b.json", log(plain))
     assert InspectImporter().read(tmp_path / "other").height == 4
+
+
+def test_an_eval_archive_without_samples_is_named_too(tmp_path: Path) -> None:
+    """A `.eval` written with --no-log-samples: header.json and an empty summaries.json."""
+    import zipfile
+
+    header = log([], dataset=4)
+    del header["samples"]
+    header["results"] = {"total_samples": 4, "completed_samples": 4, "scores": []}
+    (tmp_path / "logs").mkdir()
+    with zipfile.ZipFile(tmp_path / "logs" / "b.eval", "w") as archive:
+        archive.writestr("header.json", json.dumps(header))
+        archive.writestr("summaries.json", "[]")
+    write_json(tmp_path / "logs" / "a.json", log([sample(1)]))
+    imported = InspectImporter().read_imported(tmp_path / "logs")
+    assert imported.frame.height == 1
+    assert any(
+        "b.eval ran 4 samples, recorded only as totals" in text for text in imported.warnings
+    )
