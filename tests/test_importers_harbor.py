@@ -1,7 +1,7 @@
 """Harbor job folders: trials written by Harbor's own models (make_fixture.py), figures by hand.
 
 The fixture job (tests/fixtures/importers/harbor/jobs/2025-11-02__10-00-00) holds eight trials of
-two agents, the job's own result.json, and a trial folder still running (no result.json):
+two agents and the job's own result.json:
 
 | trial | agent | reward | exception | n_input / n_cache / n_output | cost |
 |---|---|---|---|---|---|
@@ -59,7 +59,7 @@ def test_harbor_is_found_by_name_alias_and_content() -> None:
 def test_harbor_job_every_field() -> None:
     imported = HarborImporter().read_imported(JOBS)
     frame = imported.frame
-    assert frame.height == 8  # the job's result.json and the running trial are no attempts
+    assert frame.height == 8  # the job's result.json is no attempt
     rows = rows_by(frame, "trial_label")
 
     first = rows["fix-git__Abc0dEf"]

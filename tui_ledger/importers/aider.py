@@ -41,8 +41,10 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import listed, priced
 
 RESULTS_FILE = ".aider.results.json"
+HISTORY_FILE = ".aider.chat.history.md"
 _RUN_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}--")
 # Detection: <folder>/tmp.benchmarks/<run>/<lang>/exercises/practice/<exercise>/ is 6 down.
 _DETECT_DEPTH = 6
@@ -111,14 +113,25 @@ class AiderImporter(ImporterBase):
             files = [path]
         else:
             raise ImporterError.at(path, "does not exist")
-        rows = [_row(file, load_json(file)) for file in files]
-        crashed = _name_crashes(rows)
+        rows = [
+            _unfinished(file) if file.name == HISTORY_FILE else _row(file, load_json(file))
+            for file in files
+        ]
+        unfinished = [row["source"] for row in rows if row.get("stop_reason") == "unfinished"]
+        crashed = _name_crashes(rows) - len(unfinished)
         columns: dict[str, list[Any]] = {name: [row.get(name) for row in rows] for name in _SCHEMA}
         notes = []
         if crashed:
             notes.append(
                 f"{counted(crashed, 'exercise')} crashed (a results file holding only an "
                 "exception): outcome error, usage unknown"
+            )
+        if unfinished:
+            shown = [Path(source).parent.name for source in unfinished]
+            notes.append(
+                f"{counted(len(unfinished), 'exercise')} started and never wrote "
+                f"{RESULTS_FILE} ({listed(shown)}: only its {HISTORY_FILE}): counted as "
+                "attempts that did not finish, outcome error, usage unknown"
             )
         frame = build_frame(columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
         return Imported(frame, CONVENTIONS, tuple(notes))
@@ -137,13 +150,32 @@ def _find_results(folder: Path, depth: int) -> bool:
 
 
 def _walk_results(root: Path) -> list[Path]:
+    """Every exercise's results file below `root`; for an exercise that started (its chat
+    history is written as aider starts on it) and never wrote one, its chat history."""
     found = []
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        if RESULTS_FILE in files:
-            found.append(Path(folder) / RESULTS_FILE)
-            subfolders[:] = []  # an exercise folder holds only that exercise
+        for name in (RESULTS_FILE, HISTORY_FILE):
+            if name in files:
+                found.append(Path(folder) / name)
+                subfolders[:] = []  # an exercise folder holds only that exercise
+                break
     return found
+
+
+def _unfinished(history: Path) -> dict[str, Any]:
+    """An exercise aider started (its chat history) that never wrote its results file."""
+    run, language = _run_and_language(history.parent)
+    return {
+        "run": run.name,
+        "language": language,
+        "source": str(history),
+        "line": 1,
+        "task": _task(language, history.parent.name),
+        "status": "error",
+        "stop_reason": "unfinished",
+        "error_message": f"the exercise never wrote {RESULTS_FILE}",
+    }
 
 
 def _run_and_language(exercise: Path) -> tuple[Path, str | None]:
@@ -187,8 +219,7 @@ def _row(file: Path, document: Any) -> dict[str, Any]:
     prompt, completion = count("prompt_tokens"), count("completion_tokens")
     tokens = None if prompt is None or completion is None else prompt + completion
     cost = real_number(document.get("cost"), path=file, record=None, field="cost")
-    if cost == 0 and tokens != 0:
-        cost = None  # no price known for the model: unknown, never $0 (unless nothing was sent)
+    cost = priced(cost, tokens)  # no price known for the model: unknown, never $0
     model, edit_format = (
         text_or_none(document.get("model")),
         text_or_none(document.get("edit_format")),

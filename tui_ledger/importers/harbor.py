@@ -1,10 +1,13 @@
-"""Harbor job folders (the Terminal-Bench 2.0 harness): one attempt per trial `result.json`.
+"""Harbor job folders (the Terminal-Bench 2.0 harness): one attempt per trial, each counted once.
 
 Layout: `jobs/<job>/<trial>/result.json`, where `<trial>` is `<task[:32]>__<7 random>`; the
 job folder has a `result.json` of its own (a JobResult: `n_total_trials`, `stats`) that is NOT a
-trial and is never read as one. A folder of jobs, one job, one trial folder, or one trial
-`result.json` are read alike; a trial folder's own logs (`agent/`, `verifier/`, `steps/`) are
-not walked.
+trial. A folder of jobs, one job, one trial folder, or one trial `result.json` are read alike; a
+trial folder's own logs (`agent/`, `verifier/`, `steps/`) are not walked.
+
+The attempts: every trial `result.json`; every trial folder that never wrote one (its
+`config.json`: an unfinished attempt, outcome error, usage from its trajectory); every trial the
+job's `result.json` names whose folder is gone (harbor_job.py reads those two records).
 
 Decisions (docs/IMPORTERS.md has the full table):
 - workflow = `<agent_info.name>__<provider>/<model>` (Harbor's own grouping key, less the
@@ -48,6 +51,18 @@ from tui_ledger.importers._base import (
 )
 from tui_ledger.importers.atif_usage import AtifError
 from tui_ledger.importers.atif_usage import usage as trajectory_usage
+from tui_ledger.importers.harbor_job import (
+    CONFIG_FILE,
+    TASK_PREFIX,
+    JobListing,
+    Unfinished,
+    job_listing,
+    looks_like_trial_config,
+    same_model,
+    task_of,
+    unfinished,
+)
+from tui_ledger.importers.recorded import listed, only_at_run_level, priced
 
 RESULT_FILE = "result.json"
 TRAJECTORY_FILE = Path("agent") / "trajectory.json"
@@ -151,6 +166,15 @@ _SCHEMA: dict[str, pl.DataType] = {
     "source": pl.String(),
     "line": pl.Int64(),
 }
+_USAGE = (
+    "input_tokens",
+    "cached_input_tokens",
+    "cache_write_tokens",
+    "output_tokens",
+    "tokens",
+    "cost",
+    "models_used",
+)
 _OPTIONAL = ("cache_write_tokens", "models_used", "dataset", "steps", "error_message")
 
 
@@ -164,6 +188,8 @@ class HarborImporter(ImporterBase):
         """A trial `result.json`, or a folder with one (or a job's) within two levels."""
         try:
             if path.is_file():
+                if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
+                    return _unfinished_config(path)
                 return path.name == RESULT_FILE and _looks_like_trial(path)
             if path.is_dir():
                 return _find_result(path, _DETECT_DEPTH)
@@ -173,12 +199,27 @@ class HarborImporter(ImporterBase):
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trial below `path` (or the one trial it is), one row each."""
-        rows = _Rows((options or ImportOptions()).threshold())
+        rows = _Rows((options or ImportOptions()).threshold(), path)
         if path.is_dir():
-            for file, document in _walk_trials(path):
-                rows.add(document, file)
+            jobs: list[JobListing] = []
+            for kind, file, document in _walk_trials(path):
+                if kind == "trial":
+                    rows.add(document, file)
+                elif kind == "unfinished":
+                    rows.add_unfinished(unfinished(file))
+                else:
+                    try:
+                        jobs.append(job_listing(document, file))
+                    except ImporterError as error:  # a secondary record: never stops the load
+                        rows.unread_jobs.append(str(error))
+            for job in jobs:
+                rows.add_listed(job)
             if not rows.count:
                 raise ImporterError.at(path, "holds no Harbor trial result.json")
+            rows.resolve_workflows()
+        elif path.is_file() and _unfinished_config(path):
+            rows.add_unfinished(unfinished(path))
+            rows.resolve_workflows()
         elif path.is_file():
             document = load_json(path)
             if _is_job(document):
@@ -206,6 +247,15 @@ def _looks_like_trial(path: Path) -> bool:
     )
 
 
+def _unfinished_config(path: Path) -> bool:
+    """A trial's config.json with no result.json beside it (the trial never finished)."""
+    return (
+        path.name == CONFIG_FILE
+        and looks_like_trial_config(path)
+        and not (path.parent / RESULT_FILE).exists()
+    )
+
+
 def _looks_like_job(path: Path) -> bool:
     head = peek_text(path)
     return head.lstrip().startswith("{") and _JOB_HINT.search(head) is not None
@@ -216,6 +266,9 @@ def _find_result(folder: Path, depth: int) -> bool:
     candidate = folder / RESULT_FILE
     if candidate.is_file():
         return _looks_like_trial(candidate) or _looks_like_job(candidate)
+    config = folder / CONFIG_FILE
+    if config.is_file() and looks_like_trial_config(config):
+        return True
     if depth == 0:
         return False
     tried = 0
@@ -239,30 +292,47 @@ def _is_job(document: Any) -> bool:
     return isinstance(document, dict) and ("n_total_trials" in document or "stats" in document)
 
 
-def _walk_trials(root: Path) -> Iterator[tuple[Path, dict[str, Any]]]:
-    """(file, document) of every trial result.json below `root`, in path order.
+def _walk_trials(root: Path) -> Iterator[tuple[str, Path, dict[str, Any]]]:
+    """(kind, file, document) below `root`, in path order: every trial result.json ("trial"),
+    every job result.json ("job"), and the config.json of every trial folder that never wrote
+    a result.json ("unfinished", its document {} : `harbor_job.unfinished` reads it).
 
-    A job's own result.json is skipped; a trial folder's logs are not walked.
+    A trial folder's logs are not walked.
     """
     for folder, subfolders, files in os.walk(root):
         subfolders.sort()
         subfolders[:] = [name for name in subfolders if not name.startswith(".")]
         if RESULT_FILE not in files:
+            config = Path(folder) / CONFIG_FILE
+            if CONFIG_FILE in files and looks_like_trial_config(config):
+                subfolders[:] = []
+                yield "unfinished", config, {}
             continue
         file = Path(folder) / RESULT_FILE
         document = load_json(file)
         if _is_trial(document):
             subfolders[:] = []
-            yield file, document
-        elif not _is_job(document):
+            yield "trial", file, document
+        elif _is_job(document):
+            yield "job", file, document
+        else:
             raise ImporterError.at(file, "is not a Harbor trial or job result.json (no trial_name)")
 
 
 class _Rows:
     """Column lists being filled, one trial at a time, and the counts behind the warnings."""
 
-    def __init__(self, threshold: float) -> None:
+    def __init__(self, threshold: float, root: Path) -> None:
         self.threshold = threshold
+        self.root = root
+        # The trial folders read, by job folder; the unfinished trials and those known only
+        # from a job's result.json; jobs whose result.json lists fewer trials than they hold.
+        self.folders: dict[Path, set[str]] = {}
+        self.unfinished: list[str] = []
+        self.listed_only: list[tuple[str, list[str]]] = []
+        self.unlisted: list[tuple[str, int, int]] = []
+        self.pending: list[tuple[int, str, str | None]] = []
+        self.unread_jobs: list[str] = []
         self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
         self.count = 0
         self.fractional = 0
@@ -323,9 +393,119 @@ class _Rows:
             "source": str(file),
             "line": 1,
         }
-        for name, value in values.items():
-            self.columns[name].append(value)
+        self._append(values)
+        self.folders.setdefault(file.parent.parent, set()).add(file.parent.name)
+
+    def _append(self, values: Mapping[str, Any]) -> None:
+        for name, column in self.columns.items():
+            column.append(values.get(name))
         self.count += 1
+
+    def _shown(self, path: Path) -> str:
+        """`path` below the folder read (as the load report names sources)."""
+        try:
+            return path.relative_to(self.root).as_posix() or path.name
+        except ValueError:
+            return str(path)
+
+    def add_unfinished(self, trial: Unfinished) -> None:
+        """A trial folder that never wrote result.json: an attempt that did not finish."""
+        usage = self._trajectory_usage(dict.fromkeys(_USAGE), trial.file, lost=False)
+        self.unfinished.append(self._shown(trial.folder))
+        self.pending.append((self.count, trial.agent_name, trial.model))
+        self._append(
+            {
+                "workflow": f"{trial.agent_name}__{trial.model}" if trial.model else None,
+                "task": trial.task,
+                "status": "error",
+                **usage,
+                "model": trial.model,
+                "run": trial.folder.parent.name or None,
+                "stop_reason": "unfinished",
+                "error_message": trial.exception or "the trial never wrote its result.json",
+                "agent_name": trial.agent_name,
+                "trial_label": trial.trial_name,
+                "source": str(trial.file),
+                "line": 1,
+            }
+        )
+        self.folders.setdefault(trial.folder.parent, set()).add(trial.folder.name)
+
+    def add_listed(self, job: JobListing) -> None:
+        """The trials `job` lists whose folder is gone; a warning if it lists fewer than held."""
+        held = self.folders.get(job.file.parent, set())
+        if len(held) > job.counted:
+            self.unlisted.append((self._shown(job.file), job.counted, len(held)))
+        missing = [name for name in job.trials if name not in held]
+        if not missing:
+            return
+        self.listed_only.append((self._shown(job.file), missing))
+        tasks = {value for value in self.columns["task"] if isinstance(value, str)}
+        for name in missing:
+            trial = job.trials[name]
+            exceptions = [
+                {
+                    "exception_type": kind,
+                    "has_valid_reward": EXCEPTION_POLICY.get(kind, (True, True))[1],
+                }
+                for kind in trial.exceptions
+            ]
+            passed, status, graded = _outcome(trial.reward, exceptions, self.threshold)
+            if not graded:
+                self.never_graded += 1
+            if trial.reward is not None and 0 < trial.reward < 1 and self.threshold >= 1:
+                self.fractional += 1
+            task = task_of(name)
+            if len(task) == TASK_PREFIX:
+                whole = {known for known in tasks if known.startswith(task)}
+                task = whole.pop() if len(whole) == 1 else task
+            self.pending.append((self.count, trial.agent_name, trial.model))
+            self._append(
+                {
+                    "workflow": None,
+                    "task": task,
+                    "passed": passed,
+                    "status": status,
+                    "model": trial.model,
+                    "run": job.file.parent.name or None,
+                    "stop_reason": trial.exceptions[0] if trial.exceptions else None,
+                    "reward": trial.reward,
+                    "exception_type": ", ".join(trial.exceptions) or None,
+                    "agent_name": trial.agent_name,
+                    "trial_label": name,
+                    "source": str(job.file),
+                    "line": 1,
+                }
+            )
+
+    def resolve_workflows(self) -> None:
+        """Name the workflow of a trial read from a config or a job listing as its finished
+        siblings' (`agent__provider/model`), where one finished trial shares its agent and model."""
+        pending = {index for index, _, _ in self.pending}
+        known = {
+            (agent, model): workflow
+            for index, (agent, model, workflow) in enumerate(
+                zip(
+                    self.columns["agent_name"],
+                    self.columns["model"],
+                    self.columns["workflow"],
+                    strict=True,
+                )
+            )
+            if index not in pending
+        }
+        for index, agent, model in self.pending:
+            matches = {
+                (workflow, recorded)
+                for (name, recorded), workflow in known.items()
+                if name == agent and same_model(recorded, model)
+            }
+            if len(matches) == 1:
+                workflow, model = matches.pop()
+            else:
+                workflow = f"{agent}__{model}" if model else agent
+            self.columns["workflow"][index] = workflow
+            self.columns["model"][index] = model
 
     def _usage(self, trial: Mapping[str, Any], steps: list[Any], file: Path) -> dict[str, Any]:
         """Token buckets and cost as `TrialResult.compute_token_cost_totals` sums them."""
@@ -380,12 +560,15 @@ class _Rows:
             "cache_write_tokens": None,
             "output_tokens": n_output,
             "tokens": total,
-            "cost": cost,
+            "cost": priced(cost, None if n_input is None else n_input + (n_output or 0)),
             "models_used": ", ".join(sorted(models)) or None,
         }
 
-    def _trajectory_usage(self, usage: dict[str, Any], file: Path) -> dict[str, Any]:
-        """The usage of the trial's agent/trajectory.json where result.json lost it."""
+    def _trajectory_usage(
+        self, usage: dict[str, Any], file: Path, *, lost: bool = True
+    ) -> dict[str, Any]:
+        """The usage of the trial's agent/trajectory.json where result.json lost it (`lost`)
+        or was never written."""
         path = file.parent / TRAJECTORY_FILE
         if not path.is_file():
             return usage
@@ -396,7 +579,7 @@ class _Rows:
             return usage
         if not counts.recorded or not counts.tokens:
             return usage  # the trajectory knows no more than result.json: nothing taken
-        self.from_trajectory += 1
+        self.from_trajectory += lost
         complete = counts.input_tokens is not None and counts.output_tokens is not None
         return {
             **usage,
@@ -405,11 +588,30 @@ class _Rows:
             "cache_write_tokens": counts.cache_write_tokens,
             "output_tokens": counts.output_tokens,
             "tokens": counts.tokens if complete else None,
-            "cost": usage["cost"] if usage["cost"] is not None else cost,
+            "cost": usage["cost"] or priced(cost, counts.tokens),
         }
 
     def warnings(self) -> tuple[str, ...]:
         found = []
+        if self.unfinished:
+            found.append(
+                f"{counted(len(self.unfinished), 'trial')} never wrote a result.json "
+                f"({listed(self.unfinished)}): each an attempt that did not finish, "
+                "outcome error, usage from agent/trajectory.json where it has one"
+            )
+        for record, names in self.listed_only:
+            found.append(only_at_run_level(len(names), record, names))
+        if self.unread_jobs:
+            found.append(
+                f"{counted(len(self.unread_jobs), 'job result.json', 'job result.json files')} "
+                f"whose trial list could not be read (first: {self.unread_jobs[0]}): their "
+                "trials are counted from their folders alone"
+            )
+        for record, lists, holds in self.unlisted:
+            found.append(
+                f"{counted(holds - lists, 'trial folder')} beside {record} not counted in it "
+                f"(it lists {lists}, the folder holds {holds}): every trial folder counted once"
+            )
         if self.from_trajectory:
             found.append(
                 f"{counted(self.from_trajectory, 'trial')} took their usage from "

@@ -41,6 +41,7 @@ from tui_ledger.importers._base import (
     ImporterError,
     ImportOptions,
     build_frame,
+    counted,
     first_line,
     load_json,
     parse_json,
@@ -132,9 +133,6 @@ class InspectImporter(ImporterBase):
         """
         if options is not None and options.pass_threshold is not None:
             return replace(self, score_threshold=options.pass_threshold).read_imported(path)
-        return Imported(self._read_path(path), CONVENTIONS)
-
-    def _read_path(self, path: Path) -> pl.DataFrame:
         if path.is_dir():
             files, _ = _folder_contents(path)
             for file in files:
@@ -142,20 +140,34 @@ class InspectImporter(ImporterBase):
                     raise ImporterError.at(file, "is not an Inspect AI log (.eval or .json)")
             if not files:
                 raise ImporterError.at(path, "holds no Inspect AI log (.eval or .json)")
-            return pl.concat([self._read_log(file) for file in files], how="vertical")
-        if not path.is_file():
+        elif path.is_file():
+            files = [path]
+        else:
             raise ImporterError.at(path, "does not exist")
-        return self._read_log(path)
+        frames, logs = [], _Logs()
+        for file in files:
+            frame = self._read_log(file, logs)
+            if frame is not None:
+                frames.append(frame)
+        if not frames:
+            raise ImporterError.at(
+                path,
+                f"holds no samples: {logs.without_samples[0][1]}; was it written with "
+                "--no-log-samples? Run the eval again with its samples logged",
+            )
+        frame, repeated = _once_each(pl.concat(frames, how="vertical"))
+        return Imported(frame, CONVENTIONS, logs.warnings(repeated))
 
-    def _read_log(self, path: Path) -> pl.DataFrame:
+    def _read_log(self, path: Path, logs: _Logs) -> pl.DataFrame | None:
+        """The log's samples, one row each; None (noted in `logs`) when it kept none."""
         if path.suffix == ".eval":
             header, samples = _read_eval_archive(path)
         else:
             header, samples = _read_json_log(path)
         if not isinstance(header.get("eval"), dict):
             raise ImporterError.at(path, "is not an Inspect AI log (no eval header)")
-        if not samples:
-            raise ImporterError.at(path, "holds no samples (was it written with --no-log-samples?)")
+        if not logs.note(path, header, len(samples)):
+            return None
         rows = _Rows(path, header, score_threshold=self.score_threshold, scorer=self.scorer)
         scorers_in_log: set[str] = set()
         for line, sample in enumerate(samples, start=1):
@@ -164,6 +176,103 @@ class InspectImporter(ImporterBase):
                 scorers_in_log.update(sample["scores"])
         rows.check_scorer(scorers_in_log)
         return build_frame(rows.columns, _SCHEMA)
+
+
+class _Logs:
+    """What the logs read say of the samples they ran and kept, for the warnings."""
+
+    def __init__(self) -> None:
+        self.without_samples: list[tuple[str, str]] = []
+        self.stopped: list[str] = []
+
+    def note(self, path: Path, header: Mapping[str, Any], kept: int) -> bool:
+        """Note a log that kept no samples or stopped early; False when it kept no samples."""
+        ran, planned = _samples_ran(header)
+        status = _text(header.get("status")) or "unknown"
+        if not kept:
+            what = f"ran {counted(ran, 'sample')}" if ran is not None else "ran no sample it kept"
+            self.without_samples.append((path.name, f"{path.name} {what}, recorded only as totals"))
+            return False
+        ran = max(ran or 0, kept)
+        if status != "success" and planned is not None and ran < planned:
+            self.stopped.append(
+                f"{path.name} ran {ran} of its {counted(planned, 'sample')} ({status})"
+            )
+        return True
+
+    def warnings(self, repeated: int = 0) -> tuple[str, ...]:
+        found = []
+        if repeated:
+            found.append(
+                f"{counted(repeated, 'sample')} appeared in more than one log (a retry keeps "
+                "the samples the failed log completed): each counted once, from the later log"
+            )
+        if self.without_samples:
+            found.append(
+                f"{counted(len(self.without_samples), 'log')} kept no samples (written with "
+                f"--no-log-samples): {'; '.join(text for _, text in self.without_samples)}; "
+                "its samples are not attempts here"
+            )
+        if self.stopped:
+            found.append(
+                f"{counted(len(self.stopped), 'log')} stopped before every sample ran: "
+                f"{'; '.join(self.stopped)}; the samples that never ran are not attempts"
+            )
+        return tuple(found)
+
+
+def _once_each(frame: pl.DataFrame) -> tuple[pl.DataFrame, int]:
+    """Each sample (by its `uuid`) once: a retried log (`inspect eval-retry`, an eval set)
+    repeats the samples its failed log completed; the later log's copy is kept. The number of
+    copies dropped."""
+    known = frame.filter(pl.col("sample_uuid").is_not_null())
+    if known.height == known["sample_uuid"].n_unique():
+        return frame, 0
+    order = pl.int_range(pl.len()).alias("_order")
+    indexed = frame.with_columns(order)
+    kept = pl.concat(
+        [
+            indexed.filter(pl.col("sample_uuid").is_null()),
+            indexed.filter(pl.col("sample_uuid").is_not_null()).unique(
+                subset="sample_uuid", keep="last"
+            ),
+        ]
+    ).sort("_order")
+    return kept.drop("_order"), frame.height - kept.height
+
+
+def _samples_ran(header: Mapping[str, Any]) -> tuple[int | None, int | None]:
+    """(samples the log says ran, samples it planned): `results.completed_samples` and
+    `results.total_samples`, else the dataset's size (or the samples `--limit` or
+    `--sample-id` chose) times the epochs."""
+    results = header.get("results")
+    results = results if isinstance(results, dict) else {}
+    ran = results.get("completed_samples")
+    planned = results.get("total_samples")
+    spec = header.get("eval")
+    if not isinstance(planned, int) and isinstance(spec, dict):
+        dataset, config = spec.get("dataset"), spec.get("config")
+        size = dataset.get("samples") if isinstance(dataset, dict) else None
+        epochs = config.get("epochs") if isinstance(config, dict) else None
+        chosen = _chosen(config, size) if isinstance(config, dict) else size
+        if isinstance(chosen, int) and not isinstance(chosen, bool):
+            planned = chosen * (epochs if isinstance(epochs, int) and epochs > 0 else 1)
+    return (
+        ran if isinstance(ran, int) and not isinstance(ran, bool) else None,
+        planned if isinstance(planned, int) and not isinstance(planned, bool) else None,
+    )
+
+
+def _chosen(config: Mapping[str, Any], size: Any) -> Any:
+    """How many of the dataset's `size` samples the eval's `limit` / `sample_id` chose."""
+    sample_ids, limit = config.get("sample_id"), config.get("limit")
+    if isinstance(sample_ids, list):
+        return len(sample_ids)
+    if isinstance(limit, int) and not isinstance(limit, bool):
+        return min(limit, size) if isinstance(size, int) else limit
+    if isinstance(limit, list) and len(limit) == 2 and all(isinstance(n, int) for n in limit):
+        return limit[1] - limit[0]
+    return size
 
 
 def _folder_contents(folder: Path) -> tuple[list[Path], bool]:

@@ -49,7 +49,10 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import only_at_run_level, priced
 from tui_ledger.importers.swebench import Verdict, read_reports
+from tui_ledger.importers.swebench_records import Recorded as _Recorded
+from tui_ledger.importers.swebench_records import report_ids
 
 OUTPUT_FILE = "output.jsonl"
 ERRORS_FILE = "output_errors.jsonl"
@@ -172,6 +175,7 @@ class _Rows:
         self.columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
         self.ungraded: list[tuple[int, Path]] = []
         self.no_usage = 0
+        self.report_only: list[tuple[str, list[str]]] = []
 
     def add_run(self, folder: Path, files: list[Path]) -> None:
         reports = [folder / name for name in RUN_REPORTS if (folder / name).is_file()]
@@ -191,6 +195,46 @@ class _Rows:
         ungraded = sum(row["status"] == "unset" for row in rows)
         if ungraded:
             self.ungraded.append((ungraded, folder))
+        self._report_only(folder, rows, reports, verdicts)
+
+    def _report_only(
+        self,
+        folder: Path,
+        rows: list[dict[str, Any]],
+        reports: list[Path],
+        verdicts: Mapping[str, Verdict],
+    ) -> None:
+        """The instances the run's evaluation report names with no output line, once each:
+        their verdict from the report, their usage missing."""
+        named = report_ids(reports)
+        for instance, graded in verdicts.items():
+            named.setdefault(instance, _Recorded(graded.file))
+        seen = {row["task"] for row in rows}
+        missing = sorted(set(named) - seen)
+        if not missing:
+            return
+        workflows = {(row["workflow"], row["model"], row["agent_class"]) for row in rows}
+        workflow, model, agent_class = (
+            workflows.pop() if len(workflows) == 1 else (folder.name, None, None)
+        )
+        for instance in missing:
+            verdict = verdicts.get(instance)
+            row = {
+                "workflow": workflow,
+                "task": instance,
+                "passed": None if verdict is None else verdict.passed,
+                "status": "unset" if verdict is None else verdict.status,
+                "model": model,
+                "run": folder.name,
+                "report_verdict": None if verdict is None else verdict.verdict,
+                "agent_class": agent_class,
+                "source": str(named[instance].file),
+                "line": 1,
+            }
+            for name in self.columns:
+                self.columns[name].append(row.get(name))
+        files = sorted({str(named[instance].file) for instance in missing})
+        self.report_only.append((files[0] if len(files) == 1 else str(folder), missing))
 
     def row(
         self,
@@ -247,6 +291,7 @@ class _Rows:
             "run the SWE-bench evaluation or join outcomes with --outcomes"
             for count, folder in self.ungraded
         ]
+        notes += [only_at_run_level(len(names), where, names) for where, names in self.report_only]
         if self.no_usage:
             notes.append(
                 f"{counted(self.no_usage, 'attempt')} with no token usage in metrics "
@@ -342,10 +387,9 @@ def _usage(metrics: Mapping[str, Any], file: Path, where: str) -> dict[str, Any]
             "output_tokens": None,
             "tokens": None,
             "reasoning_tokens": None,
-            "cost": None if cost == 0.0 else cost,
+            "cost": priced(cost, None),
         }
-    if cost == 0.0 and prompt + completion > 0:
-        cost = None  # litellm had no price for the model: unknown, never $0
+    cost = priced(cost, prompt + completion)  # litellm had no price for the model
     # A prompt smaller than its cache counts left the cache out (not litellm's convention).
     uncached = prompt - reads - writes if prompt >= reads + writes else prompt
     return {

@@ -41,6 +41,7 @@ from tui_ledger.importers._base import (
     ImporterError,
     ImportOptions,
     build_frame,
+    counted,
     first_line,
     load_json,
     parse_json,
@@ -49,6 +50,7 @@ from tui_ledger.importers._base import (
     real_number,
     whole_number,
 )
+from tui_ledger.importers.recorded import only_at_run_level
 
 # ResultFailureReason in promptfoo's types.
 FAILURE_REASON_STATUS: dict[int, str] = {0: "passed", 1: "failed", 2: "error"}
@@ -112,13 +114,70 @@ class PromptfooImporter(ImporterBase):
         if not results:
             raise ImporterError.at(path, "holds no promptfoo results")
         unit = "line" if path.suffix == ".jsonl" else "result"
-        return Imported(_frame(path, results, meta, unit), CONVENTIONS)
+        frame, notes = _counted_only(_frame(path, results, meta, unit), results, meta, path)
+        return Imported(frame, CONVENTIONS, notes)
 
 
 @dataclass(frozen=True)
 class _Meta:
     eval_id: str | None
     timestamp: datetime | None
+    stats: Any = None
+
+
+# promptfoo's stats counts -> the outcome of a result it counts.
+_STATS_OUTCOMES: dict[str, tuple[bool, str]] = {
+    "successes": (True, "passed"),
+    "failures": (False, "failed"),
+    "errors": (False, "error"),
+}
+
+
+def _counted_only(
+    frame: pl.DataFrame, results: list[tuple[int, Any]], meta: _Meta, path: Path
+) -> tuple[pl.DataFrame, tuple[str, ...]]:
+    """The results the file's `stats` counts (successes, failures, errors) beyond those its
+    results list holds: attempts recorded only as counts, each counted once, in the file's
+    one workflow (only warned about when the file holds several: no count says whose)."""
+    stats = meta.stats
+    if not isinstance(stats, dict):
+        return frame, ()
+    held = dict.fromkeys(_STATS_OUTCOMES, 0)
+    for _, result in results:
+        _, status, _ = result_verdict(result)
+        kind = (
+            "errors" if status in _BROKEN else "successes" if result.get("success") else "failures"
+        )
+        held[kind] += 1
+    short = {
+        kind: stats[kind] - held[kind]
+        for kind in _STATS_OUTCOMES
+        if isinstance(stats.get(kind), int)
+        and not isinstance(stats.get(kind), bool)
+        and stats[kind] > held[kind]
+    }
+    if not short:
+        return frame, ()
+    total = sum(short.values())
+    which = ", ".join(f"{kind}: {count}" for kind, count in short.items())
+    record = f"{path.name}'s stats ({which})"
+    workflows = frame["workflow"].unique().to_list()
+    if len(workflows) != 1:
+        return frame, (
+            f"{counted(total, 'result')} counted in {record} are not in its results list and "
+            "no count says whose: not attempts here",
+        )
+    columns: dict[str, list[Any]] = {name: [None] * total for name in _SCHEMA}
+    kinds = [kind for kind, count in short.items() for _ in range(count)]
+    columns["workflow"] = workflows * total
+    columns["passed"] = [_STATS_OUTCOMES[kind][0] for kind in kinds]
+    columns["status"] = [_STATS_OUTCOMES[kind][1] for kind in kinds]
+    columns["model"] = [frame["model"][0]] * total
+    columns["eval_id"] = [meta.eval_id] * total
+    columns["timestamp"] = [meta.timestamp] * total
+    columns["source"] = [str(path)] * total
+    extra = build_frame(columns, _SCHEMA)
+    return pl.concat([frame, extra], how="vertical"), (only_at_run_level(total, record),)
 
 
 def _read_json(path: Path) -> tuple[list[tuple[int, Any]], _Meta]:
@@ -137,6 +196,7 @@ def _read_json(path: Path) -> tuple[list[tuple[int, Any]], _Meta]:
     meta = _Meta(
         eval_id=_text(document.get("evalId") or document.get("id")),
         timestamp=parse_timestamp(moment, path=path, record=None, field="timestamp"),
+        stats=summary.get("stats") if isinstance(summary, dict) else document.get("stats"),
     )
     return list(enumerate(results, start=1)), meta
 

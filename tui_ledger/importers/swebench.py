@@ -3,13 +3,15 @@ each, joined by instance id with the SWE-bench harness report that says which we
 
 Layouts: `<run>/<instance_id>/<instance_id>.traj.json` (mini-swe-agent),
 `<run>/<instance_id>/<instance_id>.traj` (SWE-agent), `<submission>/trajs/<instance_id>.traj`
-(the SWE-bench experiments layout). A folder of several runs is read run by run.
+and `<submission>/trajs/<id>/<id>.traj.json` (a published submission: one workflow, named after
+it). A folder of several runs is read run by run. An instance the run records only in its
+`preds.json` or its reports is an attempt too, counted once (swebench_records.py).
 
 The report: a run report `<model>.<run_id>.json` (`resolved_ids`, `unresolved_ids`,
 `empty_patch_ids`, `error_ids`) or per-instance `report.json` files (`{"<id>": {"resolved": ...}}`,
-or the same object unwrapped), found in the run folder (at its top, or below it, e.g.
-`logs/run_evaluation/...`), or named with `ImportOptions.report`. A trajectory with no report
-entry is ungraded, and the read warns how many.
+or the same object unwrapped), found anywhere below the run folder (`sb-cli-reports/`,
+`logs/<id>/`, `logs/run_evaluation/...`), or named with `ImportOptions.report`. A trajectory
+with no report entry is ungraded, and the read warns how many.
 
 Decisions (docs/IMPORTERS.md has the full table):
 - workflow = `<mini-swe-agent|swe-agent>__<model>`; task = the instance id; run = the run folder.
@@ -47,13 +49,23 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers.recorded import only_at_run_level, priced
+from tui_ledger.importers.swebench_records import (
+    PREDICTIONS_FILE,
+    Recorded,
+    looks_like_run_report,
+    predictions,
+    report_ids,
+)
 
 MINI_SUFFIX = ".traj.json"
 SWE_AGENT_SUFFIX = ".traj"
 REPORT_FILE = "report.json"
+TRAJS = "trajs"
 
-# Detection: <runs>/<run>/<instance>/<instance>.traj.json is 2 folders below a folder of runs.
-_DETECT_DEPTH = 2
+# Detection: <submissions>/<submission>/trajs/<id>/<id>.traj.json is 3 folders below a folder
+# of submissions (<runs>/<run>/<id>/<id>.traj.json 2).
+_DETECT_DEPTH = 3
 _DETECT_FANOUT = 3
 _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "empty_patch_ids", "error_ids")
 # Report list -> (passed, status, verdict). An empty patch is the agent's failure to produce
@@ -138,13 +150,25 @@ class SWEBenchImporter(ImporterBase):
         for file in files:
             by_run.setdefault(_run_folder(file), []).append(file)
         for run, trajectories in by_run.items():
-            verdicts = given if given is not None else read_reports(_reports_in(run))
+            own = _reports_in(run) if given is None else []
+            verdicts = given if given is not None else read_reports(own)
+            # A submission (`<submission>/trajs/...`) is one workflow, named after its folder.
+            named = (
+                run.name
+                if any(
+                    file.parent.name == TRAJS or file.parent.parent.name == TRAJS
+                    for file in trajectories
+                )
+                else None
+            )
             ungraded = 0
             for file in trajectories:
-                if not rows.add(file, run, verdicts):
+                if not rows.add(file, run, verdicts, named):
                     ungraded += 1
             if ungraded:
                 rows.notes.append(_ungraded_note(ungraded, len(trajectories), run, verdicts, given))
+            if path.is_dir():
+                rows.add_recorded(run, own, verdicts if given is None else {})
         conventions: tuple[str, ...] = ()
         if "mini-swe-agent" in rows.kinds:
             conventions += CONVENTIONS_MINI
@@ -202,26 +226,33 @@ def _walk_trajectories(root: Path) -> Iterator[Path]:
 
 
 def _run_folder(file: Path) -> Path:
-    """The run a trajectory belongs to: above `<id>/<id>.traj*` or above a `trajs/` folder."""
+    """The run a trajectory belongs to: above `<id>/<id>.traj*` or above a `trajs/` folder
+    (a submission: `<submission>/trajs/<id>.traj`, `<submission>/trajs/<id>/<id>.traj.json`)."""
     parent = file.parent
-    if parent.name == _instance_of_name(file.name) or parent.name == "trajs":
-        return parent.parent
+    if parent.name == _instance_of_name(file.name) or parent.name == TRAJS:
+        parent = parent.parent
+        if parent.name == TRAJS:
+            parent = parent.parent
+        return parent
     return parent
 
 
 def _reports_in(run: Path) -> list[Path]:
-    """The report files of a run: run reports at its top, per-instance report.json below it."""
+    """The report files anywhere below a run: run reports (a JSON file that starts like one:
+    `<model>.<run_id>.json`, `sb-cli-reports/*.json`) and per-instance `report.json`
+    (`logs/<id>/`, `logs/run_evaluation/...`)."""
     found: list[Path] = []
-    with os.scandir(run) as entries:
-        for entry in sorted(entries, key=lambda entry: entry.name):
-            if entry.is_file() and entry.name.endswith(".json") and entry.name != REPORT_FILE:
-                head = peek_text(Path(entry.path))
-                if head.lstrip().startswith("{") and any(key in head for key in _RUN_REPORT_KEYS):
-                    found.append(Path(entry.path))
     for folder, subfolders, files in os.walk(run):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        if REPORT_FILE in files:
-            found.append(Path(folder) / REPORT_FILE)
+        for name in sorted(files):
+            file = Path(folder) / name
+            if name == REPORT_FILE or (
+                name.endswith(".json")
+                and not _is_trajectory_name(name)
+                and name != PREDICTIONS_FILE
+                and looks_like_run_report(file)
+            ):
+                found.append(file)
     return found
 
 
@@ -240,7 +271,8 @@ class Verdict:
 
 def read_reports(paths: list[Path]) -> dict[str, Verdict]:
     """Instance id -> verdict from every report given (files, or folders of them); two
-    different verdicts for one id is an error naming both files."""
+    different outcomes for one id is an error naming both files (an unresolved instance that
+    another report calls an empty patch is one outcome: the empty patch is kept)."""
     verdicts: dict[str, Verdict] = {}
     for path in paths:
         if not path.exists():
@@ -251,7 +283,15 @@ def read_reports(paths: list[Path]) -> dict[str, Verdict]:
         for file in files:
             for instance, verdict in _report_entries(file):
                 known = verdicts.get(instance)
-                if known is not None and known.verdict != verdict.verdict:
+                if known is not None and (known.passed, known.status) == (
+                    verdict.passed,
+                    verdict.status,
+                ):
+                    # One outcome in words of two reports (sb-cli's unresolved, the harness's
+                    # empty patch): the more telling word is kept.
+                    if known.verdict != "unresolved":
+                        continue
+                elif known is not None:
                     raise ImporterError.at(
                         file,
                         f"says {instance} is {verdict.verdict}, {known.file} says "
@@ -321,9 +361,14 @@ class _Rows:
         self.notes: list[str] = []
         self.kinds: set[str] = set()
         self.short_usage = 0
+        # run -> instance -> workflow, of the trajectories read
+        self.seen: dict[Path, dict[str, str]] = {}
 
-    def add(self, file: Path, run: Path, verdicts: Mapping[str, Verdict]) -> bool:
-        """Add one trajectory; False when the report has no verdict for it."""
+    def add(
+        self, file: Path, run: Path, verdicts: Mapping[str, Verdict], named: str | None = None
+    ) -> bool:
+        """Add one trajectory (in workflow `named`, else `<harness>__<model>`); False when the
+        report has no verdict for it."""
         document = load_json(file)
         if not isinstance(document, dict) or not isinstance(document.get("info"), dict):
             raise ImporterError.at(file, "is not a trajectory (no info object)")
@@ -350,7 +395,7 @@ class _Rows:
         model = values.pop("model")
         submission = info.get("submission")
         row = {
-            "workflow": f"{values['harness']}__{model}" if model else values["harness"],
+            "workflow": named or (f"{values['harness']}__{model}" if model else values["harness"]),
             "task": instance,
             "passed": passed,
             "status": status,
@@ -367,7 +412,50 @@ class _Rows:
         }
         for name in self.columns:
             self.columns[name].append(row.get(name))
+        self.seen.setdefault(run, {})[instance] = row["workflow"]
         return verdict is not None
+
+    def add_recorded(self, run: Path, reports: list[Path], verdicts: Mapping[str, Verdict]) -> None:
+        """The instances `run` records (preds.json, its reports) with no trajectory, once each."""
+        seen = self.seen.get(run, {})
+        try:
+            recorded = predictions(run)
+        except ImporterError as error:  # a secondary record: never stops the load
+            self.notes.append(
+                f"1 preds.json could not be read ({error}): the run's instances are counted "
+                "from its trajectories and reports alone"
+            )
+            recorded = {}
+        for instance, entry in report_ids(reports).items():
+            recorded.setdefault(instance, entry)
+        for instance, graded in verdicts.items():
+            recorded.setdefault(instance, Recorded(graded.file))
+        missing = sorted(set(recorded) - set(seen))
+        if not missing:
+            return
+        workflows = set(seen.values())
+        for instance in missing:
+            verdict = verdicts.get(instance)
+            model = recorded[instance].model
+            # The run's one workflow; of several, the one of this instance's model.
+            named = [w for w in workflows if len(workflows) == 1 or w.endswith(f"__{model}")]
+            row = {
+                "workflow": named[0] if len(named) == 1 else run.name,
+                "task": instance,
+                "passed": None if verdict is None else verdict.passed,
+                "status": "unset" if verdict is None else verdict.status,
+                "model": model,
+                "run": run.name,
+                "report_verdict": None if verdict is None else verdict.verdict,
+                "report_file": None if verdict is None else str(verdict.file),
+                "source": str(recorded[instance].file),
+                "line": 1,
+            }
+            for name in self.columns:
+                self.columns[name].append(row.get(name))
+        files = sorted({str(recorded[instance].file) for instance in missing})
+        where = files[0] if len(files) == 1 else f"the run-level records of {run}"
+        self.notes.append(only_at_run_level(len(missing), where, missing))
 
     def _mini(self, document: Mapping[str, Any], info: Mapping[str, Any], file: Path) -> dict:
         stats = json_object(info, "model_stats", path=file, field="info.model_stats")
@@ -380,8 +468,7 @@ class _Rows:
             record=None,
             field="info.model_stats.instance_cost",
         )
-        if cost == 0.0 and calls:
-            cost = None  # litellm could not price the model (cost_tracking: ignore_errors)
+        cost = priced(cost, calls)  # litellm could not price the model (ignore_errors)
         messages = document.get("messages", [])
         if not isinstance(messages, list):
             raise ImporterError.at(file, "messages is not a list")
@@ -476,8 +563,7 @@ def _swe_agent(document: Mapping[str, Any], info: Mapping[str, Any], file: Path)
     cost = real_number(
         stats.get("instance_cost"), path=file, record=None, field="info.model_stats.instance_cost"
     )
-    if cost == 0.0 and calls:
-        cost = None  # SWE-agent writes 0 when litellm has no price for the model
+    cost = priced(cost, calls)  # SWE-agent writes 0 when litellm has no price for the model
     return {
         "harness": "swe-agent",
         "model": _swe_agent_model(document.get("replay_config"), file),
