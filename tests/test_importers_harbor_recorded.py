@@ -130,7 +130,9 @@ def test_a_trial_known_only_from_the_job_result_is_counted_once(tmp_path: Path) 
     assert (gone["tokens"], gone["input_tokens"], gone["cost"]) == (None, None, None)
     assert gone["source"] == str(job / "result.json")
     assert any(
-        text.startswith("1 attempt recorded only in result.json (hello-world__DDDDDDD)")
+        text.startswith(
+            "1 attempt recorded only at run level, in result.json (hello-world__DDDDDDD)"
+        )
         for text in imported.warnings
     )
 

@@ -54,7 +54,7 @@ def test_openhands_an_instance_only_in_the_evaluation_report_counts_once(tmp_pat
     assert (only["workflow"], only["passed"], only["status"]) == (MAVERICK, True, "passed")
     assert (only["tokens"], only["cost"], only["source"]) == (None, None, str(run / "report.json"))
     assert any(
-        text.startswith("2 attempts recorded only in ")
+        text.startswith("2 attempts recorded only at run level, in ")
         and "(django__django-11099, sympy__sympy-20590)" in text
         for text in imported.warnings
     )
@@ -95,8 +95,9 @@ def test_promptfoo_an_error_only_in_the_stats_counts_once(tmp_path: Path) -> Non
     assert (extra["passed"], extra["status"], extra["tokens"]) == (False, "error", None)
     assert extra["workflow"] == imported.frame["workflow"][0]
     assert imported.warnings == (
-        "1 attempt recorded only in results.json's stats (errors: 1), with no record of their "
-        "own: counted once each from it (outcome as recorded, usage missing where it has none)",
+        "1 attempt recorded only at run level, in results.json's stats (errors: 1), "
+        "with no record of its own: counted once each from it (outcome as recorded, "
+        "usage missing where it has none)",
     )
     assert PromptfooImporter().read_imported(plain).warnings == ()
     before = compare(load([plain]).attempts).keep.row(0, named=True)

@@ -97,7 +97,8 @@ def test_a_submission_folder_is_graded_and_is_one_workflow(tmp_path: Path) -> No
     assert only["source"] == str(folder / "trajs" / "preds.json")
     assert (rows["repo__d-4"]["status"], rows["repo__d-4"]["passed"]) == ("unset", None)
     assert any(
-        text.startswith("2 attempts recorded only in ") and "(repo__c-3, repo__d-4)" in text
+        text.startswith("2 attempts recorded only at run level, in ")
+        and "(repo__c-3, repo__d-4)" in text
         for text in imported.warnings
     )
     assert not any("no SWE-bench report" in text for text in imported.warnings)
@@ -122,7 +123,7 @@ def test_check_says_the_submission_holds_several_models(
     main(["check", str(folder)])
     out = capsys.readouterr().out
     assert "More than one model inside a group: 20251001_mini-v1.0_sonnet" in out
-    assert "2 attempts recorded only in" in out
+    assert "2 attempts recorded only at run level, in" in out
 
 
 def test_a_single_trajectory_file_is_one_attempt(tmp_path: Path) -> None:

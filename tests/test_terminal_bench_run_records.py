@@ -16,7 +16,7 @@ from tests import tb_layouts
 from tests.pilot_helpers import settle
 from tests.test_app_terminal_bench import on_screen
 from tests.test_importers_wiring import run
-from tui_ledger.importers._base import recorded_only_at_run_level
+from tui_ledger.importers.recorded import recorded_only_at_run_level
 from tui_ledger.importers.terminal_bench import TerminalBenchImporter
 from tui_ledger.load import load
 from tui_ledger.tui.app import LedgerApp

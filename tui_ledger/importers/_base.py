@@ -314,37 +314,3 @@ def _check_names(names: Sequence[str]) -> None:
             continue
         if canonical != name:  # pragma: no cover - a programming error, caught by the tests
             raise AssertionError(f"importer column {name!r} is an alias of {canonical!r}")
-
-
-def recorded_only_at_run_level(
-    counts: Mapping[str, int],
-    totals: Mapping[str, int],
-    *,
-    missing: str = "no trial folder",
-    counted_from: str = "its run's record",
-    examples: Sequence[str] = (),
-) -> tuple[str, ...]:
-    """The warning every importer gives for attempts known only from a run- or job-level
-    record (a run's list of its trials) with no per-attempt file of their own: how many, per
-    workflow out of its attempts, and what they were counted from. Empty when there are none.
-
-    `counts`: workflow -> attempts recorded only at run level; `totals`: workflow -> all its
-    attempts. `missing` names the per-attempt record that is absent ("no trial folder", "no
-    trajectory"); `counted_from` what the attempt was read from instead; `examples` names a
-    few of them (their trial names), the first three said. For {"a": 4} of {"a": 400}: "4
-    attempts recorded only at run level (no trial folder): a 4 of 400; each counted from its
-    run's record".
-    """
-    counts = {name: count for name, count in counts.items() if count}
-    if not counts:
-        return ()
-    per_workflow = ", ".join(
-        f"{name} {count:,} of {totals.get(name, count):,}" for name, count in sorted(counts.items())
-    )
-    total = sum(counts.values())
-    attempts = f"{total:,} attempt{'' if total == 1 else 's'}"
-    named = f", e.g. {', '.join(examples[:3])}" if examples else ""
-    return (
-        f"{attempts} recorded only at run level ({missing}): {per_workflow}; "
-        f"each counted from {counted_from}{named}",
-    )

@@ -52,10 +52,10 @@ from tui_ledger.importers._base import (
     load_json,
     parse_timestamp,
     peek_text,
-    recorded_only_at_run_level,
     seconds_between,
     whole_number,
 )
+from tui_ledger.importers.recorded import recorded_only_at_run_level
 from tui_ledger.schema import STATUS_WORDS, normalise_word
 
 RESULTS_FILE = "results.json"
