@@ -1,0 +1,133 @@
+"""The grader's audit of a whole ledger: signals by row, health, and the vouched view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.grader_fixtures import EXPECTED, write_job
+from tui_ledger.grader import NEVER_ACTED_COLUMN, NO_TRAJECTORIES, audit_ledger, grader_health
+from tui_ledger.load import load
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    return write_job(tmp_path)
+
+
+def _trial(source: str) -> str:
+    return source.split("/")[0]
+
+
+def test_every_flagged_attempt_and_nothing_else(job: Path) -> None:
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)], threads=3)
+    sources = ledger.attempts.get_column("source").to_list()
+    found: dict[str, list[tuple[str, int | None]]] = {}
+    for row in audit.signals.iter_rows(named=True):
+        found.setdefault(_trial(sources[row["row"]]), []).append((row["kind"], row["step"]))
+    assert found == EXPECTED
+    assert audit.read == 9 and audit.unreadable == () and audit.note is None
+    flagged = {_trial(sources[row]) for row in audit.unvouched}
+    assert flagged == {"tamper-sed", "tamper-reward", "lookup", "contradiction", "never-acted"}
+    assert {_trial(sources[row]) for row in audit.tampered} == {
+        "tamper-sed",
+        "tamper-reward",
+        "lookup",
+    }
+    assert [_trial(sources[row]) for row in audit.never_acted] == ["infra"]
+    [signal] = audit.signals_of(sources.index("lookup/result.json"))
+    assert signal.evidence == "git log --all --oneline | grep fix"
+
+
+def test_vouched_makes_unvouched_acceptances_failures_and_keeps_their_tokens(job: Path) -> None:
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    graded = audit.apply(ledger.attempts, "graded")
+    vouched = audit.apply(ledger.attempts, "vouched")
+    assert graded.get_column("outcome").to_list() == ledger.attempts.get_column("outcome").to_list()
+    changed = [
+        _trial(source)
+        for source, before, after in zip(
+            ledger.attempts.get_column("source"),
+            ledger.attempts.get_column("outcome"),
+            vouched.get_column("outcome"),
+            strict=True,
+        )
+        if before != after
+    ]
+    assert sorted(changed) == [
+        "contradiction",
+        "lookup",
+        "never-acted",
+        "tamper-reward",
+        "tamper-sed",
+    ]
+    assert vouched.get_column("tokens").sum() == graded.get_column("tokens").sum()
+    assert vouched.schema["outcome"] == ledger.attempts.schema["outcome"]
+    # the agent that never acted: its missing usage is 0 tokens, known
+    infra = graded.filter(pl.col(NEVER_ACTED_COLUMN))
+    assert infra.get_column("tokens").to_list() == [0]
+    assert ledger.attempts.filter(pl.col("source") == "infra/result.json")["tokens"].to_list() == [
+        None
+    ]
+    with pytest.raises(ValueError, match="the audit read 10 attempts"):
+        audit.apply(ledger.attempts.head(3))
+
+
+def test_the_grader_health(job: Path) -> None:
+    ledger = load([str(job)])
+    health = grader_health(ledger.attempts, audit_ledger(ledger, [str(job)]))
+    assert health.tasks == 2
+    assert health.infrastructure.to_dicts() == [
+        {"task": "render", "attempts": 5, "infrastructure_errors": 1, "share": 0.2}
+    ]
+    assert health.tasks_all_failed.is_empty() and health.tasks_all_passed.is_empty()
+    # a test nobody passed, a task everyone failed, a task everyone passed
+    frame = pl.DataFrame(
+        {
+            "workflow": ["a", "b", "a", "b", "a"],
+            "task": ["x", "x", "y", "y", "z"],
+            "outcome": pl.Series(["failed", "failed", "passed", "passed", "passed"]).cast(
+                ledger.attempts.schema["outcome"]
+            ),
+        }
+    )
+    audit = audit_ledger(frame)
+    audit = type(audit)(
+        signals=audit.signals,
+        tests=pl.DataFrame(
+            {
+                "row": [0, 1, 0, 2],
+                "test": ["t::a", "t::a", "t::b", "t::a"],
+                "passed": [False, False, True, True],
+            },
+            schema={"row": pl.UInt32, "test": pl.String, "passed": pl.Boolean},
+        ),
+        rows=5,
+        accepted_rows=audit.accepted_rows,
+    )
+    health = grader_health(frame, audit)
+    assert health.tests_never_passed.to_dicts() == [{"task": "x", "test": "t::a", "attempts": 2}]
+    assert health.tasks_all_failed.to_dicts() == [{"task": "x", "attempts": 2}]
+    assert health.tasks_all_passed.to_dicts() == [{"task": "y", "attempts": 2}]
+    assert health.tasks == 2  # z: one group only
+
+
+def test_a_ledger_without_trajectories_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "runs.csv"
+    path.write_text("workflow,task,passed,tokens\na,x,true,10\nb,x,false,20\n", encoding="utf-8")
+    audit = audit_ledger(load([str(path)]), [str(path)])
+    assert audit.note == NO_TRAJECTORIES
+    assert audit.signals.is_empty() and audit.read == 0
+
+
+def test_a_log_that_cannot_be_read_is_counted_not_raised(job: Path) -> None:
+    (job / "lookup" / "agent" / "trajectory.json").write_text("{not json", encoding="utf-8")
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    [(row, message)] = audit.unreadable
+    assert ledger.attempts["source"][row] == "lookup/result.json"
+    assert "trajectory.json" in message
