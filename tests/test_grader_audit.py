@@ -131,3 +131,24 @@ def test_a_log_that_cannot_be_read_is_counted_not_raised(job: Path) -> None:
     [(row, message)] = audit.unreadable
     assert ledger.attempts["source"][row] == "lookup/result.json"
     assert "trajectory.json" in message
+
+
+def test_an_agent_that_never_acted_spent_0_tokens_known_not_suspect(job: Path) -> None:
+    from tui_ledger.accounting.ledger import compare
+
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    careful = "careful__openai/gpt-5"
+    before = compare(ledger.attempts, ["workflow"])
+    assert before.is_lower_bound(careful, "keep")  # the infra attempt's usage is missing
+    after = compare(audit.apply(ledger.attempts), ["workflow"])
+    assert not after.is_lower_bound(careful, "keep")
+    keep = after.keep.filter(pl.col("workflow") == careful)
+    assert keep["suspect_zeros"].to_list() == [0] and keep["missing_usage"].to_list() == [0]
+    assert keep["total_tokens"].to_list() == [3 * 1100]
+    # a 0 the agent recorded itself stays suspect
+    zeroed = ledger.attempts.with_columns(pl.lit(0, dtype=pl.Int64).alias("tokens"))
+    plain = compare(zeroed, ["workflow"]).keep
+    assert plain["suspect_zeros"].to_list() == [4, 6]
+    marked = compare(audit.apply(zeroed), ["workflow"]).keep
+    assert marked["suspect_zeros"].to_list() == [3, 6]

@@ -7,6 +7,7 @@ same words. See docs/ACCOUNTING.md for the decisions behind them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 import polars as pl
@@ -150,3 +151,13 @@ def canonical_for(name: str) -> str | None:
         if key in aliases:
             return canonical
     return None
+
+
+NEVER_ACTED = "agent_never_acted"
+"""A Boolean column the grader's audit sets (`grader.Audit.apply`): the harness failed before
+the agent acted, so the attempt's 0 tokens are known, not a suspect 0 (docs/ACCOUNTING.md)."""
+
+
+def known_zeros(schema: Mapping[str, pl.DataType]) -> bool:
+    """Whether the attempts mark the 0s that are known (NEVER_ACTED)."""
+    return schema.get(NEVER_ACTED) == pl.Boolean

@@ -36,7 +36,7 @@ from tui_ledger.grader.signals import (
     Signal,
     attempt_signals,
 )
-from tui_ledger.schema import ACCEPTED, OUTCOME_DTYPE
+from tui_ledger.schema import ACCEPTED, NEVER_ACTED, OUTCOME_DTYPE
 from tui_ledger.trajectory import (
     TRACE_COLUMN,
     Trajectory,
@@ -49,7 +49,7 @@ from tui_ledger.trajectory import (
 Accepted = Literal["graded", "vouched"]
 ACCEPTED_MODES: tuple[Accepted, ...] = ("graded", "vouched")
 NO_TRAJECTORIES = "no trajectories: signals from verdicts only"
-NEVER_ACTED_COLUMN = "agent_never_acted"
+NEVER_ACTED_COLUMN = NEVER_ACTED
 """Set by `Audit.apply` on the attempts whose agent never acted: their 0 tokens are known, not
 a suspect 0 (docs/ACCOUNTING.md, "The grader's audit")."""
 
