@@ -240,6 +240,19 @@ def add_query_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_accepted_option(parser: argparse.ArgumentParser) -> None:
+    """`--accepted graded|vouched`: the verdicts as given, or only those the grader can vouch
+    for (each attempt's logs read: README, "Can the grader vouch for it?")."""
+    parser.add_argument(
+        "--accepted",
+        choices=("graded", "vouched"),
+        default="graded",
+        help="graded (default): every verdict as given; vouched: an accepted attempt whose log "
+        "shows it touched the grader, looked up the answer or contradicts its verdict counts "
+        "as a failure (its tokens kept); reads every attempt's log",
+    )
+
+
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `load.load` keyword arguments the command line asks for (`imports` only when an
     importer or outcomes option is given)."""

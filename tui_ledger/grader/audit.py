@@ -30,6 +30,7 @@ from typing import Any, Literal
 
 import polars as pl
 
+from tui_ledger.findings import Notice
 from tui_ledger.grader.signals import (
     TAMPERING,
     UNVOUCHED,
@@ -37,6 +38,7 @@ from tui_ledger.grader.signals import (
     attempt_signals,
 )
 from tui_ledger.schema import ACCEPTED, NEVER_ACTED, OUTCOME_DTYPE
+from tui_ledger.text.wording import plural
 from tui_ledger.trajectory import (
     TRACE_COLUMN,
     Trajectory,
@@ -271,3 +273,23 @@ class _ReaderCache:
             except TrajectoryError:
                 self._sources[key] = False
         return self._sources[key]
+
+
+def vouched_notice(audit: Audit) -> Notice:
+    """`accepted as vouched: ...` in one line (what summary's warnings and the checks say)."""
+    count = len(audit.unvouched)
+    what = (
+        f"{plural(count, 'accepted attempt')} the grader cannot vouch for "
+        f"{'counts' if count == 1 else 'count'} as failures, their tokens kept"
+        if count
+        else "every accepted attempt is vouched for"
+    )
+    notes = [audit.note] if audit.note else []
+    if audit.unreadable:
+        notes.append(f"{plural(len(audit.unreadable), 'log')} could not be read")
+    more = f" ({'; '.join(notes)})" if notes else ""
+    return Notice(
+        "vouched",
+        f"accepted as vouched: {what}{more}; ledger-tui grader lists the signals",
+        count,
+    )
