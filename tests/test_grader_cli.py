@@ -147,3 +147,34 @@ def test_bad_input_is_one_line_and_exit_2(job: str, capsys: pytest.CaptureFixtur
     assert err.startswith("ledger-tui: error: --by 'nope': no such column") and err.count("\n") == 1
     code, out, err = _run(capsys, "grader", "/no/such/file.csv")
     assert code == 2 and out == "" and err.count("\n") == 1
+
+
+def test_the_demo_tells_it_vouched_moves_lean_loop_down(capsys: pytest.CaptureFixture[str]) -> None:
+    demo = str(Path(__file__).resolve().parent.parent / "sample_data" / "demo.csv")
+    _, out, _ = _run(capsys, "grader", demo, "--format", "json")
+    document = json.loads(out)
+    flagged = [
+        (item["attempt"]["workflow"], item["attempt"]["outcome"], item["signals"][0]["kind"])
+        for item in document["attempts"]
+    ]
+    assert len(flagged) == 6
+    assert {workflow for workflow, _, _ in flagged} == {"lean-loop"}
+    assert {outcome for _, outcome, _ in flagged} == {"passed"}
+    assert sorted(kind for _, _, kind in flagged).count("touched_grader") == 4
+    assert all(item["signals"][0]["step"] == 5 for item in document["attempts"])
+    assert document["vouched"]["lean-loop"]["accepted_vouched"] == 24
+    ranks = {}
+    for accepted in ("graded", "vouched"):
+        _, out, _ = _run(
+            capsys,
+            "summary",
+            demo,
+            "--format",
+            "json",
+            "--intervals",
+            "none",
+            "--accepted",
+            accepted,
+        )
+        ranks[accepted] = json.loads(out)["views"]["keep"]["lean-loop"]["rank"]
+    assert ranks == {"graded": 2, "vouched": 3}
