@@ -119,6 +119,13 @@ CALLS: list[tuple[str, object, bool]] = [
     ("apply_patch", {"input": "*** Begin Patch\n*** Update File: tests/test_parse.py\n"}, True),
     ("apply_patch", {"input": "*** Begin Patch\n*** Update File: src/parse.py\n"}, False),
     ("bash", "cat tests/test_parse.py", False),
+    # SWE-agent: the action as typed, named by its first word
+    ("str_replace_editor", "str_replace_editor create /repo/tests/test_parse.py --file_text", True),
+    ("str_replace_editor", "str_replace_editor view /repo/tests/test_parse.py", False),
+    ("create", "create tests/test_parse.py", True),
+    ("sed", "sed -i 's/a/b/' tests/test_parse.py", True),
+    ("git", "git log --all", False),
+    ("cat", "cat tests/test_parse.py", False),
     ("bash", "echo > tests/test_parse.py", True),
 ]
 
@@ -130,6 +137,10 @@ def test_a_tool_call_writes_what_its_arguments_name(
     text = arguments if isinstance(arguments, str) else json.dumps(arguments)
     effects = call_effects(ToolCall(name, text))
     assert any(FILES.holds(effect) for effect in effects) is touches, effects
+
+
+def test_a_swe_agent_action_looks_up_history() -> None:
+    assert call_effects(ToolCall("git", "git log --all --oneline"))[0].kind == "lookup"
 
 
 def test_python_writes_read_open_modes_and_path_writes() -> None:

@@ -99,7 +99,20 @@ def call_effects(call: ToolCall) -> list[Effect]:
         return [Effect("write", path) for path in python_writes(text)]
     if name in ("bash", "shell", "sh", "terminal", "execute_bash", "run", "exec", "cmd"):
         return shell_effects(text)
-    return []
+    return _action_effects(call.name, text)
+
+
+def _action_effects(name: str, text: str) -> list[Effect]:
+    """SWE-agent's actions: the command line as typed, named by its first word
+    (`str_replace_editor create PATH ...`, `create PATH`, or any shell command)."""
+    words = text.split()
+    if not words or words[0] != name:
+        return []
+    if len(words) >= 3 and words[1] in _EDIT_COMMANDS and "edit" in name:
+        return [Effect("write", words[2])]
+    if name == "create" and len(words) >= 2:
+        return [Effect("write", words[1])]
+    return shell_effects(text)
 
 
 def python_writes(code: str) -> list[str]:
