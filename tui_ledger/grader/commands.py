@@ -45,6 +45,12 @@ _PREFIXES = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "built
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+# What a command needs to contain to have an effect at all (a fast test before lexing it): a
+# redirection, or the name of a command `_command_effects` reads.
+_MAY_ACT = re.compile(
+    r">|\b(?:tee|sed|perl|rm|unlink|shred|mv|cp|install|truncate|git|find|dd|python[\d.]*"
+    r"|bash|sh|zsh|dash|ksh)\b"
+)
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
 _HISTORY_OPTIONS = ("--all", "--branches", "--remotes", "--reflog", "--glob")
 _HISTORY_COMMANDS = frozenset({"log", "rev-list", "show-branch"})
@@ -56,6 +62,8 @@ def shell_effects(command: str, depth: int = 0) -> list[Effect]:
     """Every write and history lookup in a shell command (several lines, scripts included)."""
     if depth > 3:  # bash -c "bash -c '...'": deep enough for anything an agent types
         return []
+    if _MAY_ACT.search(command) is None:
+        return []  # no redirection and no command that writes or reads history: no lexing
     text, bodies = _without_heredoc_bodies(command.replace("\\\n", " "))
     try:
         tokens = _tokens(text)

@@ -184,10 +184,16 @@ def step_signals(steps: Iterable[Step], files: GraderFiles, *, typed: bool = Fal
 
 
 def _step_effects(step: Step, typed: bool) -> Iterable[tuple[str, list[Effect]]]:
+    """(evidence, effects) for each call of the step that has an effect (the evidence is
+    written only then)."""
     for call in step.tool_calls:
-        yield _call_evidence(call), call_effects(call)
+        effects = call_effects(call)
+        if effects:
+            yield _call_evidence(call), effects
     if typed and not step.tool_calls and step.text.strip():
-        yield shorten(step.text), shell_effects(step.text)
+        effects = shell_effects(step.text)
+        if effects:
+            yield shorten(step.text), effects
 
 
 def _call_evidence(call: ToolCall) -> str:
