@@ -56,6 +56,12 @@ COMMANDS: list[tuple[str, bool, bool]] = [
     ("find /logs/verifier -name '*.txt' -delete", True, False),
     ("ls; echo ok && sudo tee /tests/run.sh < fake.sh", True, False),
     ("rm tests/*.py", True, False),
+    ("git checkout HEAD~3 tests/test_parse.py", True, False),
+    ("ln -sf /tmp/easy.py tests/test_parse.py", True, False),
+    ("find tests -name '*.py' -exec sed -i 's/==/!=/' {} \\;", True, False),
+    ("find tests -name '*.py' -exec grep -l parse {} \\;", False, False),
+    ("git checkout -b fix-parser", False, False),
+    ("git checkout main", False, False),
     # history beyond the branch
     ("git log --all --oneline", False, True),
     ("git --no-pager log --branches='*' -p -- src/", False, True),

@@ -48,7 +48,7 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 # What a command needs to contain to have an effect at all (a fast test before lexing it): a
 # redirection, or the name of a command `_command_effects` reads.
 _MAY_ACT = re.compile(
-    r">|\b(?:tee|sed|perl|rm|unlink|shred|mv|cp|install|truncate|git|find|dd|python[\d.]*"
+    r">|\b(?:tee|sed|perl|rm|unlink|shred|mv|cp|ln|install|truncate|git|find|dd|python[\d.]*"
     r"|bash|sh|zsh|dash|ksh)\b"
 )
 _HEREDOC = re.compile(r"<<(-?)\s*(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\2")
@@ -478,11 +478,16 @@ def _copy(arguments: list[str], *, moves: bool) -> list[Effect]:
 
 
 def _find(arguments: list[str]) -> list[Effect]:
-    """`find ROOT... -delete` (or `-exec rm`): everything below the roots may go."""
-    if "-delete" not in arguments and not any(
-        word == "-exec" and position + 1 < len(arguments) and arguments[position + 1] == "rm"
+    """`find ROOT... -delete`, or `-exec` of a command that writes (`rm`, `sed -i`, ...):
+    everything below the roots may change."""
+    writes = "-delete" in arguments or any(
+        word in ("-exec", "-execdir")
+        and position + 1 < len(arguments)
+        and arguments[position + 1] in ("rm", "sed", "perl", "truncate", "tee", "shred", "unlink")
+        and (arguments[position + 1] not in ("sed", "perl") or _in_place(arguments[position:]))
         for position, word in enumerate(arguments)
-    ):
+    )
+    if not writes:
         return []
     roots = []
     for word in arguments:
@@ -490,6 +495,10 @@ def _find(arguments: list[str]) -> list[Effect]:
             break
         roots.append(word)
     return _writes(roots, recursive=True)
+
+
+def _in_place(arguments: list[str]) -> bool:
+    return any(_SED_IN_PLACE.match(word) or _PERL_IN_PLACE.match(word) for word in arguments)
 
 
 def _dd(arguments: list[str]) -> list[Effect]:
@@ -511,6 +520,10 @@ def _git(arguments: list[str]) -> list[Effect]:
         return [Effect("lookup", None)]
     if subcommand == "checkout" and "--" in rest:
         return _writes(rest[rest.index("--") + 1 :])
+    if subcommand == "checkout":
+        # `git checkout HEAD~3 tests/x.py`: paths after a tree-ish (a lone branch name is no
+        # grader file, so every operand may be read as a path)
+        return _writes(_operands(rest, frozenset({"-b", "-B", "--orphan"})))
     if subcommand == "rm":
         return _writes(_operands(rest), recursive="-r" in rest)
     if subcommand == "restore":
@@ -531,6 +544,7 @@ _HANDLERS = {
     "cp": lambda arguments: _copy(arguments, moves=False),
     "install": lambda arguments: _copy(arguments, moves=False),
     "mv": lambda arguments: _copy(arguments, moves=True),
+    "ln": lambda arguments: _copy(arguments, moves=False),
     "find": _find,
     "dd": _dd,
     "git": _git,
