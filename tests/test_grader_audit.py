@@ -152,3 +152,26 @@ def test_an_agent_that_never_acted_spent_0_tokens_known_not_suspect(job: Path) -
     assert plain["suspect_zeros"].to_list() == [4, 6]
     marked = compare(audit.apply(zeroed), ["workflow"]).keep
     assert marked["suspect_zeros"].to_list() == [3, 6]
+
+
+def test_a_mini_swe_agent_under_harbor_that_made_no_model_call(tmp_path: Path) -> None:
+    import json
+
+    from tests.trajectory_fixtures_atif import write_harbor_trial
+
+    job = tmp_path / "jobs" / "j"
+    for trial, calls in (("retry", 0), ("worked", 3)):
+        result = write_harbor_trial(job, trial, "parse", agent_result=None, steps=None)
+        log = result.parent / "agent" / "mini-swe-agent.trajectory.json"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        info = {"exit_status": "RetryError", "model_stats": {"api_calls": calls}}
+        log.write_text(json.dumps({"info": info, "messages": []}), encoding="utf-8")
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    [row] = audit.signals.to_dicts()
+    assert ledger.attempts["source"][row["row"]] == "retry/result.json"
+    assert (row["kind"], row["step"]) == ("verdict_contradiction", None)
+    assert row["evidence"] == (
+        "accepted, but no model call was made "
+        "(agent/mini-swe-agent.trajectory.json: api_calls 0, RetryError)"
+    )

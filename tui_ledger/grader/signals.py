@@ -29,6 +29,7 @@ import fnmatch
 import posixpath
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 from tui_ledger.grader.commands import (
@@ -38,7 +39,8 @@ from tui_ledger.grader.commands import (
     parse_arguments,
     shell_effects,
 )
-from tui_ledger.trajectory.model import Step, ToolCall, Trajectory, Verdict
+from tui_ledger.trajectory.files import load_document
+from tui_ledger.trajectory.model import Step, ToolCall, Trajectory, TrajectoryError, Verdict
 
 SignalKind = Literal[
     "touched_grader", "answer_lookup", "verdict_contradiction", "infrastructure_error"
@@ -262,7 +264,34 @@ def _never_acted(
         return f"no model call was made (api_calls 0{f', {stop}' if stop else ''})"
     if acted is False and trajectory is not None:
         return f"no agent step in its log ({posixpath.basename(str(trajectory.files[0]))})"
-    return None
+    return _no_call_in_agent_log(row)
+
+
+HARBOR_MINI_LOG = ("agent", "mini-swe-agent.trajectory.json")
+"""Where Harbor keeps a mini-swe-agent's own log in a trial folder."""
+
+
+def _no_call_in_agent_log(row: Mapping[str, Any]) -> str | None:
+    """A mini-swe-agent under Harbor whose own log says no model call was made (`info.
+    model_stats.api_calls` 0: a real published trial passed its tests so, untouched)."""
+    source = row.get("source")
+    if not isinstance(source, str) or not source.endswith("result.json"):
+        return None
+    log = Path(source).parent.joinpath(*HARBOR_MINI_LOG)
+    if not log.is_file():
+        return None
+    try:
+        document = load_document(log)
+    except TrajectoryError:
+        return None
+    info = document.get("info") if isinstance(document, dict) else None
+    stats = info.get("model_stats") if isinstance(info, dict) else None
+    calls = stats.get("api_calls") if isinstance(stats, dict) else None
+    if calls != 0 or isinstance(calls, bool):
+        return None
+    status = info.get("exit_status") if isinstance(info, dict) else None
+    shown = f", {status}" if isinstance(status, str) and status else ""
+    return f"no model call was made ({posixpath.join(*HARBOR_MINI_LOG)}: api_calls 0{shown})"
 
 
 def _harness_failure(row: Mapping[str, Any]) -> str | None:
