@@ -178,3 +178,14 @@ def test_the_demo_tells_it_vouched_moves_lean_loop_down(capsys: pytest.CaptureFi
         )
         ranks[accepted] = json.loads(out)["views"]["keep"]["lean-loop"]["rank"]
     assert ranks == {"graded": 2, "vouched": 3}
+
+
+def test_vouched_is_refused_on_spark_in_one_line(
+    job: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for command in ("summary", "check"):
+        code, out, err = _run(
+            capsys, command, job, "--spark", "sc://nowhere", "--accepted", "vouched"
+        )
+        assert code == 2 and out == ""
+        assert "--accepted vouched" in err and err.count("\n") == 1

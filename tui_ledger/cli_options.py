@@ -209,6 +209,7 @@ def spark_url(args: argparse.Namespace) -> str | None:
         "--flat-price": getattr(args, "flat_price", None) is not None,
         "--matched-tasks": getattr(args, "matched_tasks", False),
         "--watch": getattr(args, "watch", False),
+        "--accepted vouched": getattr(args, "accepted", "graded") == "vouched",
     }
     refused = [option for option, given in local_only.items() if given]
     if refused:
