@@ -13,7 +13,20 @@ audit.tampered     # accepted rows with touched_grader or answer_lookup
 audit.note         # "no trajectories: signals from verdicts only" when no log was read
 attempts = audit.apply(ledger.attempts, "vouched")   # the frame the accounting reads
 health = grader_health(ledger.attempts, audit)       # tests never passed, uninformative tasks
+notice = vouched_notice(audit)               # the one-line warning the figures carry as vouched
 ```
+
+For a front end showing the vouched view: compute from `audit.apply(attempts, "vouched")` and
+tag the result, `dataclasses.replace(compare(...), accepted="vouched")` (the summary JSON's
+`accepted`; a header can read it). Run the audit once per loaded ledger (it reads every log)
+and apply it to each recompute's frame before any filter: `Audit.apply` takes the frame the
+audit read, row for row. For one attempt (the attempt screen): `audit.signals_of(row)`, or
+`attempt_signals(row, trajectory)` from a trajectory already read. A frame gathered to the
+columns `compare` reads must keep `agent_never_acted`: `accounting.ledger.read_columns(by,
+with_cost, known_zeros(schema))` (`schema.known_zeros`).
+
+`ledger-tui grader`'s report (text, JSON, markdown) is `report.grader_report` and
+`report.render_grader`; `check --fail-on tampering` reads `report.tampered_lines(audit)`.
 
 `apply(attempts, "vouched")` turns each unvouched acceptance into a failure (its tokens stay in
 the total), so every figure, rank, interval, noise verdict and the flip callout computed from
@@ -33,6 +46,7 @@ from tui_ledger.grader.audit import (
     Accepted,
     Audit,
     audit_ledger,
+    vouched_notice,
 )
 from tui_ledger.grader.health import Health, grader_health
 from tui_ledger.grader.signals import KINDS, TAMPERING, UNVOUCHED, Signal, attempt_signals
@@ -51,4 +65,5 @@ __all__ = [
     "attempt_signals",
     "audit_ledger",
     "grader_health",
+    "vouched_notice",
 ]
