@@ -189,3 +189,19 @@ def test_vouched_is_refused_on_spark_in_one_line(
         )
         assert code == 2 and out == ""
         assert "--accepted vouched" in err and err.count("\n") == 1
+
+
+def test_trace_text_and_markdown_end_with_the_signals(
+    job: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, out, _ = _run(capsys, "trace", job, "--attempt", "source:lookup")
+    assert out.endswith(
+        "\nGrader signals (ledger-tui grader):\n"
+        "  answer_lookup (step 2): git log --all --oneline | grep fix\n"
+    )
+    _, out, _ = _run(capsys, "trace", job, "--attempt", "source:lookup", "--format", "md")
+    assert out.endswith(
+        "\n## Grader signals\n- answer_lookup (step 2): `git log --all --oneline | grep fix`\n"
+    )
+    _, out, _ = _run(capsys, "trace", job, "--attempt", "source:decoys-quick")
+    assert "Grader signals" not in out

@@ -94,18 +94,33 @@ def run_trace(argv: Sequence[str]) -> int:
         position = _row_position(attempts, args.row)
     row = openable(attempts.row(position, named=True), args.files)
     trajectory = read_attempt(row)  # TrajectoryError: one line, exit 2 (cli.main)
+    from tui_ledger.grader.signals import attempt_signals
+
+    found = attempt_signals(row, trajectory if trajectory.files else None)
     if args.out_format == "json":
-        from tui_ledger.grader.signals import attempt_signals
         from tui_ledger.reports.report import json_text
         from tui_ledger.trajectory.render import trace_document
 
         document = trace_document(row, position + 1, trajectory)
-        found = attempt_signals(row, trajectory if trajectory.files else None)
         document["signals"] = [signal.as_json() for signal in found]
         sys.stdout.write(json_text(document))
         return 0
     sys.stdout.write(render_trace(row, position + 1, trajectory, args.out_format))
+    if found:
+        sys.stdout.write(_signals_text(found, markdown=args.out_format == "md"))
     return 0
+
+
+def _signals_text(found: Sequence[Any], *, markdown: bool) -> str:
+    """The grader's signals after the steps: each kind, its step and its evidence."""
+    from tui_ledger.text.textsafe import safe_text
+
+    lines = ["", "## Grader signals" if markdown else "Grader signals (ledger-tui grader):"]
+    for signal in found:
+        step = "no step" if signal.step is None else f"step {signal.step}"
+        evidence = f"`{signal.evidence.replace('`', chr(39))}`" if markdown else signal.evidence
+        lines.append(f"{'- ' if markdown else '  '}{signal.kind} ({step}): {evidence}")
+    return "\n".join(safe_text(line) for line in lines) + "\n"
 
 
 def grader_parser() -> argparse.ArgumentParser:
