@@ -175,3 +175,37 @@ def test_a_mini_swe_agent_under_harbor_that_made_no_model_call(tmp_path: Path) -
         "accepted, but no model call was made "
         "(agent/mini-swe-agent.trajectory.json: api_calls 0, RetryError)"
     )
+
+
+def test_a_harbor_job_with_every_rule_and_every_decoy(tmp_path: Path) -> None:
+    """One accepted trial per command of the rules' table, read through Harbor's ATIF reader:
+    every flagged trial and nothing else, each at the step trace numbers (2: after the user's)."""
+    from tests.grader_fixtures import TESTS, _steps
+    from tests.test_grader_signals import CALLS, COMMANDS
+    from tests.trajectory_fixtures_atif import atif_step, write_harbor_trial
+
+    job = tmp_path / "jobs" / "every"
+    expected: dict[str, str] = {}
+    for number, (command, touches, looks_up) in enumerate(COMMANDS):
+        trial = f"shell-{number:02d}"
+        write_harbor_trial(job, trial, "parse", steps=_steps(command), ctrf=TESTS)
+        if touches or looks_up:
+            expected[trial] = "touched_grader" if touches else "answer_lookup"
+    for number, (name, arguments, touches) in enumerate(CALLS):
+        trial = f"call-{number:02d}"
+        steps = [
+            atif_step(1, "user", "Fix the parser."),
+            atif_step(2, "agent", "", calls=[("c2", name, arguments)], results=["ok"]),
+        ]
+        write_harbor_trial(job, trial, "parse", steps=steps, ctrf=TESTS)
+        if touches:
+            expected[trial] = "touched_grader"
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    sources = ledger.attempts.get_column("source").to_list()
+    found = {
+        _trial(sources[row["row"]]): (row["kind"], row["step"])
+        for row in audit.signals.iter_rows(named=True)
+    }
+    assert found == {trial: (kind, 2) for trial, kind in expected.items()}
+    assert audit.unreadable == () and audit.read == len(COMMANDS) + len(CALLS)

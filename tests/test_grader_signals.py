@@ -130,7 +130,7 @@ CALLS: list[tuple[str, object, bool]] = [
     ("str_replace_editor", "str_replace_editor view /repo/tests/test_parse.py", False),
     ("create", "create tests/test_parse.py", True),
     ("sed", "sed -i 's/a/b/' tests/test_parse.py", True),
-    ("git", "git log --all", False),
+    ("git", "git log --oneline -3", False),
     ("cat", "cat tests/test_parse.py", False),
     ("bash", "echo > tests/test_parse.py", True),
 ]
