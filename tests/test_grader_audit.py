@@ -209,3 +209,18 @@ def test_a_harbor_job_with_every_rule_and_every_decoy(tmp_path: Path) -> None:
     }
     assert found == {trial: (kind, 2) for trial, kind in expected.items()}
     assert audit.unreadable == () and audit.read == len(COMMANDS) + len(CALLS)
+
+
+def test_a_files_own_never_acted_column_cannot_make_its_zeros_known(tmp_path: Path) -> None:
+    from tui_ledger.accounting.ledger import compare
+
+    path = tmp_path / "runs.csv"
+    path.write_text(
+        "workflow,task,passed,tokens,agent_never_acted\na,x,true,0,true\nb,x,true,5,false\n",
+        encoding="utf-8",
+    )
+    attempts = load([str(path)]).attempts
+    assert NEVER_ACTED_COLUMN not in attempts.columns
+    assert "agent_never_acted_in_file" in attempts.columns
+    keep = compare(attempts, ["workflow"]).keep
+    assert keep["suspect_zeros"].to_list() == [1, 0]
