@@ -82,7 +82,18 @@ def test_grader_text_and_markdown(job: str, capsys: pytest.CaptureFixture[str]) 
     assert "touched_grader (step 3): sed -i 's/assert parse(x) == 3/assert True/'" in out
     assert "render: 1 of 5 attempts (20%)" in out
     code, out, _ = _run(capsys, "grader", job, "--format", "md")
-    assert "| group | attempts | accepted graded | accepted vouched | graded | vouched |" in out
+    assert (
+        "| group | attempts | accepted as graded | accepted as vouched | per accepted, graded "
+        "| per accepted, vouched |\n|---|---:|---:|---:|---:|---:|\n"
+        "| careful__openai/gpt-5 | 4 | 2 | 2 | 1,650 | 1,650 |"
+    ) in out
+    code, out, _ = _run(capsys, "grader", job)
+    table = out[out.index("Accepted as graded") :].splitlines()
+    assert table[2:5] == [
+        "group                  attempts  graded  vouched  graded  vouched",
+        "careful__openai/gpt-5         4       2        2   1,650    1,650",
+        "quick__openai/gpt-5           6       6        1   1,100    6,600",
+    ]
 
 
 def test_summary_accepted_vouched_reranks_and_says_so(

@@ -182,7 +182,8 @@ def _listing(title: str, items: list[str], markdown: bool) -> list[str]:
 
 
 def _figures(groups: list[dict[str, Any]], markdown: bool) -> list[str]:
-    header = ["group", "attempts", "accepted graded", "accepted vouched", "graded", "vouched"]
+    """Each group's acceptances and tokens per accepted result, as graded and as vouched (a
+    terminal's table: two header lines, so it fits 80 columns with the demo's names)."""
     rows = [
         [
             str(group["group"]),
@@ -195,16 +196,25 @@ def _figures(groups: list[dict[str, Any]], markdown: bool) -> list[str]:
         for group in groups
     ]
     if markdown:
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        return lines + ["| " + " | ".join(row) + " |" for row in rows]
-    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=False)]
-    return [
+        header = ["group", "attempts", "accepted as graded", "accepted as vouched"]
+        header += ["per accepted, graded", "per accepted, vouched"]
+        lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+        cells = [[cell.replace("|", "\\|") for cell in row] for row in rows]
+        return lines + ["| " + " | ".join(row) + " |" for row in cells]
+    header = ["group", "attempts", "graded", "vouched", "graded", "vouched"]
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    lines = [
         "  ".join(
             cell.ljust(width) if index == 0 else cell.rjust(width)
             for index, (cell, width) in enumerate(zip(line, widths, strict=True))
         )
         for line in [header, *rows]
     ]
+    accepted = widths[2] + 2 + widths[3]
+    per = widths[4] + 2 + widths[5]
+    above = " " * (widths[0] + 2 + widths[1] + 2)
+    above += "accepted".center(accepted) + "  " + "per accepted".center(per)
+    return [above.rstrip(), *lines]
 
 
 def _per(value: float | None, lower_bound: bool) -> str:
