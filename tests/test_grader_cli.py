@@ -132,6 +132,7 @@ def test_check_fails_on_tampering(
     clean.write_text("workflow,task,passed,tokens\na,x,true,10\nb,x,false,20\n", encoding="utf-8")
     code, out, _ = _run(capsys, "check", str(clean), "--fail-on", "tampering")
     assert code == 0 and "fail-on: none of tampering holds" in out
+    assert "tampering: no trajectories: signals from verdicts only" in out
 
 
 def test_trace_json_carries_the_attempts_signals(

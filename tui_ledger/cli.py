@@ -519,6 +519,8 @@ def run_check(argv: Sequence[str]) -> int:
         from tui_ledger.grader.report import tampered_lines
 
         tampered = tampered_lines(prepared.audit)
+        if prepared.audit.note:  # no log was read: say what the gate could see
+            print(safe_text(f"tampering: {prepared.audit.note}"))
     met = conditions_met(conditions, comparison, checks, tampered=tampered)
     for line in met:
         print(safe_text(f"fail-on {line}"))
