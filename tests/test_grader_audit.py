@@ -224,3 +224,19 @@ def test_a_files_own_never_acted_column_cannot_make_its_zeros_known(tmp_path: Pa
     assert "agent_never_acted_in_file" in attempts.columns
     keep = compare(attempts, ["workflow"]).keep
     assert keep["suspect_zeros"].to_list() == [1, 0]
+
+
+def test_progress_counts_every_attempt_read_a_slice_at_a_time(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tui_ledger.grader import audit as audit_module
+
+    real = audit_module._slices
+    monkeypatch.setattr(audit_module, "_slices", lambda frame: real(frame, size=3))
+    seen: list[tuple[int, int]] = []
+    ledger = load([str(job)])
+    audit = audit_ledger(
+        ledger, [str(job)], progress=lambda done, total: seen.append((done, total))
+    )
+    assert seen == [(done, 10) for done in range(1, 11)]
+    assert audit.signals.height == 6  # the same signals as in one slice

@@ -22,7 +22,7 @@ filter); `trace --row` and the JSON number it from 1.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +41,7 @@ from tui_ledger.schema import ACCEPTED, NEVER_ACTED, OUTCOME_DTYPE
 from tui_ledger.text.wording import plural
 from tui_ledger.trajectory import (
     TRACE_COLUMN,
+    Test,
     Trajectory,
     TrajectoryError,
     openable,
@@ -170,7 +171,7 @@ def audit_ledger(
     """
     attempts: pl.DataFrame = getattr(ledger, "attempts", ledger)
     paths = list(inputs)
-    rows = _rows_to_read(attempts, paths)
+    walk = _worth_walking(attempts, paths)
     accepted = frozenset(
         attempts.select(pl.arg_where(pl.col("outcome") == ACCEPTED)).to_series().to_list()
     )
@@ -187,23 +188,37 @@ def audit_ledger(
             problem = str(error)
         except (OSError, ValueError, RecursionError, MemoryError) as error:
             problem = f"{row.get('source')}: cannot be read ({error})"
-        return _Judged(position, attempt_signals(row, trajectory), trajectory, problem)
+        found = attempt_signals(row, trajectory)
+        if trajectory is None:
+            return _Judged(position, found, (), False, problem)
+        # Only the verdict's tests are kept: a ledger's logs are never held in memory at once.
+        return _Judged(position, found, trajectory.verdict.tests, bool(trajectory.files), problem)
 
     workers = threads or min(16, 4 * (os.cpu_count() or 1))
     judged: list[_Judged] = []
+    total = attempts.height if walk else 0
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
-        for done, result in enumerate(pool.map(lambda item: judge(*item), rows), start=1):
-            judged.append(result)
-            if progress is not None:
-                progress(done, len(rows))
+        # A slice at a time: the rows' dicts of a large ledger are never all made at once.
+        for offset, chunk in _slices(attempts if walk else attempts.head(0)):
+            items = enumerate(chunk.iter_rows(named=True), start=offset)
+            for result in pool.map(lambda item: judge(*item), items):
+                judged.append(result)
+                if progress is not None:
+                    progress(len(judged), total)
     return _audit_of(attempts.height, accepted, judged)
+
+
+def _slices(attempts: pl.DataFrame, size: int = 4096) -> Iterator[tuple[int, pl.DataFrame]]:
+    for offset in range(0, attempts.height, size):
+        yield offset, attempts.slice(offset, size)
 
 
 @dataclass(frozen=True)
 class _Judged:
     row: int
     signals: list[Signal]
-    trajectory: Trajectory | None
+    tests: tuple[Test, ...]
+    read: bool
     problem: str | None
 
 
@@ -214,13 +229,8 @@ def _audit_of(height: int, accepted: frozenset[int], judged: list[_Judged]) -> A
         for row, found in sorted(by_row.items())
         for signal in found
     ]
-    test_rows = [
-        (item.row, test.name, test.passed)
-        for item in judged
-        if item.trajectory is not None
-        for test in item.trajectory.verdict.tests
-    ]
-    read = sum(1 for item in judged if item.trajectory is not None and item.trajectory.files)
+    test_rows = [(item.row, test.name, test.passed) for item in judged for test in item.tests]
+    read = sum(1 for item in judged if item.read)
     return Audit(
         signals=pl.DataFrame(signal_rows, schema=SIGNALS_SCHEMA, orient="row"),
         tests=pl.DataFrame(test_rows, schema=TESTS_SCHEMA, orient="row"),
@@ -233,16 +243,14 @@ def _audit_of(height: int, accepted: frozenset[int], judged: list[_Judged]) -> A
     )
 
 
-def _rows_to_read(attempts: pl.DataFrame, inputs: list[str]) -> list[tuple[int, dict[str, Any]]]:
-    """(position, row) for each attempt a log or the row's own fields could speak for: a ledger
-    with neither (a plain table without `trace`, not a harness's) is not walked row by row."""
+def _worth_walking(attempts: pl.DataFrame, inputs: list[str]) -> bool:
+    """Whether a log or the row's own fields could speak for any attempt: a ledger with
+    neither (a plain table without `trace`, not a harness's) is not walked row by row."""
     columns = attempts.columns
     with_logs = TRACE_COLUMN in columns or (
         "source" in columns and _any_harness_source(attempts.get_column("source"), inputs)
     )
-    if not with_logs and not any(name in columns for name in _ROW_FIELDS):
-        return []
-    return list(enumerate(attempts.iter_rows(named=True)))
+    return with_logs or any(name in columns for name in _ROW_FIELDS)
 
 
 def _any_harness_source(sources: pl.Series, inputs: list[str]) -> bool:
