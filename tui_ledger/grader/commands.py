@@ -41,7 +41,17 @@ class Effect:
 _SEPARATORS = frozenset({"&&", "||", ";", "|", "&", "\n", "(", ")", ";;", "|&", "{", "}"})
 _WRITE_REDIRECTS = frozenset({">", ">>", ">|", "&>", "&>>", ">&"})
 _READ_REDIRECTS = frozenset({"<", "<>", "<&"})
-_PREFIXES = frozenset({"sudo", "env", "command", "exec", "nohup", "time", "builtin", "nice"})
+_PREFIXES = frozenset(
+    {"sudo", "env", "command", "exec", "nohup", "time", "builtin", "nice", "timeout", "xargs"}
+)
+# The wrappers' options that take the next word as their value.
+_PREFIX_VALUES: dict[str, frozenset[str]] = {
+    "sudo": frozenset({"-u", "-g", "-C", "-h", "-p", "-U"}),
+    "nice": frozenset({"-n"}),
+    "timeout": frozenset({"-s", "-k"}),
+    "xargs": frozenset({"-I", "-n", "-P", "-d", "-L", "-s", "-E"}),
+    "env": frozenset({"-u", "-C", "-S"}),
+}
 _SHELLS = frozenset({"bash", "sh", "zsh", "dash", "ksh"})
 _PYTHONS = re.compile(r"^python(\d+(\.\d+)?)?$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -358,14 +368,23 @@ def _command_effects(words: list[str], heredocs: list[str], depth: int) -> list[
 
 
 def _unwrapped(words: list[str]) -> list[str]:
-    """The command without `FOO=bar` assignments and `sudo`/`env`/`time` before it."""
+    """The command without `FOO=bar` assignments and the wrappers before it (`sudo -u USER`,
+    `env -i`, `time`, `nice -n 5`, `timeout 60`, `xargs -0`), with their options."""
     position = 0
+    wrapper: str | None = None
     while position < len(words):
         word = words[position]
-        if _ASSIGNMENT.match(word) or word in _PREFIXES:
+        if _ASSIGNMENT.match(word):
             position += 1
-        elif word.startswith("-") and position > 0 and words[position - 1] in _PREFIXES:
-            position += 1  # sudo -u, env -i: their options (values rarely matter here)
+        elif word in _PREFIXES:
+            wrapper = word
+            position += 1
+            if word == "timeout":  # its duration comes first
+                while position < len(words) and words[position].startswith("-"):
+                    position += 1
+                position += 1
+        elif wrapper is not None and word.startswith("-"):
+            position += 2 if word in _PREFIX_VALUES.get(wrapper, ()) else 1
         else:
             break
     return words[position:]
