@@ -37,7 +37,8 @@ def test_every_flagged_attempt_and_nothing_else(job: Path) -> None:
         "tamper-reward",
         "lookup",
     }
-    assert [_trial(sources[row]) for row in audit.never_acted] == ["infra"]
+    assert [_trial(sources[row]) for row in audit.infrastructure] == ["infra"]
+    assert [_trial(sources[row]) for row in audit.never_acted] == ["infra", "never-acted"]
     [signal] = audit.signals_of(sources.index("lookup/result.json"))
     assert signal.evidence == "git log --all --oneline | grep fix"
 
@@ -68,8 +69,12 @@ def test_vouched_makes_unvouched_acceptances_failures_and_keeps_their_tokens(job
     assert vouched.get_column("tokens").sum() == graded.get_column("tokens").sum()
     assert vouched.schema["outcome"] == ledger.attempts.schema["outcome"]
     # the agent that never acted: its missing usage is 0 tokens, known
-    infra = graded.filter(pl.col(NEVER_ACTED_COLUMN))
-    assert infra.get_column("tokens").to_list() == [0]
+    never = graded.filter(pl.col(NEVER_ACTED_COLUMN))
+    # its usage missing: 0, known; the usage an accepted attempt recorded stays as recorded
+    assert never.select("source", "tokens").rows() == [
+        ("infra/result.json", 0),
+        ("never-acted/result.json", 1100),
+    ]
     assert ledger.attempts.filter(pl.col("source") == "infra/result.json")["tokens"].to_list() == [
         None
     ]
@@ -151,7 +156,7 @@ def test_an_agent_that_never_acted_spent_0_tokens_known_not_suspect(job: Path) -
     plain = compare(zeroed, ["workflow"]).keep
     assert plain["suspect_zeros"].to_list() == [4, 6]
     marked = compare(audit.apply(zeroed), ["workflow"]).keep
-    assert marked["suspect_zeros"].to_list() == [3, 6]
+    assert marked["suspect_zeros"].to_list() == [3, 5]
 
 
 def test_a_mini_swe_agent_under_harbor_that_made_no_model_call(tmp_path: Path) -> None:

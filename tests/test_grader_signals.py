@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tui_ledger.grader.commands import call_effects, python_writes, shell_effects
-from tui_ledger.grader.signals import GraderFiles, Signal, attempt_signals
+from tui_ledger.grader.signals import GraderFiles, Signal, agent_never_acted, attempt_signals
 from tui_ledger.grader.signals import test_file as file_of_test
 from tui_ledger.trajectory.model import Step, ToolCall, Trajectory, Verdict
 from tui_ledger.trajectory.model import Test as Result
@@ -243,10 +243,24 @@ def test_the_harness_failed_before_the_agent_acted() -> None:
     row = {"outcome": "error", "exception_type": "AgentSetupTimeoutError"}
     [signal] = attempt_signals(row, None)
     assert signal == Signal(
-        "infrastructure_error", None, "the harness raised AgentSetupTimeoutError before grading"
+        "infrastructure_error",
+        None,
+        "the harness raised AgentSetupTimeoutError before the agent started",
     )
-    row = {"outcome": "error", "stop_reason": "agent_installation_failed"}
-    assert attempt_signals(row, None)[0].kind == "infrastructure_error"
+    assert agent_never_acted(row, None)
+    # a failure that can come after the agent spent tokens is the harness's, but not "never"
+    late = {"outcome": "error", "exception_type": "SandboxLikelyOutOfMemoryError"}
+    assert attempt_signals(late, None)[0].evidence == (
+        "the harness raised SandboxLikelyOutOfMemoryError (not graded)"
+    )
+    assert not agent_never_acted(late, None)
+    # a log that shows the agent acting wins over the row
+    acted = _trajectory(_agent(1, "ls"), verdict=Verdict())
+    assert not agent_never_acted(row, acted)
+    assert agent_never_acted({"outcome": "failed"}, _trajectory(Step(1, "user", "Fix it")))
+    installing = {"outcome": "error", "stop_reason": "agent_installation_failed"}
+    assert attempt_signals(installing, None)[0].kind == "infrastructure_error"
+    assert agent_never_acted(installing, None)
     # the agent's own failures are not the harness's
     assert attempt_signals({"outcome": "error", "exception_type": "AgentTimeoutError"}, None) == []
     assert attempt_signals({"outcome": "timeout", "stop_reason": "agent_timeout"}, None) == []

@@ -35,6 +35,7 @@ from tui_ledger.grader.signals import (
     TAMPERING,
     UNVOUCHED,
     Signal,
+    agent_never_acted,
     attempt_signals,
 )
 from tui_ledger.schema import ACCEPTED, NEVER_ACTED, OUTCOME_DTYPE
@@ -85,6 +86,8 @@ class Audit:
     """(row, the reader's one line) for each log that could not be read."""
     note: str | None = None
     """NO_TRAJECTORIES when no attempt's log could be opened."""
+    never_acted_rows: frozenset[int] = frozenset()
+    """Rows whose agent never acted (`never_acted`)."""
     _by_row: dict[int, list[Signal]] = field(default_factory=dict, repr=False, compare=False)
 
     def signals_of(self, row: int) -> list[Signal]:
@@ -107,13 +110,18 @@ class Audit:
         return self._accepted_with(TAMPERING)
 
     @property
-    def never_acted(self) -> list[int]:
-        """Rows whose harness failed before the agent acted (infrastructure_error)."""
+    def infrastructure(self) -> list[int]:
+        """Rows with an infrastructure_error: the harness failed, not the agent."""
         return [
             row
             for row, found in sorted(self._by_row.items())
             if any(signal.kind == "infrastructure_error" for signal in found)
         ]
+
+    @property
+    def never_acted(self) -> list[int]:
+        """Rows whose agent never acted (`signals.agent_never_acted`): 0 tokens, known."""
+        return sorted(self.never_acted_rows)
 
     def _accepted_with(self, kinds: frozenset[str]) -> list[int]:
         return [
@@ -189,10 +197,12 @@ def audit_ledger(
         except (OSError, ValueError, RecursionError, MemoryError) as error:
             problem = f"{row.get('source')}: cannot be read ({error})"
         found = attempt_signals(row, trajectory)
+        never = agent_never_acted(row, trajectory)
         if trajectory is None:
-            return _Judged(position, found, (), False, problem)
+            return _Judged(position, found, never, (), False, problem)
         # Only the verdict's tests are kept: a ledger's logs are never held in memory at once.
-        return _Judged(position, found, trajectory.verdict.tests, bool(trajectory.files), problem)
+        tests, read = trajectory.verdict.tests, bool(trajectory.files)
+        return _Judged(position, found, never, tests, read, problem)
 
     workers = threads or min(16, 4 * (os.cpu_count() or 1))
     judged: list[_Judged] = []
@@ -217,6 +227,7 @@ def _slices(attempts: pl.DataFrame, size: int = 4096) -> Iterator[tuple[int, pl.
 class _Judged:
     row: int
     signals: list[Signal]
+    never_acted: bool
     tests: tuple[Test, ...]
     read: bool
     problem: str | None
@@ -239,6 +250,7 @@ def _audit_of(height: int, accepted: frozenset[int], judged: list[_Judged]) -> A
         read=read,
         unreadable=tuple((item.row, item.problem) for item in judged if item.problem),
         note=None if read else NO_TRAJECTORIES,
+        never_acted_rows=frozenset(item.row for item in judged if item.never_acted),
         _by_row=by_row,
     )
 

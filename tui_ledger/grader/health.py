@@ -79,7 +79,7 @@ def grader_health(
             pl.len().cast(pl.UInt32).alias("attempts"),
             pl.col("__accepted").sum().alias("accepted"),
             pl.col("row")
-            .is_in(pl.Series(audit.never_acted, dtype=pl.UInt32).implode())
+            .is_in(pl.Series(audit.infrastructure, dtype=pl.UInt32).implode())
             .sum()
             .alias("infrastructure_errors"),
         )

@@ -17,7 +17,8 @@ Four kinds (README "Can the grader vouch for it?"):
 - `answer_lookup`: a command read the repository's history beyond the checked-out branch.
 - `verdict_contradiction`: accepted while the verdict lists a failed or errored test, accepted
   though the agent never acted, or rejected while every listed test passed.
-- `infrastructure_error`: the harness failed before the agent acted.
+- `infrastructure_error`: the harness failed, not the agent (`agent_never_acted` says whether
+  the agent ever started: then its usage is 0 tokens, known).
 
 Each `Signal` names its step (`Step.index`, as `trace` numbers it; None where it comes from the
 verdict or the row) and its evidence, shortened. No textual, no polars: one attempt's rules.
@@ -39,6 +40,7 @@ from tui_ledger.grader.commands import (
     parse_arguments,
     shell_effects,
 )
+from tui_ledger.importers.harbor import EXCEPTION_POLICY
 from tui_ledger.trajectory.files import load_document
 from tui_ledger.trajectory.model import Step, ToolCall, Trajectory, TrajectoryError, Verdict
 
@@ -295,18 +297,54 @@ def _no_call_in_agent_log(row: Mapping[str, Any]) -> str | None:
 
 
 def _harness_failure(row: Mapping[str, Any]) -> str | None:
-    """The harness's failure before the agent acted, as the row records it, or None."""
-    from tui_ledger.importers.harbor import EXCEPTION_POLICY
-
+    """The harness's own failure, as the row records it (Harbor's exceptions it does not grade,
+    Terminal-Bench's failed installation), or None."""
     exceptions = row.get("exception_type")
     if isinstance(exceptions, str):
         for name in (part.strip() for part in exceptions.split(",")):
+            if name in BEFORE_START:
+                return f"the harness raised {name} before the agent started"
             if EXCEPTION_POLICY.get(name) == (False, False):
-                return f"the harness raised {name} before grading"
+                return f"the harness raised {name} (not graded)"
     stop = row.get("stop_reason")
     if isinstance(stop, str) and stop in _HARNESS_FAILURE_MODES:
-        return f"failure_mode {stop}"
+        return f"failure_mode {stop} (before the agent started)"
     return None
+
+
+# Harbor's exceptions raised before the agent starts (its environment, its setup, the model's
+# account or name): no model call was made. The others it does not grade (a sandbox out of
+# memory, a lost connection, a cancelled trial) can come after the agent spent tokens.
+BEFORE_START = frozenset(
+    {
+        "EnvironmentStartTimeoutError",
+        "SandboxBuildFailedError",
+        "AgentSetupTimeoutError",
+        "HealthcheckError",
+        "AgentAuthenticationError",
+        "ModelNotFoundError",
+        "ApiProviderResourceNotFoundError",
+        "AuthenticationError",
+        "PermissionDeniedError",
+        "NotFoundError",
+        "ServiceOperationsUnsupportedError",
+        "DspyImportError",
+        "MissingExtraError",
+    }
+)
+
+
+def agent_never_acted(row: Mapping[str, Any], trajectory: Trajectory | None) -> bool:
+    """Whether the agent never acted, so its recorded 0 or missing usage means 0 tokens spent:
+    its log shows no agent step, or says no model call was made, or the harness failed before
+    the agent started. A log that shows an agent step wins over the row."""
+    acted = None if trajectory is None else _acted(trajectory)
+    if acted:
+        return False
+    if _never_acted(row, trajectory, acted) is not None:
+        return True
+    failure = _harness_failure(row)
+    return failure is not None and "before the agent started" in failure
 
 
 # --- paths ------------------------------------------------------------------------------------
