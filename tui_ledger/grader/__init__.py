@@ -49,7 +49,14 @@ from tui_ledger.grader.audit import (
     vouched_notice,
 )
 from tui_ledger.grader.health import Health, grader_health
-from tui_ledger.grader.signals import KINDS, TAMPERING, UNVOUCHED, Signal, attempt_signals
+from tui_ledger.grader.signals import (
+    KINDS,
+    TAMPERING,
+    UNVOUCHED,
+    Signal,
+    agent_never_acted,
+    attempt_signals,
+)
 
 __all__ = [
     "ACCEPTED_MODES",
@@ -62,6 +69,7 @@ __all__ = [
     "Audit",
     "Health",
     "Signal",
+    "agent_never_acted",
     "attempt_signals",
     "audit_ledger",
     "grader_health",

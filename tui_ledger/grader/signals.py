@@ -21,7 +21,7 @@ Four kinds (README "Can the grader vouch for it?"):
   the agent ever started: then its usage is 0 tokens, known).
 
 Each `Signal` names its step (`Step.index`, as `trace` numbers it; None where it comes from the
-verdict or the row) and its evidence, shortened. No textual, no polars: one attempt's rules.
+verdict or the row) and its evidence, shortened. No textual: one attempt's rules.
 """
 
 from __future__ import annotations
