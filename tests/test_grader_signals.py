@@ -322,3 +322,27 @@ def test_a_terminals_keystrokes_are_read_as_commands() -> None:
     ]
     prose = Trajectory(("agent/trajectory.json",), None, Verdict(), steps)
     assert attempt_signals({"outcome": "passed"}, prose) == []
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+    lambda children: (
+        st.lists(children, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(["command", "cmd", "path", "file_path", "code", "input", "keystrokes"]),
+            children,
+            max_size=4,
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(["bash", "Write", "str_replace_editor", "apply_patch", "python", "git", "x"]),
+    _JSON,
+)
+def test_any_tool_call_is_read_without_raising(name: str, arguments: object) -> None:
+    for effect in call_effects(ToolCall(name, json.dumps(arguments))):
+        assert effect.kind in ("write", "lookup")
