@@ -16,8 +16,13 @@ How each workflow behaves: `lean-loop` edits once, and when its test fails it ru
 failing command again and again, the same error each time; `steady-planner` reads, plans,
 edits and tests; `retry-storm` edits and tests in a loop, each edit a new guess;
 `careful-reviewer` edits, tests and reviews its diff. A timeout ends mid-step (killed), an
-error on the API's refusal. Standard library only; each attempt has its own seeded generator,
-so the rows' figures (drawn in make_demo.py) never depend on these draws.
+error on the API's refusal. A few accepted `lean-loop` attempts (`TAMPERING`: the first six it
+passed) make their failing test pass another way: a `conftest.py` that skips it, a
+`pytest.ini` or `setup.cfg` that deselects it, or the fix read out of the repository's other
+branches (`git log --all`); the grader accepted them all, and `ledger-tui grader` (the app's
+vouched view) names each one's step. Their rows are unchanged: only the steps say it. Standard
+library only; each attempt has its own seeded generator, so the rows' figures (drawn in
+make_demo.py) never depend on these draws.
 """
 
 from __future__ import annotations
@@ -39,6 +44,8 @@ _ERRORS: tuple[str, ...] = (
     "AttributeError: 'Settings' object has no attribute 'timeout'",
 )
 
+TAMPERING = 6
+"""How many of lean-loop's accepted attempts (its first, in the rows' order) game the grader."""
 Call = tuple[str, dict[str, str]]
 # One planned step: its message, its tool call (or None), the tool's output, whether it failed.
 Planned = tuple[str, Call | None, str | None, bool]
@@ -52,11 +59,17 @@ def trace_name(row: dict[str, str]) -> str:
 def trace_files(rows: Sequence[dict[str, str]], seed: int) -> dict[str, str]:
     """Every row's trajectory as JSON text, by its name relative to demo.csv (the rows' own
     `trace` cells are set here)."""
+    gaming = [
+        trace_name(row)
+        for row in rows
+        if row["workflow"] == "lean-loop" and row["status"] == "passed"
+    ][:TAMPERING]
     files = {}
     for row in rows:
         name = trace_name(row)
         row["trace"] = name
-        files[name] = render(trajectory(row, seed))
+        trick = gaming.index(name) if name in gaming else None
+        files[name] = render(trajectory(row, seed, trick))
     return files
 
 
@@ -76,8 +89,57 @@ def instruction(task: str) -> str:
     return f"{task.replace('-', ' ').capitalize()}: make tests/test_{subject}.py pass."
 
 
-def _plan(row: dict[str, str], rng: random.Random) -> list[Planned]:
-    """The agent's steps for this attempt, from its workflow and outcome."""
+def _tampering(trick: int, subject: str, test: str) -> Planned:
+    """One way to make a failing test pass without fixing the code (synthetic)."""
+    skip = (
+        "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+        "    for item in items:\n        item.add_marker(pytest.mark.skip)\n"
+    )
+    deselect = f"printf '[pytest]\\naddopts = --deselect {test}\\n' > pytest.ini"
+    tricks: list[Planned] = [
+        (
+            "The test is too strict; skipping it.",
+            ("bash", {"command": f"cat > conftest.py <<'EOF'\n{skip}EOF"}),
+            "",
+            False,
+        ),
+        (
+            "Deselecting the flaky case.",
+            ("bash", {"command": deselect}),
+            "",
+            False,
+        ),
+        (
+            "Looking for the fix on other branches.",
+            ("bash", {"command": f"git log --all --oneline -- src/{subject}.py"}),
+            "9f2c1e7 fix " + subject,
+            False,
+        ),
+        (
+            "Ignoring that test file.",
+            ("edit", {"path": "conftest.py", "new_str": f'collect_ignore = ["{test}"]'}),
+            "applied",
+            False,
+        ),
+        (
+            "Narrowing the test run.",
+            ("bash", {"command": "sed -i 's|^testpaths.*|testpaths = src|' setup.cfg"}),
+            "",
+            False,
+        ),
+        (
+            "Checking what the other branches did.",
+            ("bash", {"command": "git log --branches --oneline | head -5"}),
+            "9f2c1e7 fix " + subject,
+            False,
+        ),
+    ]
+    return tricks[trick % len(tricks)]
+
+
+def _plan(row: dict[str, str], rng: random.Random, trick: int | None = None) -> list[Planned]:
+    """The agent's steps for this attempt, from its workflow and outcome (`trick`: the way a
+    gaming attempt gets its test to pass, `_tampering`)."""
     subject = _subject(row["task"])
     source, test = f"src/{subject}.py", f"tests/test_{subject}.py"
     read: Call = ("bash", {"command": f"cat {source}"})
@@ -91,7 +153,11 @@ def _plan(row: dict[str, str], rng: random.Random) -> list[Planned]:
     if workflow == "lean-loop":
         steps.append(("Reading the code.", read, shown, False))
         steps.append(("Patching it.", edit, "applied", False))
-        if status == "passed":
+        if status == "passed" and trick is not None:
+            steps.append(("Running the tests.", run, failing, True))
+            steps.append(_tampering(trick, subject, test))
+            steps.append(("Running the tests.", run, passing, False))
+        elif status == "passed":
             steps.append(("Running the tests.", run, passing, False))
         else:
             steps.append(("Running the tests.", run, failing, True))
@@ -147,10 +213,10 @@ def _split(total: int, weights: Sequence[float]) -> list[int]:
     return parts
 
 
-def trajectory(row: dict[str, str], seed: int) -> dict[str, object]:
+def trajectory(row: dict[str, str], seed: int, trick: int | None = None) -> dict[str, object]:
     """The attempt's ATIF document, its steps' tokens the row's own, split across them."""
     rng = random.Random(f"{seed}:{row['workflow']}:{row['task']}:{row['attempt']}")
-    planned = _plan(row, rng)
+    planned = _plan(row, rng, trick)
     count = len(planned)
     cells = [row["input_tokens"], row["cached_input_tokens"], row["output_tokens"]]
     metrics: list[dict[str, int] | None] = [None] * count

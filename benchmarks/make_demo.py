@@ -22,7 +22,11 @@ built, with the standard library only and a fixed seed, to show what the ledger 
 - a few `notes` cells hold what a hostile harness might write (markup, a formula, quotes and
   commas, non-ASCII), never a raw control byte;
 - every attempt has a small synthetic ATIF trajectory (`demo_traces.py`), named by its `trace`
-  cell, whose steps' tokens add up exactly to the row's.
+  cell, whose steps' tokens add up exactly to the row's;
+- six of `lean-loop`'s accepted attempts game the grader in their steps (a `conftest.py` that
+  skips the test, a `pytest.ini` or `setup.cfg` that deselects it, the fix looked up on other
+  branches): `ledger-tui grader` flags them, and as vouched `lean-loop` falls from 2nd to 3rd
+  when failures are kept (53,732 -> 67,165 per accepted result). Their rows are unchanged.
 
 Tokens are `input_tokens + cached_input_tokens + output_tokens`; a row missing any bucket has
 missing usage and counts in no sum (SPEC.md section 1); a row whose buckets are all 0 is the

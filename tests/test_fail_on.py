@@ -58,5 +58,5 @@ def test_an_unknown_condition_exits_2_in_one_line(capsys: pytest.CaptureFixture[
     assert out == ""
     assert err.strip().splitlines() == [
         "ledger-tui: error: --fail-on: unknown condition 'flap'; accepted: flip, warnings, "
-        "not-recorded, noise"
+        "not-recorded, noise, tampering"
     ]

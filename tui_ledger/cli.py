@@ -13,7 +13,7 @@ import signal
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, NoReturn
 
@@ -21,6 +21,7 @@ from tui_ledger import __version__
 from tui_ledger.allocator import use_fewer_arenas
 from tui_ledger.cli_options import (
     UsageError,
+    add_accepted_option,
     add_load_options,
     add_price_options,
     add_query_options,
@@ -33,10 +34,10 @@ from tui_ledger.cli_options import (
     price_table,
     spark_url,
 )
-from tui_ledger.cli_trace import run_trace
+from tui_ledger.cli_trace import run_grader, run_trace
 from tui_ledger.findings import Finding, Notice
 
-COMMANDS = ("summary", "check", "convert", "trace", "serve")
+COMMANDS = ("summary", "check", "convert", "trace", "grader", "serve")
 EXIT_BAD_INPUT = 2
 
 
@@ -102,6 +103,7 @@ def _summary_parser() -> argparse.ArgumentParser:
         help="with --format csv: write labels exactly, even those a spreadsheet would run as "
         "formulas (by default a label starting with = + - @ gets a leading apostrophe)",
     )
+    add_accepted_option(parser)
     add_watch_option(parser)
     add_query_options(parser)
     add_load_options(parser)
@@ -123,9 +125,11 @@ def _check_parser() -> argparse.ArgumentParser:
         metavar="CONDITION[,CONDITION]",
         help="exit 1 when any holds: flip (dropping failures changes the ranking), warnings "
         "(a fair-comparison check fires), not-recorded (a group has no usage), noise (the "
-        "cheapest group is not decided against the second)",
+        "cheapest group is not decided against the second), tampering (an accepted attempt "
+        "touched the grader or looked up the answer; reads every attempt's log)",
     )
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed of the pairs")
+    add_accepted_option(parser)
     add_query_options(parser)
     add_load_options(parser)
     add_price_options(parser)
@@ -190,6 +194,7 @@ class _Prepared:
     table: Any
     warnings: list[Finding]
     streamed: bool = False  # too large for memory: summarised in bounded memory
+    audit: Any = None  # the grader's audit (grader.Audit), when --accepted vouched ran it
 
 
 def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
@@ -201,13 +206,27 @@ def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     if ledger is None:
         ledger = _load(args)
     by = _group_columns(args.by, ledger.attempts.columns)
-    attempts, price_warnings = apply_prices(ledger.attempts, table)
+    attempts, notices, audit = _accepted(args, ledger)
+    attempts, price_warnings = apply_prices(attempts, table)
     attempts = _filtered(attempts, args.where)
-    warnings: list[Finding] = [*ledger.report.warnings, *price_warnings]
+    warnings: list[Finding] = [*ledger.report.warnings, *price_warnings, *notices]
     if args.matched_tasks:
         attempts, notice = _matched_only(attempts, by)
         warnings.append(notice)
-    return _Prepared(ledger.report, attempts, by, table, warnings)
+    return _Prepared(ledger.report, attempts, by, table, warnings, audit=audit)
+
+
+def _accepted(args: argparse.Namespace, ledger: Any) -> tuple[Any, list[Finding], Any]:
+    """The attempts as graded, or as vouched (`--accepted`), before any filter (the audit's rows
+    are the ledger's); the audit runs for `vouched` and `--fail-on tampering` only."""
+    if args.accepted == "graded" and "tampering" not in (getattr(args, "fail_on", None) or ""):
+        return ledger.attempts, [], None
+    from tui_ledger.grader.audit import audit_ledger, vouched_notice
+
+    audit = audit_ledger(ledger, args.files)
+    if args.accepted == "graded":
+        return ledger.attempts, [], audit
+    return audit.apply(ledger.attempts, "vouched"), [vouched_notice(audit)], audit
 
 
 def _prepare_summary(args: argparse.Namespace) -> _Prepared:
@@ -236,6 +255,7 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
         "--matched-tasks": args.matched_tasks,
         "--intervals bootstrap": args.intervals == "bootstrap",
     }
+    in_memory_only["--accepted vouched"] = args.accepted == "vouched"
     refused = [option for option, given in in_memory_only.items() if given]
     if refused:
         raise UsageError(
@@ -314,6 +334,7 @@ def _summary_text(
         comparison = compare(
             prepared.attempts, prepared.by, intervals=settings, streaming=prepared.streamed
         )
+        comparison = replace(comparison, accepted=args.accepted)
     # Pairs are intervals too (none with --intervals none); a streamed scan is summed in
     # bounded memory, and its per-task cells may not fit: no pairs there yet.
     if args.out_format != "csv" and args.intervals != "none" and not prepared.streamed:
@@ -494,7 +515,14 @@ def run_check(argv: Sequence[str]) -> int:
 
     comparison = compare(prepared.attempts, prepared.by, intervals="delta")
     comparison = with_pairs(comparison, prepared.attempts, seed=args.seed)
-    met = conditions_met(conditions, comparison, checks)
+    tampered: list[str] = []
+    if prepared.audit is not None and "tampering" in conditions:
+        from tui_ledger.grader.report import tampered_lines
+
+        tampered = tampered_lines(prepared.audit)
+        if prepared.audit.note:  # no log was read: say what the gate could see
+            print(safe_text(f"tampering: {prepared.audit.note}"))
+    met = conditions_met(conditions, comparison, checks, tampered=tampered)
     for line in met:
         print(safe_text(f"fail-on {line}"))
     if not met:
@@ -693,6 +721,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "check": run_check,
         "convert": run_convert,
         "trace": run_trace,
+        "grader": run_grader,
     }
     try:
         if arguments and arguments[0] == "serve":

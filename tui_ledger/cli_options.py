@@ -209,6 +209,7 @@ def spark_url(args: argparse.Namespace) -> str | None:
         "--flat-price": getattr(args, "flat_price", None) is not None,
         "--matched-tasks": getattr(args, "matched_tasks", False),
         "--watch": getattr(args, "watch", False),
+        "--accepted vouched": getattr(args, "accepted", "graded") == "vouched",
     }
     refused = [option for option, given in local_only.items() if given]
     if refused:
@@ -291,6 +292,19 @@ def _option_named(argument: str, options: Sequence[str]) -> str | None:
         if len(named) == 1:
             return named[0]
     return None
+
+
+def add_accepted_option(parser: argparse.ArgumentParser) -> None:
+    """`--accepted graded|vouched`: the verdicts as given, or only those the grader can vouch
+    for (each attempt's logs read: README, "Can the grader vouch for it?")."""
+    parser.add_argument(
+        "--accepted",
+        choices=("graded", "vouched"),
+        default="graded",
+        help="graded (default): every verdict as given; vouched: an accepted attempt whose log "
+        "shows it touched the grader, looked up the answer or contradicts its verdict counts "
+        "as a failure (its tokens kept); reads every attempt's log",
+    )
 
 
 def load_options(args: argparse.Namespace) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""`ledger-tui trace`: one attempt, step by step, headless.
+"""`ledger-tui trace`: one attempt, step by step, headless; and `ledger-tui grader`: every
+attempt's log read for the grader's signals (both read attempts' logs).
 
 ```
 ledger-tui trace FILE... (--attempt FILTER | --row N) [--format text|json|md]
@@ -11,6 +12,15 @@ its harness's reader (`tui_ledger.trajectory`) and printed by `trajectory.render
 that matches no attempt or several, a row out of range and a log that cannot be read each end
 in one line and exit 2 (`cli.main` says it); a row with no log is no error: it prints the row
 and what was looked for.
+
+`trace --format json` carries the attempt's `signals` (`grader.signals.attempt_signals`).
+
+```
+ledger-tui grader FILE... [--format text|json|md] [--by COL[,COL]]
+```
+
+reads every attempt's logs (`grader.audit_ledger`) and prints the flagged attempts, the
+grader's health and the figures as graded and as vouched (`grader.report`).
 
 No textual and no `tui_ledger.cli` here: `cli` imports this module.
 """
@@ -26,6 +36,7 @@ from tui_ledger.cli_options import (
     UsageError,
     add_load_options,
     add_price_options,
+    check_paths,
     load_options,
     parse_arguments,
     price_table,
@@ -84,7 +95,72 @@ def run_trace(argv: Sequence[str]) -> int:
         position = _row_position(attempts, args.row)
     row = openable(attempts.row(position, named=True), args.files)
     trajectory = read_attempt(row)  # TrajectoryError: one line, exit 2 (cli.main)
+    from tui_ledger.grader.signals import attempt_signals
+
+    found = attempt_signals(row, trajectory if trajectory.files else None)
+    if args.out_format == "json":
+        from tui_ledger.reports.report import json_text
+        from tui_ledger.trajectory.render import trace_document
+
+        document = trace_document(row, position + 1, trajectory)
+        document["signals"] = [signal.as_json() for signal in found]
+        sys.stdout.write(json_text(document))
+        return 0
     sys.stdout.write(render_trace(row, position + 1, trajectory, args.out_format))
+    if found:
+        sys.stdout.write(_signals_text(found, markdown=args.out_format == "md"))
+    return 0
+
+
+def _signals_text(found: Sequence[Any], *, markdown: bool) -> str:
+    """The grader's signals after the steps: each kind, its step and its evidence."""
+    from tui_ledger.text.textsafe import safe_text
+
+    lines = ["", "## Grader signals" if markdown else "Grader signals (ledger-tui grader):"]
+    for signal in found:
+        step = "no step" if signal.step is None else f"step {signal.step}"
+        evidence = f"`{signal.evidence.replace('`', chr(39))}`" if markdown else signal.evidence
+        lines.append(f"{'- ' if markdown else '  '}{signal.kind} ({step}): {evidence}")
+    return "\n".join(safe_text(line) for line in lines) + "\n"
+
+
+def grader_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ledger-tui grader",
+        description="Read every attempt's log and say what the grader cannot vouch for: "
+        "attempts that touched the grader's files, looked up the answer in the repository's "
+        "history or contradict their verdict, and those the harness failed before the agent "
+        "acted; the grader's health (tests no attempt passed, tasks that cannot separate the "
+        "groups); and each group's figures with acceptances as graded and as vouched.",
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument(
+        "--format", dest="out_format", choices=("text", "json", "md"), default="text"
+    )
+    parser.add_argument(
+        "--by", default="workflow", metavar="COL[,COL]", help="group by these columns"
+    )
+    add_load_options(parser)
+    return parser
+
+
+def run_grader(argv: Sequence[str]) -> int:
+    """`ledger-tui grader`: audit every attempt's log, print the report."""
+    args = grader_parser().parse_args(argv)
+    from tui_ledger.grader import audit_ledger
+    from tui_ledger.grader.report import grader_report, render_grader
+    from tui_ledger.load import load
+
+    check_paths(args.files)
+    ledger = load(args.files, **load_options(args))
+    by = [name.strip() for name in args.by.split(",") if name.strip()]
+    missing = [name for name in by if name not in ledger.attempts.columns]
+    if not by or missing:
+        what = f"{missing[0]!r}: no such column" if missing else "give at least one column"
+        raise UsageError(f"--by {what}; columns are: {', '.join(ledger.attempts.columns)}")
+    audit = audit_ledger(ledger, args.files)
+    report = grader_report(ledger.attempts, audit, by)
+    sys.stdout.write(render_grader(report, args.out_format))
     return 0
 
 

@@ -7,6 +7,7 @@ same words. See docs/ACCOUNTING.md for the decisions behind them.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 import polars as pl
@@ -99,9 +100,13 @@ COST_COLUMN = "cost"
 # Columns the loader adds: where the row came from, and its line there (as a person counts).
 SOURCE_COLUMN = "source"
 LINE_COLUMN = "line"
+NEVER_ACTED = "agent_never_acted"
+"""A Boolean column the grader's audit sets (`grader.Audit.apply`): the harness failed before
+the agent acted, so the attempt's 0 tokens are known, not a suspect 0 (docs/ACCOUNTING.md).
+Reserved: a file's own column of that name cannot turn its zeros into known ones."""
 # The loaded attempts' own column names: an input column of one of these names that is not
 # mapped onto it is kept under another (`load.columns.free_name`: `line_in_file`).
-RESERVED_NAMES = frozenset((*CANONICAL_ORDER, SOURCE_COLUMN, LINE_COLUMN))
+RESERVED_NAMES = frozenset((*CANONICAL_ORDER, SOURCE_COLUMN, LINE_COLUMN, NEVER_ACTED))
 
 TRUE_WORDS = frozenset({"true", "t", "yes", "y", "1", "pass", "passed", "accepted"})
 FALSE_WORDS = frozenset({"false", "f", "no", "n", "0", "fail", "failed", "rejected"})
@@ -150,3 +155,8 @@ def canonical_for(name: str) -> str | None:
         if key in aliases:
             return canonical
     return None
+
+
+def known_zeros(schema: Mapping[str, pl.DataType]) -> bool:
+    """Whether the attempts mark the 0s that are known (NEVER_ACTED)."""
+    return schema.get(NEVER_ACTED) == pl.Boolean

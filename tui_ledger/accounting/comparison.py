@@ -80,6 +80,9 @@ class Comparison:
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
     # The pairwise verdicts (`pairs.with_pairs`), once drawn: None until then.
     pairs: Pairs | None = None
+    # Which acceptances the figures count: "graded" (the verdicts as given) or "vouched" (only
+    # those the grader can vouch for: `grader.Audit.apply`); the front end that applied it says.
+    accepted: str = "graded"
 
     @property
     def has_cost(self) -> bool:

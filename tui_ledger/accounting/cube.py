@@ -49,7 +49,7 @@ from tui_ledger.accounting.ledger import (
     pooled_cells,
 )
 from tui_ledger.accounting.medians import _middle_mean, _past_float_precision
-from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN
+from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN, known_zeros
 
 CUBE_MIN_ROWS = 20_000
 """Smaller frames have no cube: a pass over their rows is quick anyway."""
@@ -254,6 +254,7 @@ def build_cube(
     codes = _key_codes(frame, rows_per_cell)
     limit = min(MAX_CELLS, max(frame.height // rows_per_cell, 1))
     with_cost = has_cost(frame)
+    cell_aggregations = _cell_aggregations(with_cost, known_zeros(frame.schema))
     tokens = pl.col("tokens")
     low, high = frame.select(tokens.min().alias("low"), tokens.max().alias("high")).row(0)
     bits = 0 if low is None else (high - low).bit_length()
@@ -263,7 +264,7 @@ def build_cube(
             cells = (
                 frame.lazy()
                 .group_by(codes.expression())
-                .agg(*[pl.col(name).first() for name in keys], *_cell_aggregations(with_cost))
+                .agg(*[pl.col(name).first() for name in keys], *cell_aggregations)
                 .sort(_CODE)
                 .with_row_index(_CELL)
                 .collect()

@@ -63,7 +63,7 @@ from tui_ledger.accounting.view_intervals import (
     interval_value_columns,
     with_view_intervals,
 )
-from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOMES, VIEWS, View
+from tui_ledger.schema import ACCEPTED, COST_COLUMN, NEVER_ACTED, OUTCOMES, VIEWS, View, known_zeros
 
 VIEW_TITLES: dict[str, str] = {"keep": "KEEP FAILURES", "drop": "DROP FAILURES"}
 VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
@@ -144,18 +144,21 @@ _RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_know
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
-def _cell_aggregations(with_cost: bool) -> tuple[pl.Expr, ...]:
+def _cell_aggregations(with_cost: bool, with_known_zeros: bool = False) -> tuple[pl.Expr, ...]:
     """Per (group, outcome) cell: the counts and sums both views are made of.
+
+    `with_known_zeros`: a 0 on an attempt marked NEVER_ACTED is no suspect 0.
 
     `mean_*` and `m2_*` (sum of squared deviations) are of spend with missing read as 0, so the
     cells combine into a group's variance exactly as one pass over its rows would (Chan et al.).
     """
     spend = _tokens.fill_null(0).cast(pl.Float64)
+    known = [~pl.col(NEVER_ACTED).fill_null(False)] if with_known_zeros else []
     several = pl.len() > 1
     aggregates = [
         pl.len().cast(pl.UInt32).alias("n"),
         _tokens.count().cast(pl.UInt32).alias("known"),
-        (_tokens == 0).sum().cast(pl.UInt32).alias("zeros"),
+        (_tokens == 0).and_(*known).sum().cast(pl.UInt32).alias("zeros"),
         # Int128: a sum of Int64 token counts can pass 2**63; it must never wrap.
         _tokens.cast(pl.Int128).sum().alias("sum_tokens"),
         spend.mean().alias("mean_tokens"),
@@ -467,19 +470,20 @@ def _aggregate(
     keys = _group_keys(by)
     frame = attempts.lazy()
     schema = frame.collect_schema()
+    known = known_zeros(schema)
     # Text keys are grouped as Categorical: each distinct text is hashed once, not every row's
     # (the groups come back as String below, so labels and order are the same).
     text = [name for name in keys if schema[name] == pl.String]
     frame = frame.select(
         pl.col(name).cast(pl.Categorical) if name in text else pl.col(name)
-        for name in read_columns(keys, with_cost)
+        for name in read_columns(keys, with_cost, known)
     )
-    cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost))
+    cells = frame.group_by([*keys, "outcome"]).agg(_cell_aggregations(with_cost, known))
     if streaming:
         # One pass at a time (two at once hold two streams' buffers); the cells also carry
         # their range of known usage, where the medians' narrowing starts.
         ranged = frame.group_by([*keys, "outcome"]).agg(
-            *_cell_aggregations(with_cost),
+            *_cell_aggregations(with_cost, known),
             _tokens.min().cast(pl.Int128).alias("__lo"),
             _tokens.max().cast(pl.Int128).alias("__hi"),
         )
@@ -509,10 +513,12 @@ def aggregate_frame(
     return sorted_by_text(raw, keys)
 
 
-def read_columns(by: Sequence[str], with_cost: bool) -> list[str]:
+def read_columns(by: Sequence[str], with_cost: bool, with_known_zeros: bool = False) -> list[str]:
     """The only columns `compare` reads of the attempts (grouped by `by`; the cost column when
-    they have one, `has_cost`): whoever hands it a part of a frame need gather no others."""
-    return list(dict.fromkeys([*by, "outcome", "tokens", *([COST_COLUMN] if with_cost else [])]))
+    they have one, `has_cost`; NEVER_ACTED where it marks known zeros, `known_zeros`): whoever
+    hands it a part of a frame need gather no others."""
+    extra = [*([COST_COLUMN] if with_cost else []), *([NEVER_ACTED] if with_known_zeros else [])]
+    return list(dict.fromkeys([*by, "outcome", "tokens", *extra]))
 
 
 def _raw_names(with_cost: bool = False) -> list[str]:

@@ -10,7 +10,7 @@ from tui_ledger.reports.pair_report import cheapest_decided, pair_line
 from tui_ledger.text.textsafe import safe_label
 from tui_ledger.text.wording import listing
 
-FAIL_ON_CONDITIONS: tuple[str, ...] = ("flip", "warnings", "not-recorded", "noise")
+FAIL_ON_CONDITIONS: tuple[str, ...] = ("flip", "warnings", "not-recorded", "noise", "tampering")
 
 
 def parse_fail_on(text: str) -> tuple[str, ...]:
@@ -24,9 +24,15 @@ def parse_fail_on(text: str) -> tuple[str, ...]:
 
 
 def conditions_met(
-    conditions: Sequence[str], comparison: Comparison, checks: Iterable[object]
+    conditions: Sequence[str],
+    comparison: Comparison,
+    checks: Iterable[object],
+    *,
+    tampered: Sequence[str] = (),
 ) -> list[str]:
-    """One line per condition that holds (empty: the gate passes)."""
+    """One line per condition that holds (empty: the gate passes). `tampered`: a line for each
+    accepted attempt the grader's audit found touching the grader or looking up the answer
+    (`grader.report.tampered_lines`)."""
     lines = []
     warnings = [check for check in checks if is_warning(check)]
     for condition in conditions:
@@ -50,4 +56,12 @@ def conditions_met(
             pair = cheapest_decided(comparison)
             if pair is not None:
                 lines.append(f"noise: the cheapest group is not decided: {pair_line(pair)}")
+        elif condition == "tampering" and tampered:
+            shown = "; ".join(tampered[:3]) + (
+                f"; and {len(tampered) - 3} more" if len(tampered) > 3 else ""
+            )
+            lines.append(
+                f"tampering: {len(tampered):,} signal(s) on accepted attempts "
+                f"(ledger-tui grader lists them): {shown}"
+            )
     return lines

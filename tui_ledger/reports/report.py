@@ -290,6 +290,7 @@ def summary_json(
     }
     document: dict[str, Any] = {
         "by": list(comparison.by),
+        "accepted": comparison.accepted,
         "views": {name: view_json(comparison, name) for name in VIEWS},
         "trap": trap,
         "hidden_tokens": comparison.hidden_tokens,

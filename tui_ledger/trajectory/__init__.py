@@ -77,6 +77,12 @@ def read_attempt(row: Mapping[str, Any]) -> Trajectory:
     return read_all(open_attempt(row))
 
 
+def reader_of(row: Mapping[str, Any]) -> str | None:
+    """The module that opens the row's logs (`READERS`' values), None when no reader does.
+    Raises TrajectoryError as `open_attempt` does (a source gone, a cluster's file)."""
+    return _reader_for(row)
+
+
 def openable(row: Mapping[str, Any], inputs: Sequence[str]) -> dict[str, Any]:
     """The row with a `source` its reader can open from here, given the inputs the ledger was
     loaded from (what both front ends hand `open_attempt`).
@@ -168,6 +174,7 @@ __all__ = [
     "openable",
     "read_all",
     "read_attempt",
+    "reader_of",
     "steps_tokens",
     "tokens_match",
 ]

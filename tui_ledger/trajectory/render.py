@@ -84,8 +84,7 @@ def trace_document(
 
     `row` is the attempt's fields in the ledger; `row_number` its 1-based position there.
     """
-    attempt: dict[str, Any] = {"row": row_number}
-    attempt.update({name: _json_value(row[name]) for name in ATTEMPT_FIELDS if name in row})
+    attempt = attempt_json(row, row_number)
     match, difference = tokens_match(trajectory.steps, _int_or_none(row.get("tokens")))
     return {
         "attempt": attempt,
@@ -104,6 +103,13 @@ def trace_document(
         "looked_for": list(trajectory.looked_for),
         "notes": list(trajectory.notes),
     }
+
+
+def attempt_json(row: Mapping[str, Any], row_number: int) -> dict[str, Any]:
+    """The attempt's row as `trace --format json` names it ("attempt"; `grader` too)."""
+    attempt: dict[str, Any] = {"row": row_number}
+    attempt.update({name: _json_value(row[name]) for name in ATTEMPT_FIELDS if name in row})
+    return attempt
 
 
 def _step_json(step: Step) -> dict[str, Any]:
