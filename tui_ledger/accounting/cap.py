@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, overload
 
 import polars as pl
 
@@ -30,7 +30,6 @@ from tui_ledger.accounting.key_order import sorted_by_text
 from tui_ledger.schema import ACCEPTED, COST_COLUMN, OUTCOME_DTYPE
 
 CapUnit = Literal["tokens", "usd"]
-Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
 
 # The outcome an accepted attempt stopped by the cap counts as.
 CUT_OUTCOME = "failed"
@@ -104,7 +103,17 @@ def needs_cost(cap: Cap | None, columns: Sequence[str]) -> str | None:
     return None
 
 
-def capped(attempts: Frame, cap: Cap | None) -> Frame:
+@overload
+def capped(attempts: pl.DataFrame, cap: Cap | None) -> pl.DataFrame: ...
+@overload
+def capped(attempts: pl.LazyFrame, cap: Cap | None) -> pl.LazyFrame: ...
+@overload
+def capped(
+    attempts: pl.DataFrame | pl.LazyFrame, cap: Cap | None
+) -> pl.DataFrame | pl.LazyFrame: ...
+
+
+def capped(attempts: pl.DataFrame | pl.LazyFrame, cap: Cap | None) -> pl.DataFrame | pl.LazyFrame:
     """The attempts as the cap would have left them: tokens min(t, c), an accepted attempt
     above the cap failed, a known cost cut in proportion. None: the attempts unchanged."""
     if cap is None:
@@ -158,3 +167,9 @@ def figures_by_group(figures: pl.DataFrame, by: Sequence[str]) -> dict[tuple[obj
     for row in figures.iter_rows(named=True):
         out[tuple(row[key] for key in keys)] = {name: row[name] for name in CAP_FIGURES}
     return out
+
+
+def kept_accepted(cap: Cap | None, accepted: pl.Expr) -> pl.Expr:
+    """The rows `accepted` picks that stay accepted under the cap (all of them without one):
+    what a DROP FAILURES table lists under a cap."""
+    return accepted if cap is None else accepted & ~_over(cap)

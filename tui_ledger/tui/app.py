@@ -289,6 +289,25 @@ class LedgerApp(LedgerShell):
         self.matched_only = not self.matched_only
         self.pipeline.recompute()
 
+    def action_budget(self) -> None:
+        """B: a cap on each attempt's spend (`1m`; empty clears); every figure follows."""
+        ledger = self.pipeline.ledger
+        if ledger is None or not self._local_only("A budget"):
+            return
+        from tui_ledger.tui.screens.cap_screen import CLEAR, CapScreen
+
+        def chosen(answer: object) -> None:
+            if answer is None:
+                return  # Esc: as it was
+            cap = None if answer == CLEAR else answer
+            if cap == self.cap:
+                return
+            self.cap = cap  # type: ignore[assignment]
+            self.show_title()
+            self.pipeline.recompute()
+
+        self.push_screen(CapScreen(self.cap, list(ledger.attempts.columns)), chosen)
+
     def _local_only(self, what: str) -> bool:
         """Whether `what` can run: on Spark, say that it is not computed there yet."""
         if not self.pipeline.on_spark:

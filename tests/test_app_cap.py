@@ -1,0 +1,113 @@
+"""The budget key `B`: a cap typed in a dialog, every figure following it, the header saying it,
+the focus block saying what it saved and lost; at 80x24."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Input, Static
+
+from tests.pilot_helpers import press, screen_text, settle
+from tui_ledger.accounting.cap import Cap, capped
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.load import load
+from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.screens.cap_screen import CapScreen
+from tui_ledger.tui.screens.screens import HelpScreen
+
+SIZE = (80, 24)
+
+# lean is dear with its failures kept (two long failures); a cap of 1,500 cuts them short.
+CSV = """workflow,task,tokens,passed
+lean,t1,1000,true
+lean,t2,9000,false
+lean,t3,9000,false
+lean,t4,2000,true
+steady,t1,1400,true
+steady,t2,1400,true
+steady,t3,1400,false
+steady,t4,1400,false
+"""
+
+
+def ledger_app(tmp_path: Path) -> tuple[LedgerApp, Path]:
+    path = tmp_path / "ledger.csv"
+    path.write_text(CSV)
+    return LedgerApp([str(path)]), path
+
+
+def header_text(app: LedgerApp) -> str:
+    return screen_text(app).splitlines()[1]
+
+
+async def type_cap(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    await press(pilot, "B")
+    assert isinstance(pilot.app.screen, CapScreen)
+    box = pilot.app.screen.query_one("#cap-input", Input)
+    box.value = ""
+    if text:
+        await pilot.press(*text)
+    await press(pilot, "enter")
+
+
+async def test_b_caps_every_figure_and_the_header_says_so(tmp_path: Path) -> None:
+    app, path = ledger_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert "CAP" not in header_text(app)
+        uncapped = app.comparison
+        assert uncapped is not None
+        await type_cap(pilot, "1.5k")
+        assert not isinstance(app.screen, CapScreen)
+        assert header_text(app).lstrip().startswith("CAP 1,500 · 8 attempts")
+        expected = compare(capped(load([str(path)]).attempts, Cap(1500)))
+        got = app.comparison
+        assert got is not None
+        for view in ("keep", "drop"):
+            for name in ("accepted", "total_tokens", "tokens_per_accepted_result", "rank"):
+                assert got.view(view)[name].to_list() == expected.view(view)[name].to_list()
+        # lean: 1,000 + 1,500 * 3 = 5,500 tokens for 1 accepted (its 2,000 one is lost).
+        assert got.keep["tokens_per_accepted_result"].to_list()[0] == 5500.0
+        assert got.keep["rank"].to_list() == [2, 1]
+        focus = str(app.query_one("#focus", Static).render())
+        assert "cap saves" in focus and "accepted lost" in focus
+        # The DROP FAILURES table lists the accepted attempts the cap leaves.
+        await press(pilot, "t")
+        assert app.table.row_count == 3
+
+
+async def test_an_empty_box_clears_the_cap_and_esc_keeps_it(tmp_path: Path) -> None:
+    app, _ = ledger_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        before = app.comparison
+        assert before is not None
+        await type_cap(pilot, "1500")
+        await press(pilot, "B", "escape")
+        assert "CAP 1,500" in header_text(app)
+        await type_cap(pilot, "")
+        assert "CAP" not in header_text(app)
+        after = app.comparison
+        assert after is not None
+        assert after.keep.equals(before.keep)
+
+
+async def test_a_bad_cap_says_why_and_stays_open(tmp_path: Path) -> None:
+    app, _ = ledger_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        for typed, says in (("0", "more than 0"), ("lots", "not a number"), ("$1", "cost")):
+            await type_cap(pilot, typed)
+            assert isinstance(app.screen, CapScreen)
+            assert says in str(app.screen.query_one("#cap-error", Static).render())
+            await press(pilot, "escape")
+        assert "CAP" not in header_text(app)
+
+
+async def test_help_lists_the_budget_key(tmp_path: Path) -> None:
+    app, _ = ledger_app(tmp_path)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await settle(pilot)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        assert "budget" in screen_text(app)
