@@ -111,3 +111,27 @@ async def test_help_lists_the_budget_key(tmp_path: Path) -> None:
         await press(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         assert "budget" in screen_text(app)
+
+
+async def test_the_chart_screen_draws_the_cap_sweep(tmp_path: Path) -> None:
+    from tui_ledger.tui.screens.audit_screens import ParetoScreen
+    from tui_ledger.tui.screens.cap_chart import CapSweepChart, CapSweepScreen
+
+    app, _ = ledger_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await press(pilot, "c")
+        assert isinstance(app.screen, ParetoScreen)
+        assert "B cap sweep" in screen_text(app)
+        await press(pilot, "B")
+        assert isinstance(app.screen, CapSweepScreen)
+        best = {row["workflow"]: row for row in app.screen._sweep.best.to_dicts()}
+        # lean: a cap of 2,000 keeps both successes: 7,000 / 2 (1,000 would give 4,000 / 1).
+        assert (best["lean"]["cap"], best["lean"]["tokens_per_accepted_result"]) == (2000, 3500.0)
+        assert (best["steady"]["cap"], best["steady"]["accepted_lost"]) == (1400, 0)
+        text = screen_text(app)
+        assert "best cap" in text and "2,000" in text and "1,400" in text
+        chart = app.screen.query_one(CapSweepChart).render().plain
+        assert chart.count("●") == 2
+        await press(pilot, "escape")
+        assert isinstance(app.screen, ParetoScreen)

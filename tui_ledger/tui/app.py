@@ -308,6 +308,19 @@ class LedgerApp(LedgerShell):
 
         self.push_screen(CapScreen(self.cap, list(ledger.attempts.columns)), chosen)
 
+    def action_cap_sweep(self) -> None:
+        """B on the Pareto chart: every token cap at once over the attempts on screen (the
+        filter's, before any budget), drawn (`cap_chart`)."""
+        snapshot = self.pipeline.snapshot
+        if snapshot is None or not self._local_only("The cap sweep"):
+            return
+        from tui_ledger.accounting.cap_sweep import cap_sweep
+        from tui_ledger.tui.screens.cap_chart import CapSweepScreen
+        from tui_ledger.tui.snapshot import through
+
+        rows = through(snapshot.matching.source, snapshot.condition)
+        self.push_screen(CapSweepScreen(cap_sweep(rows, snapshot.comparison.by)))
+
     def _local_only(self, what: str) -> bool:
         """Whether `what` can run: on Spark, say that it is not computed there yet."""
         if not self.pipeline.on_spark:
