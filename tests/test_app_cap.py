@@ -16,6 +16,7 @@ from tui_ledger.tui.screens.cap_screen import CapScreen
 from tui_ledger.tui.screens.screens import HelpScreen
 
 SIZE = (80, 24)
+DEMO = Path(__file__).resolve().parent.parent / "sample_data" / "demo.csv"
 
 # lean is dear with its failures kept (two long failures); a cap of 1,500 cuts them short.
 CSV = """workflow,task,tokens,passed
@@ -135,3 +136,30 @@ async def test_the_chart_screen_draws_the_cap_sweep(tmp_path: Path) -> None:
         assert chart.count("●") == 2
         await press(pilot, "escape")
         assert isinstance(app.screen, ParetoScreen)
+
+
+async def test_the_attempt_screen_marks_the_step_the_cap_stops() -> None:
+    from tests.pilot_helpers import wait_until
+    from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+
+    app = LedgerApp([str(DEMO)])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_cap(pilot, "5k")
+        await press(pilot, "enter")
+        screen = app.screen
+        assert isinstance(screen, AttemptScreen)
+        await wait_until(pilot, lambda: screen.ended, "the log read to its end")
+        steps = screen.steps.steps
+        running, stop = 0, None
+        for position, step in enumerate(steps):  # plainly: the first step past 5,000
+            running += step.tokens or 0
+            if running > 5000:
+                stop = position
+                break
+        assert stop is not None and any(step.tokens for step in steps)
+        assert screen.steps.stop_position() == stop
+        status = str(screen.query_one("#attempt-status", Static).render())
+        assert f"✂ the cap of 5,000 stops it at step {steps[stop].index}" in status
+        assert screen.steps._line(stop, 80)[0][0] == "✂"
+        assert screen.steps._line(max(stop - 1, 0), 80)[0][0] != "✂" or stop == 0

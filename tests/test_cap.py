@@ -201,3 +201,12 @@ def test_bad_caps_say_what_and_how(text: str, says: str) -> None:
     with pytest.raises(CapError, match=says) as raised:
         parse_cap(text)
     assert "\n" not in str(raised.value) and "1m" in str(raised.value)
+
+
+def test_stop_position_is_the_first_step_past_the_cap() -> None:
+    from tui_ledger.accounting.cap import stop_position
+
+    assert stop_position([100, 300, 300, 900], 300) == 3
+    assert stop_position([100, 300, 300, 900], 299) == 1
+    assert stop_position([100, 300], 300) is None
+    assert stop_position([], 1) is None

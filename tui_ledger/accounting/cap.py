@@ -173,3 +173,13 @@ def kept_accepted(cap: Cap | None, accepted: pl.Expr) -> pl.Expr:
     """The rows `accepted` picks that stay accepted under the cap (all of them without one):
     what a DROP FAILURES table lists under a cap."""
     return accepted if cap is None else accepted & ~_over(cap)
+
+
+def stop_position(running_totals: Sequence[int], cap: int) -> int | None:
+    """Where a token cap stops an attempt whose steps spent these running totals (log order):
+    the position of the first step whose running total passes the cap (it is cut during that
+    step), or None when the steps stay within it."""
+    from bisect import bisect_right
+
+    position = bisect_right(running_totals, cap)
+    return position if position < len(running_totals) else None

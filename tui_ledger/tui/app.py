@@ -455,7 +455,15 @@ class LedgerApp(LedgerShell):
             from tui_ledger.tui.screens.attempt_screen import AttemptScreen
 
             table = self.table
-            screen = AttemptScreen(row, table.cursor_row, table.row_count, self._walk, self.paths)
+            cap = self.cap.amount if self.cap is not None and self.cap.unit == "tokens" else None
+            screen = AttemptScreen(
+                row,
+                table.cursor_row,
+                table.row_count,
+                self._walk,
+                self.paths,
+                int(cap) if cap else None,
+            )
             self.push_screen(screen)
 
     def _walk(self, delta: int) -> tuple[dict[str, object], int, int] | None:
