@@ -163,3 +163,31 @@ async def test_the_attempt_screen_marks_the_step_the_cap_stops() -> None:
         assert f"✂ the cap of 5,000 stops it at step {steps[stop].index}" in status
         assert screen.steps._line(stop, 80)[0][0] == "✂"
         assert screen.steps._line(max(stop - 1, 0), 80)[0][0] != "✂" or stop == 0
+
+
+async def test_the_summary_export_is_the_capped_one_with_the_cap_said(tmp_path: Path) -> None:
+    import json
+
+    from tui_ledger.tui.screens.screens import ExportScreen
+
+    app, _ = ledger_app(tmp_path)
+    out = tmp_path / "summary.json"
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_cap(pilot, "1.5k")
+        await press(pilot, "e")
+        assert isinstance(app.screen, ExportScreen)
+        app.screen.query_one("#summary-path", Input).value = str(out)
+        app.screen.query_one("#attempts-path", Input).value = ""
+        await press(pilot, "enter", "enter")
+        document = json.loads(out.read_text())
+        assert document["cap"]["words"] == "1,500"
+        lean = document["views"]["keep"]["lean"]
+        assert lean["tokens_per_accepted_result"] == 5500
+        assert lean["cap"] == {
+            "tokens": 5500,
+            "attempts_cut": 3,
+            "accepted_lost": 1,
+            "tokens_saved": 15500,  # 7,500 + 7,500 + 500
+            "accepted_unknown": 0,
+        }

@@ -195,7 +195,7 @@ def capped_summary(
 
     from tui_ledger.accounting.cap import cap_figures
     from tui_ledger.accounting.cap_sweep import cap_sweep
-    from tui_ledger.reports.report import json_text, render_summary, summary_json
+    from tui_ledger.reports.report import json_text, render_summary
 
     by = list(comparison.by)
     swept = cap_sweep(uncapped, by) if sweep or svg is not None else None
@@ -219,6 +219,37 @@ def capped_summary(
             width=width,
         )
     figures = cap_figures(uncapped, cap, by)
+    return render_capped(
+        comparison,
+        cap,
+        figures,
+        fmt=fmt,
+        view=view,
+        warnings=warnings,
+        checks=checks,
+        width=width,
+        spreadsheet_safe=spreadsheet_safe,
+    )
+
+
+def render_capped(
+    comparison: Comparison,
+    cap: Cap,
+    figures: pl.DataFrame,
+    *,
+    fmt: str,
+    view: Any = None,
+    warnings: Sequence[Any] = (),
+    checks: Sequence[Any] = (),
+    width: int | None = None,
+    spreadsheet_safe: bool = False,
+) -> str:
+    """The summary of a capped comparison in `fmt` with what the cap did (`figures`:
+    `cap.cap_figures`): the JSON with `cap` blocks, the text formats headed by the cap and
+    followed by its table; CSV the capped figures alone (what `summary --cap` and the app's
+    export write)."""
+    from tui_ledger.reports.report import json_text, render_summary, summary_json
+
     if fmt == "json":
         document = summary_json(comparison, view, warnings, checks)
         return json_text(cap_json(document, comparison, cap, figures))
