@@ -170,3 +170,17 @@ def test_a_dollar_cap_with_a_flat_price(capsys: pytest.CaptureFixture[str], ledg
     assert document["cap"]["unit"] == "usd"
     for workflow, expected in plain(1000).items():
         assert document["views"]["keep"][workflow]["cap"] == expected["cap"], workflow
+
+
+def test_summary_csv_carries_the_cap_on_every_row(
+    capsys: pytest.CaptureFixture[str], ledger: Path
+) -> None:
+    code, out, _ = run(capsys, "summary", str(ledger), "--cap", "1k", "--format", "csv")
+    assert code == 0
+    rows = list(csv.DictReader(out.splitlines()))
+    assert len(rows) == 6  # three groups, two views
+    expected = plain(1000)
+    for row in rows:
+        assert (row["cap"], row["cap_unit"]) == ("1000", "tokens")
+        assert int(row["cap_tokens_saved"]) == expected[row["workflow"]]["cap"]["tokens_saved"]
+        assert int(row["cap_accepted_lost"]) == expected[row["workflow"]]["cap"]["accepted_lost"]

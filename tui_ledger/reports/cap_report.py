@@ -246,8 +246,8 @@ def render_capped(
 ) -> str:
     """The summary of a capped comparison in `fmt` with what the cap did (`figures`:
     `cap.cap_figures`): the JSON with `cap` blocks, the text formats headed by the cap and
-    followed by its table; CSV the capped figures alone (what `summary --cap` and the app's
-    export write)."""
+    followed by its table; the CSV with the cap and its figures as columns of every row (what
+    `summary --cap` and the app's export write)."""
     from tui_ledger.reports.report import json_text, render_summary, summary_json
 
     if fmt == "json":
@@ -257,7 +257,31 @@ def render_capped(
         comparison, fmt, view, warnings, checks, spreadsheet_safe=spreadsheet_safe, width=width
     )
     if fmt == "csv":
-        return text  # the capped figures; the cap's own are in the JSON
+        return _csv_with_cap(text, cap, figures, comparison.by)
     markdown = fmt == "markdown"
     head = f"**{cap_headline(cap)}**\n\n" if markdown else f"{cap_headline(cap)}\n\n"
     return head + text + "\n" + cap_text(comparison, cap, figures, markdown)
+
+
+def _csv_with_cap(text: str, cap: Cap, figures: pl.DataFrame, by: Sequence[str]) -> str:
+    """The summary's CSV with `cap` and `cap_unit` (the rule: 1000000 tokens, 2.5 usd) and
+    `cap_*` (what it did to the row's group) appended to every row. Rows are each view's
+    groups in key order, as `figures`."""
+    import csv
+
+    rows = list(csv.reader(io.StringIO(text)))
+    if not rows:
+        return text
+    names = [name for name in figures.columns if name not in by]
+    values = figures.select(names).rows()
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow([*rows[0], "cap", "cap_unit", *(f"cap_{name}" for name in names)])
+    seen: dict[str, int] = {}
+    for row in rows[1:]:
+        index = seen.get(row[0], 0)
+        seen[row[0]] = index + 1
+        extra = values[index] if index < len(values) else (None,) * len(names)
+        cells = ("" if value is None else value for value in extra)
+        writer.writerow([*row, cap.amount, cap.unit, *cells])
+    return out.getvalue()
