@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Input, Static
 
 from tests.pilot_helpers import press, screen_text, settle
@@ -191,3 +192,20 @@ async def test_the_summary_export_is_the_capped_one_with_the_cap_said(tmp_path: 
             "tokens_saved": 15500,  # 7,500 + 7,500 + 500
             "accepted_unknown": 0,
         }
+
+
+async def test_a_dollar_budget_with_prices(tmp_path: Path) -> None:
+    from tui_ledger.accounting.prices import parse_prices
+
+    path = tmp_path / "ledger.csv"
+    path.write_text(CSV)
+    # $1 per million tokens: $0.0015 is 1,500 tokens, the token test's cap.
+    app = LedgerApp([str(path)], prices=parse_prices("flat = 1"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await type_cap(pilot, "$0.0015")
+        assert "CAP $0.0015" in header_text(app)
+        got = app.comparison
+        assert got is not None
+        assert got.keep["tokens_per_accepted_result"].to_list()[0] == 5500.0
+        assert got.keep["cost_per_accepted_result"].to_list()[0] == pytest.approx(0.0055)
