@@ -184,3 +184,15 @@ def test_summary_csv_carries_the_cap_on_every_row(
         assert (row["cap"], row["cap_unit"]) == ("1000", "tokens")
         assert int(row["cap_tokens_saved"]) == expected[row["workflow"]]["cap"]["tokens_saved"]
         assert int(row["cap_accepted_lost"]) == expected[row["workflow"]]["cap"]["accepted_lost"]
+
+
+def test_one_views_json_stays_keyed_by_group_under_a_cap(
+    capsys: pytest.CaptureFixture[str], ledger: Path
+) -> None:
+    code, out, _ = run(
+        capsys, "summary", str(ledger), "--cap", "1k", "--view", "keep", "--format", "json"
+    )
+    assert code == 0
+    document = json.loads(out)
+    assert sorted(document) == ["A", "B", "C"]
+    assert document["A"]["cap"] == plain(1000)["A"]["cap"]

@@ -49,17 +49,21 @@ def _plain(value: Any) -> Any:
 def cap_json(
     document: dict[str, Any], comparison: Comparison, cap: Cap, figures: pl.DataFrame
 ) -> dict[str, Any]:
-    """The summary's JSON document with the cap: `cap` at the top (the rule, and the totals)
-    and, per group in each view, `cap: {tokens, attempts_cut, accepted_lost, tokens_saved,
-    accepted_unknown}` beside the (capped) figures."""
+    """The summary's JSON document with the cap: `cap` at the top (the rule, and the totals;
+    not in one view's document, which is keyed by group) and, per group in each view,
+    `cap: {tokens, attempts_cut, accepted_lost, tokens_saved, accepted_unknown}` beside the
+    (capped) figures."""
     per_group = _by_label(figures, comparison.by)
     totals = {
         name: _plain(figures.get_column(name).sum())
         for name in ("attempts_cut", "accepted_lost", "tokens_saved", "accepted_unknown")
     }
-    document["cap"] = {**cap.as_json(), **totals}
     views = document.get("views")
-    targets = [views[name] for name in VIEWS] if isinstance(views, dict) else [document]
+    if isinstance(views, dict):
+        document["cap"] = {**cap.as_json(), **totals}
+        targets = [views[name] for name in VIEWS]
+    else:  # one view, keyed by group: the cap is said in each group's own `cap`
+        targets = [document]
     for records in targets:
         for label, record in records.items():
             if isinstance(record, dict) and label in per_group:
