@@ -6,8 +6,6 @@ and a legend with the best cap, its figure and the accepted results it keeps and
 from __future__ import annotations
 
 import itertools
-import math
-from collections.abc import Sequence
 from typing import ClassVar
 
 from rich.console import Group
@@ -21,36 +19,15 @@ from textual.widgets import Label, Static
 
 from tui_ledger.accounting.cap_sweep import Sweep
 from tui_ledger.accounting.comparison import group_labels
-from tui_ledger.exports.pareto_svg import log_axis_bounds
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import MISSING, format_compact, format_count, format_tokens
-from tui_ledger.tui.screens.audit_screens import BrailleCanvas
+from tui_ledger.tui.screens.audit_screens import BrailleCanvas, XAxis
 from tui_ledger.tui.screens.screens import _Dialog
 from tui_ledger.tui.theme import KEY_STYLE, MUTED, SERIES
 
 LEGEND_LIMIT = 6
 """Groups the legend lists (the chart draws every group; 80x24 holds this many rows)."""
 LEGEND_NAME = 24
-
-
-class _Scale:
-    """A value -> a share of an axis, 0 to 1: log10 when the values span more than 20x."""
-
-    def __init__(self, values: Sequence[float]) -> None:
-        bounds = log_axis_bounds(values)
-        self.log = bounds is not None
-        if bounds is not None:
-            self.low, self.high = bounds
-        else:
-            self.low, self.high = 0.0, (max(values, default=1.0) * 1.06) or 1.0
-
-    def share(self, value: float) -> float:
-        if self.log:
-            value = max(value, self.low)
-            return (math.log10(value) - math.log10(self.low)) / (
-                math.log10(self.high) - math.log10(self.low)
-            )
-        return (value - self.low) / (self.high - self.low)
 
 
 class CapSweepChart(Widget):
@@ -77,8 +54,8 @@ class CapSweepChart(Widget):
         plot_width, plot_height = max(10, width - left - 1), max(3, height - 2)
         canvas = BrailleCanvas(plot_width, plot_height)
         figures = [value for points in self.curves.values() for _, value in points] or [1.0]
-        x = _Scale([float(cap) for cap in self.sweep.caps] or [1.0])
-        y = _Scale(figures)
+        x = XAxis([float(cap) for cap in self.sweep.caps] or [1.0])
+        y = XAxis(figures)
         dots_x, dots_y = plot_width * 2 - 1, plot_height * 4 - 1
 
         def at(cap: float, value: float) -> tuple[float, float]:
