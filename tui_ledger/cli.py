@@ -22,11 +22,13 @@ from tui_ledger.allocator import use_fewer_arenas
 from tui_ledger.cli_options import (
     UsageError,
     add_accepted_option,
+    add_cap_options,
     add_load_options,
     add_price_options,
     add_query_options,
     add_spark_option,
     add_watch_option,
+    cap_from_args,
     check_paths,
     demo_path,
     load_options,
@@ -106,6 +108,7 @@ def _summary_parser() -> argparse.ArgumentParser:
     add_accepted_option(parser)
     add_watch_option(parser)
     add_query_options(parser)
+    add_cap_options(parser, sweep=True)
     add_load_options(parser)
     add_price_options(parser)
     add_spark_option(parser)
@@ -131,6 +134,7 @@ def _check_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed of the pairs")
     add_accepted_option(parser)
     add_query_options(parser)
+    add_cap_options(parser)
     add_load_options(parser)
     add_price_options(parser)
     add_spark_option(parser)
@@ -195,6 +199,8 @@ class _Prepared:
     warnings: list[Finding]
     streamed: bool = False  # too large for memory: summarised in bounded memory
     audit: Any = None  # the grader's audit (grader.Audit), when --accepted vouched ran it
+    cap: Any = None  # --cap (accounting.cap.Cap): `attempts` are the capped ones
+    uncapped: Any = None  # the attempts before the cap (what the cap figures and sweep read)
 
 
 def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
@@ -213,7 +219,7 @@ def _prepare(args: argparse.Namespace, ledger: Any = None) -> _Prepared:
     if args.matched_tasks:
         attempts, notice = _matched_only(attempts, by)
         warnings.append(notice)
-    return _Prepared(ledger.report, attempts, by, table, warnings, audit=audit)
+    return _capped(_Prepared(ledger.report, attempts, by, table, warnings, audit=audit), args)
 
 
 def _accepted(args: argparse.Namespace, ledger: Any) -> tuple[Any, list[Finding], Any]:
@@ -227,6 +233,18 @@ def _accepted(args: argparse.Namespace, ledger: Any) -> tuple[Any, list[Finding]
     if args.accepted == "graded":
         return ledger.attempts, [], audit
     return audit.apply(ledger.attempts, "vouched"), [vouched_notice(audit)], audit
+
+
+def _capped(prepared: _Prepared, args: argparse.Namespace) -> _Prepared:
+    """The prepared attempts under `--cap` (the root: every figure read from them is the
+    capped one), the uncapped ones kept beside them."""
+    from tui_ledger.accounting.cap import capped
+
+    cap = cap_from_args(args, prepared.attempts.collect_schema().names())
+    prepared.uncapped = prepared.attempts
+    if cap is not None:
+        prepared.cap, prepared.attempts = cap, capped(prepared.attempts, cap)
+    return prepared
 
 
 def _prepare_summary(args: argparse.Namespace) -> _Prepared:
@@ -277,7 +295,8 @@ def _prepare_streamed(args: argparse.Namespace, why: str) -> _Prepared:
         "checks were not run, since they need every attempt in memory.",
         report.rows,
     )
-    return _Prepared(report, attempts, by, None, [*report.warnings, notice], streamed=True)
+    prepared = _Prepared(report, attempts, by, None, [*report.warnings, notice], streamed=True)
+    return _capped(prepared, args)
 
 
 def _matched_only(attempts: Any, by: list[str]) -> tuple[Any, Notice]:
@@ -295,6 +314,8 @@ def run_summary(argv: Sequence[str]) -> int:
     again, as the files grow)."""
     args = parse_arguments(_summary_parser(), argv)
     url = spark_url(args)
+    if url is not None and (args.cap or args.cap_sweep or args.cap_svg):
+        raise UsageError("--cap, --cap-sweep and --cap-svg are not available with --spark yet")
     if url is not None:
         # The validation pass runs in the figures' query (`_spark_summary`).
         return _on_spark(args, url, _spark_summary, validate=False)
@@ -359,15 +380,32 @@ def _summary_text(
             prepared.report,
             warnings=prepared.warnings[len(prepared.report.warnings) :],
         )
-    text = render_summary(
-        comparison,
-        args.out_format,
-        view,
-        warnings=prepared.warnings,
-        checks=checks,
-        width=_terminal_width() if args.out_format == "table" else None,
-        spreadsheet_safe=not args.csv_raw,
-    )
+    if engine is None and (prepared.cap is not None or args.cap_sweep or args.cap_svg):
+        from tui_ledger.reports.cap_report import capped_summary
+
+        text = capped_summary(
+            comparison,
+            prepared.cap,
+            prepared.uncapped,
+            fmt=args.out_format,
+            view=view,
+            warnings=prepared.warnings,
+            checks=checks,
+            width=_terminal_width() if args.out_format == "table" else None,
+            spreadsheet_safe=not args.csv_raw,
+            sweep=args.cap_sweep,
+            svg=(args.cap_svg, overwrite_chart, args.files) if args.cap_svg else None,
+        )
+    else:
+        text = render_summary(
+            comparison,
+            args.out_format,
+            view,
+            warnings=prepared.warnings,
+            checks=checks,
+            width=_terminal_width() if args.out_format == "table" else None,
+            spreadsheet_safe=not args.csv_raw,
+        )
     if args.pareto_svg:
         from tui_ledger.exports.export_files import write_text_atomic
         from tui_ledger.exports.pareto_svg import pareto_svg
@@ -482,6 +520,8 @@ def run_check(argv: Sequence[str]) -> int:
             raise UsageError(str(error)) from None
     url = spark_url(args)
     if url is not None:
+        if args.cap:
+            raise UsageError("--cap is not available with --spark yet; run check locally")
         if conditions:
             raise UsageError("--fail-on is not available with --spark yet; run check locally")
         return _on_spark(args, url, _spark_check)
@@ -503,6 +543,10 @@ def run_check(argv: Sequence[str]) -> int:
             f"{plural(groups, 'group')} (by {', '.join(prepared.by)}):"
         )
     )
+    if prepared.cap is not None:
+        from tui_ledger.reports.cap_report import cap_headline
+
+        print(safe_text(cap_headline(prepared.cap)))
     extra = prepared.warnings[len(prepared.report.warnings) :]
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
     for line in check_lines(checks, prepared.report.units):

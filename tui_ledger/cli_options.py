@@ -307,6 +307,50 @@ def add_accepted_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_cap_options(parser: argparse.ArgumentParser, *, sweep: bool = False) -> None:
+    """`--cap N` (a stopping rule replayed: `accounting/cap.py`); for `summary` (`sweep`) also
+    `--cap-sweep` and `--cap-svg OUT.svg`."""
+    parser.add_argument(
+        "--cap",
+        metavar="N",
+        help="replay a hard cap on each attempt's spend: N tokens (1m, 250k, 1,000,000, 1e6) "
+        "or $N with prices ($2.50); every figure is then the capped one",
+    )
+    if not sweep:
+        return
+    parser.add_argument(
+        "--cap-sweep",
+        action="store_true",
+        help="print, per group, the best token cap and tokens per accepted result against "
+        "the cap (JSON with --format json)",
+    )
+    parser.add_argument(
+        "--cap-svg",
+        metavar="OUT.svg",
+        help="also write a chart of tokens per accepted result against the token cap, one "
+        "line per group, the best cap marked (--force replaces it)",
+    )
+
+
+def cap_from_args(args: argparse.Namespace, columns: Sequence[str]) -> Any:
+    """The `--cap` asked for (an `accounting.cap.Cap`), or None; UsageError for a cap that
+    cannot be read or replayed (a dollar cap without prices)."""
+    text = getattr(args, "cap", None)
+    if text is None:
+        return None
+    from tui_ledger.accounting.cap import needs_cost
+    from tui_ledger.filtering.cap_value import CapError, parse_cap
+
+    try:
+        cap = parse_cap(text)
+    except CapError as error:
+        raise UsageError(f"--{error}") from None
+    problem = needs_cost(cap, columns)
+    if problem is not None:
+        raise UsageError(f"--cap {text!r}: {problem}")
+    return cap
+
+
 def load_options(args: argparse.Namespace) -> dict[str, Any]:
     """The `load.load` keyword arguments the command line asks for (`imports` only when an
     importer or outcomes option is given)."""

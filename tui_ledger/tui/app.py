@@ -289,6 +289,38 @@ class LedgerApp(LedgerShell):
         self.matched_only = not self.matched_only
         self.pipeline.recompute()
 
+    def action_budget(self) -> None:
+        """B: a cap on each attempt's spend (`1m`; empty clears); every figure follows."""
+        ledger = self.pipeline.ledger
+        if ledger is None or not self._local_only("A budget"):
+            return
+        from tui_ledger.tui.screens.cap_screen import CLEAR, CapScreen
+
+        def chosen(answer: object) -> None:
+            if answer is None:
+                return  # Esc: as it was
+            cap = None if answer == CLEAR else answer
+            if cap == self.cap:
+                return
+            self.cap = cap  # type: ignore[assignment]
+            self.show_title()
+            self.pipeline.recompute()
+
+        self.push_screen(CapScreen(self.cap, list(ledger.attempts.columns)), chosen)
+
+    def action_cap_sweep(self) -> None:
+        """B on the Pareto chart: every token cap at once over the attempts on screen (the
+        filter's, before any budget), drawn (`cap_chart`)."""
+        snapshot = self.pipeline.snapshot
+        if snapshot is None or not self._local_only("The cap sweep"):
+            return
+        from tui_ledger.accounting.cap_sweep import cap_sweep
+        from tui_ledger.tui.screens.cap_chart import CapSweepScreen
+        from tui_ledger.tui.snapshot import through
+
+        rows = through(snapshot.matching.source, snapshot.condition)
+        self.push_screen(CapSweepScreen(cap_sweep(rows, snapshot.comparison.by)))
+
     def _local_only(self, what: str) -> bool:
         """Whether `what` can run: on Spark, say that it is not computed there yet."""
         if not self.pipeline.on_spark:
@@ -423,7 +455,15 @@ class LedgerApp(LedgerShell):
             from tui_ledger.tui.screens.attempt_screen import AttemptScreen
 
             table = self.table
-            screen = AttemptScreen(row, table.cursor_row, table.row_count, self._walk, self.paths)
+            cap = self.cap.amount if self.cap is not None and self.cap.unit == "tokens" else None
+            screen = AttemptScreen(
+                row,
+                table.cursor_row,
+                table.row_count,
+                self._walk,
+                self.paths,
+                int(cap) if cap else None,
+            )
             self.push_screen(screen)
 
     def _walk(self, delta: int) -> tuple[dict[str, object], int, int] | None:

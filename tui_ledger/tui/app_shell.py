@@ -40,6 +40,7 @@ from tui_ledger.tui.snapshot import Request, Timings
 from tui_ledger.tui.theme import LEDGER_THEME
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
+from tui_ledger.tui.widgets.cap_lines import cap_by_label
 from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
 from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
@@ -47,6 +48,7 @@ from tui_ledger.tui.widgets.summary_pane import SummaryPane
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
 if TYPE_CHECKING:
+    from tui_ledger.accounting.cap import Cap
     from tui_ledger.accounting.checks import Check
     from tui_ledger.accounting.prices import PriceTable
     from tui_ledger.findings import Finding
@@ -79,6 +81,8 @@ class LedgerShell(App[int]):
     summary; `headline` is the one shown (tokens when there are no cost figures)."""
     matched_only: var[bool] = var(False, init=False)
     """Whether only the tasks every group attempted are compared (the header says so)."""
+    cap: Cap | None = None
+    """The budget (`B`): every figure is as if each attempt had stopped at it (header: CAP)."""
 
     def __init__(
         self,
@@ -401,7 +405,13 @@ class LedgerShell(App[int]):
         """The settings a recompute computes with, as they are now (`Inputs.settings`)."""
         bar = self._filter_bar
         return Request(
-            bar.expression, self._by, self._sort, self.matched_only, self.view, text=bar.text
+            bar.expression,
+            self._by,
+            self._sort,
+            self.matched_only,
+            self.view,
+            text=bar.text,
+            cap=self.cap,
         )
 
     def ledger_changed(self) -> None:
@@ -507,6 +517,7 @@ class LedgerShell(App[int]):
         snapshot = self.pipeline.snapshot
         if snapshot is None:
             return
+        self.summary.cap_figures = cap_by_label(snapshot.cap_figures, snapshot.comparison.by)
         self.summary.show(
             snapshot.comparison,
             self._focus_label,
@@ -543,6 +554,7 @@ class LedgerShell(App[int]):
             matched_only=self.matched_only,
             loading=loading,
             reload_failed=pipeline.reload_error is not None,
+            cap=None if self.cap is None else self.cap.words,
         )
         self._header.show(title_text(self.paths, self.demo), counts)
         self._asked_to_draw()

@@ -333,6 +333,15 @@ COMMANDS: tuple[Command, ...] = (
         title=_matched_title,
     ),
     Command(
+        "budget",
+        "B",
+        "budget",
+        "A budget: stop every attempt at N tokens (1m, Enter; empty clears; $2.50 with "
+        "prices); every figure follows, the header says CAP.",
+        VIEW,
+        title=lambda _: "Budget: replay a cap on each attempt's tokens",
+    ),
+    Command(
         "per_task",
         "p",
         "per task",

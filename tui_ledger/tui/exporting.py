@@ -128,14 +128,27 @@ def _write_exports(
     try:
         if request.summary_path:
             fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
-            text = render_summary(
-                snapshot.comparison,
-                fmt,
-                view=None,
-                warnings=warnings,
-                checks=checks,
-                spreadsheet_safe=not request.raw,
-            )
+            if snapshot.cap is not None and snapshot.cap_figures is not None:
+                from tui_ledger.reports.cap_report import render_capped
+
+                text = render_capped(
+                    snapshot.comparison,
+                    snapshot.cap,
+                    snapshot.cap_figures,
+                    fmt=fmt,
+                    warnings=warnings,
+                    checks=list(checks),
+                    spreadsheet_safe=not request.raw,
+                )
+            else:
+                text = render_summary(
+                    snapshot.comparison,
+                    fmt,
+                    view=None,
+                    warnings=warnings,
+                    checks=checks,
+                    spreadsheet_safe=not request.raw,
+                )
             write_text_atomic(request.summary_path, text, overwrite=overwrite, protected=protected)
             written.append(request.summary_path)
         if request.attempts_path:

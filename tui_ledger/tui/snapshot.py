@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import polars as pl
 
+from tui_ledger.accounting.cap import Cap, cap_figures, capped, kept_accepted
 from tui_ledger.accounting.cube import cube_for
 from tui_ledger.accounting.ledger import Comparison, View, compare, counted, has_cost, read_columns
 from tui_ledger.accounting.rows import Rows, matching_rows, narrowed_rows, sorted_rows
@@ -51,6 +52,8 @@ class Snapshot:
     notice: Notice | None = None  # set when matched tasks only is on
     condition: pl.Expr | None = None  # picks `matching` from the frame (None: every attempt)
     tasks: int = 0  # matched tasks only: how many tasks every group attempted
+    cap: Cap | None = None  # the budget (`B`): the figures are those of the capped attempts
+    cap_figures: pl.DataFrame | None = None  # what the cap did per group (`cap.cap_figures`)
 
     @functools.cached_property
     def drop_rows(self) -> Rows:
@@ -58,7 +61,7 @@ class Snapshot:
         (`Rows.picked`): a screen of them costs its rows, not a pass over every one. How many
         they are is the DROP FAILURES view's count, over the same rows (`matching`)."""
         accepted = self.comparison.drop.get_column("attempts").cast(pl.Int64).sum()
-        return self.ordered.picked(counted("drop"), int(accepted))
+        return self.ordered.picked(kept_accepted(self.cap, counted("drop")), int(accepted))
 
     def frame(self, view: View) -> Rows:
         """The rows the table shows in a view."""
@@ -75,8 +78,9 @@ class Snapshot:
 
     def lazy(self) -> pl.LazyFrame:
         """The matching attempts as a filter of the one frame, for a query that counts them
-        (only the columns it reads are filtered, a morsel at a time)."""
-        return through(self.matching.source, self.condition)
+        (only the columns it reads are filtered, a morsel at a time); under a cap, as the cap
+        leaves them (`cap.capped`), so intervals, pairs and checks follow the capped figures."""
+        return capped(through(self.matching.source, self.condition), self.cap)
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class Request:
     matched_only: bool
     view: View
     text: str = ""  # the filter as typed (what the Spark pipeline sends to the server)
+    cap: Cap | None = None  # the budget (`B`): every figure is the capped one
 
 
 def compute_snapshot(
@@ -117,6 +122,13 @@ def compute_snapshot(
     as far as they are read (`Rows.picked`: the table's first page, and their count is the
     figures'); a sort picks them all.
     """
+    # Figures of another cap (or none) are never these: not reused, not remembered.
+    if previous is not None and previous.cap != request.cap:
+        previous = None
+    if shown is not None and shown.cap != request.cap:
+        shown = None
+    if request.cap is not None:
+        return _capped_snapshot(generation, attempts, request, previous, superseded)
     started = time.perf_counter()
     notice = previous.notice if previous is not None else None
     tasks = previous.tasks if previous is not None else 0
@@ -204,6 +216,56 @@ def compute_snapshot(
         # The rows the table will show first, picked here, not on screen.
         _ = snapshot.drop_rows.head(FIRST_ROWS)
     return snapshot
+
+
+def _capped_snapshot(
+    generation: int,
+    attempts: pl.DataFrame,
+    request: Request,
+    previous: Snapshot | None,
+    superseded: threading.Event,
+) -> Snapshot | None:
+    """`compute_snapshot` under a cap: the rows as usual, the comparison of the capped
+    attempts (never the cube's, nor a recent uncapped one), and what the cap did per group."""
+    started = time.perf_counter()
+    cap = request.cap
+    where, by = request.expression, request.by
+    notice = previous.notice if previous is not None else None
+    tasks = previous.tasks if previous is not None else 0
+    if previous is not None and where is previous.condition:
+        matching, comparison = previous.matching, previous.comparison  # a new sort only
+        figures = previous.cap_figures
+    else:
+        if request.matched_only:
+            from tui_ledger.accounting.matched import matched_tasks_where
+
+            matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
+            where = matched if where is None else where & matched
+        matching = matching_rows(attempts, where)
+        if superseded.is_set():
+            return None
+        rows = _figures_input(attempts, matching, where, by)
+        comparison = compare(capped(rows, cap), by, intervals="delta")
+        _ = comparison.labels  # made here rather than on the screen's thread
+        figures = None if cap is None else cap_figures(rows, cap, by)
+    if superseded.is_set():
+        return None
+    ordered = matching
+    if request.sort is not None:
+        column, descending = request.sort
+        ordered = sorted_rows(matching, column, descending=descending)
+    return Snapshot(
+        generation,
+        matching,
+        ordered,
+        comparison,
+        time.perf_counter() - started,
+        notice,
+        where,
+        tasks,
+        cap,
+        figures,
+    )
 
 
 FIRST_ROWS = 200

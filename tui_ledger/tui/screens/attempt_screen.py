@@ -332,10 +332,13 @@ class AttemptScreen(Screen[None]):
         count: int,
         walk: Walk,
         inputs: Sequence[str] = (),
+        cap: int | None = None,
     ) -> None:
         """`row`: the attempt's fields, at `position` of the `count` rows of the ledger's view;
-        `inputs`: the paths the ledger was loaded from (its sources are named below them)."""
+        `inputs`: the paths the ledger was loaded from (its sources are named below them);
+        `cap`: the token budget on (`B`), whose stopping step is marked."""
         super().__init__()
+        self._cap = cap
         self.row: dict[str, Any] = dict(row)
         self._inputs = list(inputs)
         self.position = position
@@ -401,6 +404,7 @@ class AttemptScreen(Screen[None]):
         self._search.display = False
         tokens = self.row.get("tokens")
         self.steps.reset(tokens if isinstance(tokens, int) and tokens > 0 else None)
+        self.steps.cap = self._cap
         self.steps.display = True
         self.query_one("#attempt-fields").remove_children()
         self.query_one("#attempt-fields").display = False
@@ -546,6 +550,10 @@ class AttemptScreen(Screen[None]):
                 status.append(f" · {plural(errors, 'error')} (e)", style=DROP)
             if table.costliest_first:
                 status.append(" · costliest first (c: the log's order)", style=MUTED)
+            stop = table.stop_position()
+            if stop is not None and self._cap is not None:
+                index = table.steps[stop].index
+                status.append(f" · ✂ the cap of {self._cap:,} stops it at step {index}", style=DROP)
         if self.query_text:
             said = f"{self._matches:,} match{'es' if self._matches != 1 else ''}"
             status.append(f" · {said} for ", style=MUTED)

@@ -615,6 +615,7 @@ class ParetoScreen(_Dialog):
         Binding("escape,q,c", "close", "back", show=False),
         Binding("s", "save", "save SVG", show=False),
         Binding("dollar_sign", "toggle_metric", "tokens ⇄ cost", show=False),
+        Binding("B", "app.cap_sweep", "cap sweep", show=False),
     ]
     LEGEND_LIMIT = 24
 
@@ -644,9 +645,7 @@ class ParetoScreen(_Dialog):
         points = pareto_points(self._comparison, self._metric)
         labels = self._comparison.labels
         chart = ParetoChart(points, labels, self._metric)
-        hints = [
-            ("s", " save as SVG · "),
-        ]
+        hints = [("s", " save as SVG · "), ("B", " cap sweep · ")]
         if self._comparison.has_cost:
             hints.append(("$", " tokens ⇄ cost · "))
         hints.append(("Esc", " back"))

@@ -162,10 +162,14 @@ def counts_text(
     matched_only: bool,
     loading: tuple[float, int] | None,
     reload_failed: bool,
+    cap: str | None = None,
 ) -> Text:
     """`1,204 attempts · 4 workflows · grouped by model · priced ...`: what is loaded (`attempts`
     None: nothing yet), and a load under way (`loading`: seconds so far, bytes) or failed."""
     counts = Text(no_wrap=True, overflow="ellipsis")
+    if cap is not None:  # first, so no width hides it: every figure is the capped one
+        counts.append(f"CAP {cap}", style=f"bold {KEY_STYLE}")
+        counts.append(" · ", style=LABEL_STYLE)
     if attempts is not None:
         counts.append(plural(attempts, "attempt"))
         if workflows is not None:

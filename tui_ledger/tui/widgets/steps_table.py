@@ -25,6 +25,7 @@ from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
 
+from tui_ledger.accounting.cap import stop_position
 from tui_ledger.text.numbers import MISSING, format_tokens
 from tui_ledger.text.textsafe import safe_cell
 from tui_ledger.trajectory import Step
@@ -125,6 +126,9 @@ class StepsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         """How many steps failed."""
         self._scale: int | None = None  # the attempt's tokens in the ledger
         self._marked: Callable[[Step], bool] | None = None
+        self.cap: int | None = None
+        """A token budget (the app's `B`): the step where it would have stopped the attempt
+        is marked ✂ (`stop_position`)."""
         self._cache: dict[tuple[object, ...], Strip] = {}
         self._generation = 0
 
@@ -180,6 +184,13 @@ class StepsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     def running_total(self, position: int) -> int:
         """The tokens of the steps up to the one at `position` (log order), 0 before any."""
         return self._totals[position] if self._totals else 0
+
+    def stop_position(self) -> int | None:
+        """The position (log order) of the step during which the budget would have stopped
+        the attempt; None without a budget, without tokens per step, or within it."""
+        if self.cap is None or not self._recorded:
+            return None
+        return stop_position(self._totals, self.cap)
 
     def recorded_total(self) -> int | None:
         """The tokens of every step read so far; None while no step records any."""
@@ -258,8 +269,11 @@ class StepsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         step = self.step_at(row)
         position = self._order[row] if self._order is not None else row
         marked = self._marked is not None and self._marked(step)
+        stopped = self.cap is not None and position == self.stop_position()
         cells: list[tuple[str, Style]] = [
-            (("•" if marked else " "), Style(color=ACCENT, bold=True)),
+            ("✂", Style(color=DROP, bold=True))
+            if stopped
+            else (("•" if marked else " "), Style(color=ACCENT, bold=True)),
             (str(step.index).rjust(number) + " ", Style(color=MUTED)),
             # A sub-agent's step (Claude Code's) is marked ↳; its name is in the step's title.
             (

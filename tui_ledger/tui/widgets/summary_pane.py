@@ -26,8 +26,10 @@ from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import listing, plural
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.tui.widgets.bars import Bars
+from tui_ledger.tui.widgets.cap_lines import CapByLabel, cap_lines
 from tui_ledger.tui.widgets.groups_table import GroupsTable
 from tui_ledger.tui.widgets.summary_text import (
+    FOCUS_LABEL_WIDTH,
     FOCUS_NAME_WIDTH,
     MAX_TABLE_GROUPS,
     TOKENS,
@@ -110,6 +112,8 @@ class SummaryPane(VerticalScroll, can_focus=False):
         # place of every figure (`show_progress`).
         self._progress: str | None = None
         self._pairs_coming = False  # the comparison's pairwise verdicts are being drawn
+        self.cap_figures: CapByLabel | None = None
+        """What the budget (`B`) did per group, by label; None without one."""
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -269,9 +273,10 @@ class SummaryPane(VerticalScroll, can_focus=False):
                 (safe_text(" · ".join(comparison.by)) + ": ", LABEL_STYLE), (whole, "bold")
             )
         )
-        focus.update(
-            focus_block(comparison, index, shown, self._columns, self.view, self._table_width())
-        )
+        block = focus_block(comparison, index, shown, self._columns, self.view, self._table_width())
+        if self.cap_figures is not None:
+            block.append_text(cap_lines(self.cap_figures.get(label), FOCUS_LABEL_WIDTH))
+        focus.update(block)
         table = self.groups_table
         if index < table.row_count and table.cursor_row != index and not table.has_focus:
             table.move_cursor(index)
