@@ -252,7 +252,7 @@ def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
     """One view as an object keyed by group: the article script's key names and more."""
     frame = comparison.view(view)
     records = {
-        label: _group_record(row, comparison.by)
+        label: _group_record(row, comparison.key_columns)
         for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
     }
     if comparison.pairs is not None:
@@ -284,7 +284,9 @@ def summary_json(
 
     trap = {
         label: {
-            name: json_number(value) for name, value in row.items() if name not in comparison.by
+            name: json_number(value)
+            for name, value in row.items()
+            if name not in comparison.key_columns
         }
         for label, row in zip(comparison.labels, comparison.trap.iter_rows(named=True), strict=True)
     }
@@ -642,21 +644,26 @@ def _csv_text(
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     frame = comparison.keep
-    metric_names = [name for name in frame.columns if name not in comparison.by]
+    metric_names = [name for name in frame.columns if name not in comparison.key_columns]
+    # A key the accounting also names a column of (`passed`) is headed `by_passed`.
+    headers = [
+        key if key == column else f"by_{key}"
+        for key, column in zip(comparison.by, comparison.key_columns, strict=True)
+    ]
 
     def label(value: Any) -> Any:
         # Group keys and column names are the file's text, printed where a terminal reads.
         text = safe_text(_csv_value(value))
         return neutralise_text(text) if spreadsheet_safe else text
 
-    writer.writerow(["view", *(label(key) for key in comparison.by), *metric_names])
+    writer.writerow(["view", *(label(key) for key in headers), *metric_names])
     for view in views:
         for row in comparison.view(view).iter_rows(named=True):
             row["tokens_per_accepted_result"] = exact_per_accepted(row)
             writer.writerow(
                 [
                     view,
-                    *(label(row[key]) for key in comparison.by),
+                    *(label(row[key]) for key in comparison.key_columns),
                     *(_csv_value(row[name]) for name in metric_names),
                 ]
             )

@@ -1,0 +1,108 @@
+"""Issue 53, the core and headless half: what a new user's hour with the commands found.
+
+Grouping by a column the accounting also derives, ranks of groups with no figure, an empty
+selection, one warnings list, written ledgers that keep their trajectories, and the wording.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import polars as pl
+import pytest
+from textual.widgets import SelectionList
+
+from tests.pilot_helpers import press, settle, wait_until
+from tui_ledger.accounting.ledger import compare
+from tui_ledger.cli import main
+from tui_ledger.load import load
+from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
+
+SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
+RUNS = SAMPLE / "runs.csv"
+DEMO = SAMPLE / "demo.csv"
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        code = main(list(argv))
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+# --------------------------------------------------------------------------- item 2: --by
+
+
+@pytest.mark.parametrize("fmt", ["table", "json", "csv", "markdown"])
+@pytest.mark.parametrize(
+    ("path", "by"),
+    [(DEMO, "outcome"), (DEMO, "tokens"), (RUNS, "passed"), (DEMO, "outcome,workflow")],
+)
+def test_summary_groups_by_a_column_the_accounting_derives(
+    capsys: pytest.CaptureFixture[str], path: Path, by: str, fmt: str
+) -> None:
+    code, out, err = run(capsys, "summary", str(path), "--by", by, "--format", fmt)
+    assert code == 0, err
+    assert "Traceback" not in err and "DuplicateError" not in err
+    if fmt == "json":
+        assert json.loads(out)["by"] == by.split(",")
+
+
+def test_groups_by_outcome_and_passed_count_what_they_should() -> None:
+    ledger = load([DEMO])
+    comparison = compare(ledger.attempts, ["outcome"], intervals="none")
+    assert comparison.by == ("outcome",)
+    counts = dict(zip(comparison.labels, comparison.keep["attempts"].to_list(), strict=True))
+    expected = ledger.attempts.group_by("outcome").len()
+    assert counts == {str(o): n for o, n in expected.iter_rows()}
+    # The passed group accepted every attempt; the others none.
+    accepted = dict(zip(comparison.labels, comparison.keep["accepted"].to_list(), strict=True))
+    assert accepted["passed"] == counts["passed"] and accepted["failed"] == 0
+    runs = compare(load([RUNS]).attempts, ["passed"], intervals="none")
+    assert runs.labels == ["false", "true"]
+    # `passed` the key and `passed` the view's count of passed attempts are two columns.
+    assert runs.keep["passed"].to_list() == [0, 4]
+
+
+def test_groups_by_tokens_are_one_group_a_value() -> None:
+    attempts = pl.DataFrame(
+        {
+            "workflow": ["a", "a", "b", "b"],
+            "outcome": ["passed", "failed", "passed", "passed"],
+            "tokens": [10, 10, 20, None],
+        },
+        schema_overrides={"outcome": load([RUNS]).attempts.schema["outcome"]},
+    )
+    comparison = compare(attempts, ["tokens"], intervals="none")
+    assert comparison.labels == ["10", "20", "—"]
+    assert comparison.keep["attempts"].to_list() == [2, 1, 1]
+
+
+def test_check_groups_by_outcome(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "check", str(DEMO), "--by", "outcome")
+    assert code == 0, err
+    assert "in 5 groups (by outcome)" in out
+
+
+async def test_the_app_groups_by_outcome_and_then_still_filters() -> None:
+    app = LedgerApp([str(DEMO)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await press(pilot, "b")
+        choices = app.screen.query_one(SelectionList)
+        names = [choices.get_option_at_index(i).value for i in range(choices.option_count)]
+        # workflow off, outcome on
+        await press(pilot, *["down"] * names.index("workflow"), "space")
+        await press(pilot, *["up"] * names.index("workflow"), *["down"] * names.index("outcome"))
+        await press(pilot, "space", "enter")
+        assert app.by == ("outcome",)
+        table = app.query_one(SummaryPane).groups_table
+        await wait_until(pilot, lambda: table.row_count == 5, "five outcome groups")
+        await press(pilot, "slash", *"lean")
+        await wait_until(
+            pilot, lambda: app.table.row_count == 90, "the filter keeps lean-loop's 90 attempts"
+        )
