@@ -17,6 +17,7 @@ from tests.pilot_helpers import press, settle, wait_until
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
 from tui_ledger.load import load
+from tui_ledger.text.wording import NO_ATTEMPTS_MATCH
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
@@ -106,3 +107,61 @@ async def test_the_app_groups_by_outcome_and_then_still_filters() -> None:
         await wait_until(
             pilot, lambda: app.table.row_count == 90, "the filter keeps lean-loop's 90 attempts"
         )
+
+
+# --------------------------------------------------------------------------- item 3: ranks
+
+
+def test_groups_with_no_accepted_attempt_anywhere_are_not_ranked(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "summary", str(DEMO), "--where", "failed", "--format", "json")
+    assert code == 0
+    for view in ("keep", "drop"):
+        for record in json.loads(out)["views"][view].values():
+            assert record["tokens_per_accepted_result"] is None
+            assert (record["rank"], record["rank_best"], record["rank_worst"]) == (None,) * 3
+    _, table, _ = run(capsys, "summary", str(DEMO), "--where", "failed", "--view", "keep")
+    rows = [line for line in table.splitlines() if "no accepted attempt" in line]
+    assert len(rows) == 4 and all(line.rstrip().endswith("—") for line in rows)
+
+
+# --------------------------------------------------------------------------- item 4: empty
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json"])
+def test_an_empty_selection_says_no_attempts_match(
+    capsys: pytest.CaptureFixture[str], fmt: str
+) -> None:
+    code, out, _ = run(capsys, "summary", str(RUNS), "--where", "workflow=nope", "--format", fmt)
+    assert code == 0  # an empty answer is an answer (README)
+    assert NO_ATTEMPTS_MATCH in out
+    assert "Every attempt here was accepted" not in out
+    if fmt == "json":
+        document = json.loads(out)
+        assert document["callout"] == NO_ATTEMPTS_MATCH
+        assert document["views"] == {"keep": {}, "drop": {}}
+
+
+def test_check_on_an_empty_selection_says_no_attempts_match(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "check", str(RUNS), "--where", "workflow=nope")
+    assert code == 0
+    assert NO_ATTEMPTS_MATCH in out and "No fair-comparison issue found" not in out
+
+
+# --------------------------------------------------------------------------- item 11: wording
+
+
+def test_one_attempt_is_singular(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    one = tmp_path / "one.csv"
+    one.write_text("workflow,task,tokens,passed\na,t1,10,true\na,t2,5,false\nb,t1,7,true\n")
+    _, out, _ = run(capsys, "summary", str(one))
+    assert "hides 5 tokens in 1 attempt;" in out
+    _, out, err = run(capsys, "summary", str(one), "--matched-tasks")
+    assert "1 attempt at other tasks is left out" in out + err
+    assert "at the 1 task every group attempted" in out + err
+    code, _, err = run(capsys, "convert", str(one), "-o", str(tmp_path / "out.csv"))
+    assert code == 0 and "wrote 3 attempts" in err
+    assert " 1 attempts" not in out + err

@@ -447,7 +447,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
 def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
     args = _check_parser().parse_args(argv)
-    from tui_ledger.accounting.checks import check_lines, run_checks
+    from tui_ledger.accounting.checks import NO_ISSUE, check_lines, run_checks
     from tui_ledger.text.textsafe import safe_text
 
     conditions: tuple[str, ...] = ()
@@ -472,7 +472,7 @@ def run_check(argv: Sequence[str]) -> int:
         print("Prices (USD per million tokens):")
         for line in prepared.table.describe():
             print(safe_text(f"  {line}"))
-    from tui_ledger.text.wording import plural
+    from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, plural
 
     groups = prepared.attempts.select(prepared.by).n_unique()
     print(
@@ -483,7 +483,11 @@ def run_check(argv: Sequence[str]) -> int:
     )
     extra = prepared.warnings[len(prepared.report.warnings) :]
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
+    if prepared.attempts.height == 0:
+        print(NO_ATTEMPTS_MATCH)  # not "no issue found": there is nothing to check
     for line in check_lines(checks, prepared.report.units):
+        if prepared.attempts.height == 0 and line == NO_ISSUE:
+            continue
         print(safe_text(line))
     if not conditions:
         return 0
@@ -510,6 +514,7 @@ def run_convert(argv: Sequence[str]) -> int:
         input_problem,
         write_attempts,
     )
+    from tui_ledger.text.wording import plural
 
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
     url = spark_url(args)
@@ -530,7 +535,7 @@ def run_convert(argv: Sequence[str]) -> int:
         spreadsheet_safe=args.spreadsheet_safe,
         protected=args.files,
     )
-    print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
+    print(f"wrote {plural(ledger.report.rows, 'attempt')} to {target}", file=sys.stderr)
     return 0
 
 
@@ -587,6 +592,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.accounting.checks import check_lines
     from tui_ledger.spark.commands import spark_checks
     from tui_ledger.text.textsafe import safe_text
+    from tui_ledger.text.wording import plural
 
     by = _group_columns(args.by, opened.columns)
     for line in opened.report.lines():
@@ -595,7 +601,12 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     checks = spark_checks(opened, by)
     counts = opened.attempts.select(*by).distinct().count()
     rows = opened.attempts.count() if opened.where is not None else opened.report.rows
-    print(safe_text(f"Checks for {rows:,} attempts in {counts:,} groups (by {', '.join(by)}):"))
+    print(
+        safe_text(
+            f"Checks for {plural(rows, 'attempt')} in {plural(counts, 'group')} "
+            f"(by {', '.join(by)}):"
+        )
+    )
     for line in check_lines(checks):
         print(safe_text(line))
     return 0
@@ -604,6 +615,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
 def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.exports.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
     from tui_ledger.spark.commands import spark_rows
+    from tui_ledger.text.wording import plural
 
     attempts = spark_rows(opened)
     if "status" in attempts.columns:  # as run_convert: loading derives the outcome again
@@ -615,7 +627,7 @@ def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
         overwrite=args.force,
         spreadsheet_safe=args.spreadsheet_safe,
     )
-    print(f"wrote {attempts.height:,} attempts to {target}", file=sys.stderr)
+    print(f"wrote {plural(attempts.height, 'attempt')} to {target}", file=sys.stderr)
     return 0
 
 

@@ -728,13 +728,16 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     ]
 
 
+NO_ISSUE = "No fair-comparison issue found."
+
+
 def check_lines(checks: Sequence[Check], units: Mapping[str, str] | None = None) -> list[str]:
     """The checks as `ledger-tui check` prints them: one line each, details indented.
 
     `units` (the load report's) names the sources that hold one attempt ("file"): their
     examples are the file alone, a line number would say nothing."""
     if not checks:
-        return ["No fair-comparison issue found."]
+        return [NO_ISSUE]
     lines: list[str] = []
     for check in checks:
         lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")

@@ -73,7 +73,7 @@ from tui_ledger.text.numbers import (
     plain_number,
 )
 from tui_ledger.text.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
-from tui_ledger.text.wording import listing
+from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, listing, plural
 
 if TYPE_CHECKING:
     from tui_ledger.accounting.checks import Check
@@ -93,6 +93,8 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
     as left out of the ranking.
     """
     hidden_attempts = comparison.hidden_attempts
+    if comparison.keep.height == 0:
+        return NO_ATTEMPTS_MATCH  # not "every attempt was accepted": there is none
     if hidden_attempts == 0:
         return "Every attempt here was accepted, so dropping failures changes nothing."
     cost = metric == "cost"
@@ -112,7 +114,7 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
             if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
             else "Dropping failures hides an unknown number of tokens"
         )
-    hides += f" in {format_count(hidden_attempts)} attempts"
+    hides += f" in {plural(hidden_attempts, 'attempt')}"
     unrecorded = comparison.not_recorded(metric)
     what = "cost" if cost else "usage"
     left_out = (
@@ -184,13 +186,13 @@ def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
     for label, attempts, missing, zeros in comparison.open_bounds(metric):
         causes = []
         if missing:
-            causes.append(f"{missing:,} of {attempts:,} attempts without {what}")
+            causes.append(f"{missing:,} of {plural(attempts, 'attempt')} without {what}")
         if zeros:
             zero = "$0" if metric == "cost" else "0 tokens"
             causes.append(
                 f"{zeros:,} reading {zero}"
                 if missing
-                else f"{zeros:,} of {attempts:,} attempts reading {zero}"
+                else f"{zeros:,} of {plural(attempts, 'attempt')} reading {zero}"
             )
         parts.append(f"{safe_label(label)} ({', '.join(causes)})" if causes else safe_label(label))
     if not parts:
