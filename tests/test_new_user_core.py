@@ -122,7 +122,7 @@ def test_groups_with_no_accepted_attempt_anywhere_are_not_ranked(
             assert record["tokens_per_accepted_result"] is None
             assert (record["rank"], record["rank_best"], record["rank_worst"]) == (None,) * 3
     _, table, _ = run(capsys, "summary", str(DEMO), "--where", "failed", "--view", "keep")
-    rows = [line for line in table.splitlines() if "no accepted attempt" in line]
+    rows = [line for line in table.splitlines() if "│ — (no accepted attempt)" in line]
     assert len(rows) == 4 and all(line.rstrip().endswith("—") for line in rows)
 
 
@@ -165,3 +165,75 @@ def test_one_attempt_is_singular(capsys: pytest.CaptureFixture[str], tmp_path: P
     code, _, err = run(capsys, "convert", str(one), "-o", str(tmp_path / "out.csv"))
     assert code == 0 and "wrote 3 attempts" in err
     assert " 1 attempts" not in out + err
+
+
+# --------------------------------------------------------------------------- item 5: warnings
+
+
+def _cli_warnings(capsys: pytest.CaptureFixture[str], path: Path) -> dict[str, list[str]]:
+    """The warnings' kinds (or count) as each headless output lists them."""
+    _, checked, _ = run(capsys, "check", str(path))
+    _, table, _ = run(capsys, "summary", str(path))
+    _, markdown, _ = run(capsys, "summary", str(path), "--format", "markdown")
+    _, document, _ = run(capsys, "summary", str(path), "--format", "json")
+    kinds = [w["kind"] for w in json.loads(document)["warnings"]]
+    count = str(len(kinds))
+    noun = "warning" if len(kinds) == 1 else "warnings"
+    return {
+        "check": [
+            line.split(" (")[1].split(",")[0]
+            for line in checked.splitlines()
+            if line.startswith("WARNING (")
+        ],
+        "json": kinds,
+        "table": [count] if f"⚠ {count} {noun} (" in table else [],
+        "markdown": [count] if f"**{count} {noun}:**" in markdown else [],
+    }
+
+
+def _same_everywhere(capsys: pytest.CaptureFixture[str], path: Path) -> list[str]:
+    seen = _cli_warnings(capsys, path)
+    assert seen["check"] == seen["json"], seen
+    assert seen["table"] == seen["markdown"] == [str(len(seen["json"]))], seen
+    return seen["json"]
+
+
+async def _app_warnings(path: Path) -> list[str]:
+    from tui_ledger.accounting.checks import is_warning
+
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        kinds = [w.kind for w in app.collect_warnings() if is_warning(w)]
+        assert app.warning_count() == len(kinds)
+        return kinds
+
+
+async def test_one_warnings_list_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
+    kinds = _same_everywhere(capsys, DEMO)
+    assert "mixed_models" in kinds and len(kinds) == 4
+    assert await _app_warnings(DEMO) == kinds
+
+
+async def test_one_warnings_list_on_terminal_bench_logs(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tests import real_shaped
+
+    root = tmp_path / "runs"
+    real_shaped.write_terminal_bench(root)
+    kinds = _same_everywhere(capsys, root)
+    # The fair-comparison checks are warnings too: more than the loader said.
+    assert len(kinds) > len(load([root]).report.warnings)
+    assert await _app_warnings(root) == kinds
+
+
+def test_an_export_lists_the_checks_warnings_not_only_the_loaders() -> None:
+    from tui_ledger.accounting.checks import run_checks
+    from tui_ledger.reports.report import render_summary
+
+    ledger = load([DEMO])
+    comparison = compare(ledger.attempts, ["workflow"], intervals="none")
+    checks = run_checks(ledger.attempts, ["workflow"], ledger.report)
+    text = render_summary(comparison, "markdown", warnings=ledger.report.warnings, checks=checks)
+    assert "**4 warnings:**" in text and "More than one model inside a group" in text

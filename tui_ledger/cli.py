@@ -323,12 +323,13 @@ def _summary_text(
     if args.pareto_svg and metric == "cost" and not comparison.has_cost:
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
+    # Every format lists the checks' warnings (`checks.warnings_of`), as `check` and the app do.
     checks: list[Any] = []
-    if args.out_format == "json" and view is None and engine is not None:
+    if engine is not None:
         from tui_ledger.spark.commands import spark_checks
 
         checks = spark_checks(engine, prepared.by, figures=figures)
-    elif args.out_format == "json" and view is None and not prepared.streamed:
+    elif not prepared.streamed:
         from tui_ledger.accounting.checks import run_checks
 
         checks = run_checks(
@@ -579,7 +580,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
         opened,
         by,
         intervals=settings,
-        checks=args.out_format == "json" and args.view == "both",
+        checks=True,  # every format lists the checks' warnings
         pairs=args.out_format != "csv" and args.intervals != "none",
     )
     prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))

@@ -88,6 +88,12 @@ def is_warning(item: object) -> bool:
     return getattr(item, "severity", "warning") != "info"
 
 
+def warnings_of(checks: Iterable[Finding]) -> list[Finding]:
+    """The one warnings list: the checks that are warnings proper (`is_warning`), in order.
+    `summary` (every format), `check`, every export and the app's `w` panel count these."""
+    return [check for check in checks if is_warning(check)]
+
+
 @dataclass(frozen=True)
 class Check:
     """One finding: what kind, how serious, in plain words, how many rows, and examples."""

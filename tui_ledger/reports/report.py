@@ -507,6 +507,7 @@ def _table_text(
     views: Sequence[View],
     warnings: list[Finding],
     width: int | None = None,
+    noted: Sequence[Finding] = (),
 ) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -589,9 +590,15 @@ def _table_text(
             say(safe_text(note))
     if warnings:
         console.print()
-        console.print(Text(f"⚠ {len(warnings)} warning(s) (ledger-tui check explains them):"))
+        count = plural(len(warnings), "warning")
+        console.print(Text(f"⚠ {count} (ledger-tui check explains them):"))
         for warning in warnings:
             say(f"- {safe_text(warning.message)}", indent="  ")
+    if noted:
+        console.print()
+        console.print(Text(f"{plural(len(noted), 'note')}:"))
+        for finding in noted:
+            say(f"- {safe_text(finding.message)}", indent="  ")
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -606,7 +613,12 @@ def _markdown_cell(text: str) -> str:
     return safe_text(escape_html(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
+def _markdown_text(
+    comparison: Comparison,
+    views: Sequence[View],
+    warnings: list[Finding],
+    noted: Sequence[Finding] = (),
+) -> str:
     columns = _columns(comparison)
     headings = [_group_title(comparison), *(heading for _, heading in columns)]
     lines: list[str] = []
@@ -633,9 +645,14 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
         lines.extend(f"{_markdown_cell(note)}  " for note in notes)
         lines.append("")
     if warnings:
-        lines.append(f"**{len(warnings)} warning(s):**")
+        lines.append(f"**{plural(len(warnings), 'warning')}:**")
         lines.append("")
         lines.extend(f"- {_markdown_cell(w.message)}" for w in warnings)
+        lines.append("")
+    if noted:
+        lines.append(f"**{plural(len(noted), 'note')}:**")
+        lines.append("")
+        lines.extend(f"- {_markdown_cell(n.message)}" for n in noted)
         lines.append("")
     return "\n".join(lines)
 
@@ -748,14 +765,23 @@ def render_summary(
     which any JSON reader turns back into the same string. `spreadsheet_safe` neutralises
     formulas in the CSV's group labels (see `neutralise_formulas`).
     """
-    warning_list = list(warnings)
+    from tui_ledger.accounting.checks import is_warning, warnings_of
+
+    checks = list(checks)
+    # The checks hold every warning (the loader's and the price table's among them, and the
+    # fair-comparison ones): their warnings are the one list. `warnings` only stand in where
+    # no check was run (a streamed scan).
+    warning_list = warnings_of(checks) if checks else list(warnings)
+    # The checks that are notes (what was done, as `--matched-tasks`), listed as the app's
+    # warnings panel lists them: after the warnings, not counted among them.
+    noted = [check for check in checks if not is_warning(check)]
     views: tuple[View, ...] = (view,) if view is not None else VIEWS
     if fmt == "json":
-        return json_text(summary_json(comparison, view, warning_list, list(checks)))
+        return json_text(summary_json(comparison, view, warning_list, checks))
     if fmt == "csv":
         return _csv_text(comparison, views, spreadsheet_safe=spreadsheet_safe)
     if fmt == "markdown":
-        return _markdown_text(comparison, views, warning_list)
+        return _markdown_text(comparison, views, warning_list, noted)
     if fmt == "table":
-        return _table_text(comparison, views, warning_list, width)
+        return _table_text(comparison, views, warning_list, width, noted)
     raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(SUMMARY_FORMATS)}")
