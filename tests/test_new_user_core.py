@@ -237,3 +237,40 @@ def test_an_export_lists_the_checks_warnings_not_only_the_loaders() -> None:
     checks = run_checks(ledger.attempts, ["workflow"], ledger.report)
     text = render_summary(comparison, "markdown", warnings=ledger.report.warnings, checks=checks)
     assert "**4 warnings:**" in text and "More than one model inside a group" in text
+
+
+# --------------------------------------------------------------------------- item 6: traces
+
+
+@pytest.mark.parametrize("name", ["attempts.csv", "attempts.parquet", "attempts.jsonl"])
+def test_a_converted_ledger_keeps_its_trajectories(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
+    out = tmp_path / "out" / "deeper"
+    out.mkdir(parents=True)
+    target = out / name
+    code, _, err = run(capsys, "convert", str(DEMO), "-o", str(target))
+    assert code == 0, err
+    code, shown, err = run(capsys, "trace", str(target), "--row", "1")
+    assert code == 0, err
+    assert "Steps: 6" in shown and "no such file" not in shown + err
+    # Converted again, from the copy: still the same file.
+    again = tmp_path / "again.csv"
+    assert run(capsys, "convert", str(target), "-o", str(again))[0] == 0
+    code, shown, err = run(capsys, "trace", str(again), "--row", "1")
+    assert code == 0 and "Steps: 6" in shown, err
+
+
+def test_the_apps_export_of_attempts_writes_traces_for_its_folder(tmp_path: Path) -> None:
+    from tui_ledger.exports.export_files import write_attempts
+    from tui_ledger.exports.trace_paths import trace_file
+
+    ledger = load([DEMO])
+    target = write_attempts(ledger.attempts, tmp_path / "export.csv")
+    written = pl.read_csv(target)
+    first = written.row(0, named=True)
+    original = ledger.attempts.row(0, named=True)
+    assert trace_file(target, first["trace"]).resolve() == (
+        trace_file(original["source"], original["trace"]).resolve()
+    )
+    assert trace_file(target, first["trace"]).is_file()

@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from tui_ledger.exports.trace_paths import rebased_traces
 from tui_ledger.procfs import proc_field
 from tui_ledger.text.polars_text import nested_json
 
@@ -137,7 +138,8 @@ def write_attempts(
     """
     target = Path(path)
     chosen = fmt or format_for_path(target, ATTEMPT_FORMATS)
-    frame = canonical_attempts(frame)
+    # Read back, a `trace` is relative to the written file's folder: rewritten for it.
+    frame = rebased_traces(canonical_attempts(frame), target)
     writers = {
         "csv": lambda handle: _csv_file_ready(frame, spreadsheet_safe).write_csv(handle),
         "parquet": lambda handle: frame.write_parquet(handle),
