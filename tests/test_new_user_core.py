@@ -274,3 +274,46 @@ def test_the_apps_export_of_attempts_writes_traces_for_its_folder(tmp_path: Path
         trace_file(original["source"], original["trace"]).resolve()
     )
     assert trace_file(target, first["trace"]).is_file()
+
+
+# --------------------------------------------------------------------------- item 11
+
+
+def test_convert_onto_an_existing_file_names_force(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    target = tmp_path / "out.csv"
+    target.write_text("keep me\n")
+    code, out, err = run(capsys, "convert", str(RUNS), "-o", str(target))
+    assert code == 2 and "--force" in err and len(err.strip().splitlines()) == 1
+    assert target.read_text() == "keep me\n" and out == ""
+    chart = tmp_path / "chart.svg"
+    chart.write_text("mine")
+    code, _, err = run(capsys, "summary", str(RUNS), "--pareto-svg", str(chart))
+    assert code == 2 and "--force" in err and chart.read_text() == "mine"
+
+
+def test_a_count_near_2_63_has_a_sane_interval(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from tui_ledger.text.numbers import format_compact
+
+    assert format_compact(2**63 - 1) == "9.2e18"
+    assert format_compact(340e12) == "340T" and format_compact(1200) == "1.2k"
+    big = tmp_path / "big.csv"
+    big.write_text(f"workflow,tokens,passed\na,{2**63 - 1},true\nb,5,true\n")
+    code, out, _ = run(capsys, "summary", str(big), "--view", "keep")
+    assert code == 0
+    assert "9,223,372,036,854,775,807 [9.2e18–9.2e18]" in out
+    assert "9223372T" not in out
+
+
+def test_trace_several_match_names_only_the_files_columns(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    twice = tmp_path / "twice.csv"
+    twice.write_text("workflow,tokens,passed\na,1,true\na,1,true\n")
+    code, _, err = run(capsys, "trace", str(twice), "--attempt", "a")
+    assert code == 2
+    assert "they share their workflow: use --row N" in err
+    assert "model" not in err and "run" not in err.replace("--row", "")

@@ -736,7 +736,7 @@ def _bad_input_message(error: Exception) -> str | None:
     if isinstance(error, UsageError):
         return str(error)
     from tui_ledger.accounting.prices import PriceError
-    from tui_ledger.exports.export_files import ExportError
+    from tui_ledger.exports.export_files import ExportError, TargetExists
     from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
     from tui_ledger.spark.errors import SparkEngineError
@@ -744,6 +744,8 @@ def _bad_input_message(error: Exception) -> str | None:
 
     if isinstance(error, FilterError):
         return f"--where: {error.message} (at character {error.position + 1})"
+    if isinstance(error, TargetExists):  # convert -o, summary --pareto-svg: both take --force
+        return f"{error.target}: already exists; choose another name, or --force to replace it"
     if isinstance(error, (LoadError, ExportError, PriceError, SparkEngineError, TrajectoryError)):
         return str(error)
     return None

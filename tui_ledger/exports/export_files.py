@@ -49,6 +49,15 @@ class ExportError(Exception):
     """A file could not be written; the message is one line for people."""
 
 
+class TargetExists(ExportError):
+    """The file to write exists and replacing it was not asked for. The message says what a
+    person does in the app; a command line names its own option (`--force`) instead."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(f"{target}: already exists; choose another name or allow overwriting")
+        self.target = target
+
+
 def format_for_path(path: str | Path, choices: Sequence[str]) -> str:
     """The format a file name asks for (`.md` -> markdown, `.jsonl` -> jsonl, ...)."""
     suffix = Path(path).suffix.lower().lstrip(".")
@@ -251,7 +260,7 @@ def write_atomic(
     if target.is_dir():
         raise ExportError(f"{target}: is a folder; name a file to write")
     if (target.exists() or target.is_symlink()) and not overwrite:
-        raise ExportError(f"{target}: already exists; choose another name or allow overwriting")
+        raise TargetExists(target)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise ExportError(f"{target}: folder {directory} does not exist")
