@@ -317,3 +317,26 @@ def test_trace_several_match_names_only_the_files_columns(
     assert code == 2
     assert "they share their workflow: use --row N" in err
     assert "model" not in err and "run" not in err.replace("--row", "")
+
+
+# --------------------------------------------------------------------------- the walk
+
+
+def test_a_column_named_twice_in_by_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    for command in ("summary", "check"):
+        code, out, err = run(capsys, command, str(DEMO), "--by", "workflow,workflow")
+        assert (code, out) == (2, "")
+        assert "named twice" in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_one_warning_and_groups_with_no_accepted_read_in_number(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    one = tmp_path / "one.csv"
+    one.write_text("workflow,tokens,passed\na,10,true\n")
+    _, out, _ = run(capsys, "summary", str(one))
+    assert "⚠ 1 warning (ledger-tui check explains it):" in out
+    failed = tmp_path / "failed.csv"
+    failed.write_text("workflow,tokens,passed\na,10,false\nb,5,false\n")
+    _, out, _ = run(capsys, "check", str(failed))
+    assert "a, b have no accepted attempt" in out and "every one of their attempts" in out

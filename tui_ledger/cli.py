@@ -171,6 +171,9 @@ def _group_columns(text: str, available: Sequence[str]) -> list[str]:
     for name in columns:
         if name not in available:
             raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+    for name in columns:
+        if columns.count(name) > 1:
+            raise UsageError(f"--by {name!r}: named twice; name each column once")
     return columns
 
 

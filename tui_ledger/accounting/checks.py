@@ -699,7 +699,8 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
             f"{_names(none['group'])} "
             f"{'has' if none.height == 1 else 'have'} no "
             "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
-            "and dropping failures removes every one of its attempts from the arithmetic.",
+            f"and dropping failures removes every one of {'its' if none.height == 1 else 'their'} "
+            "attempts from the arithmetic.",
             none.height,
             details,
         )

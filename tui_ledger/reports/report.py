@@ -591,7 +591,8 @@ def _table_text(
     if warnings:
         console.print()
         count = plural(len(warnings), "warning")
-        console.print(Text(f"⚠ {count} (ledger-tui check explains them):"))
+        them = "it" if len(warnings) == 1 else "them"
+        console.print(Text(f"⚠ {count} (ledger-tui check explains {them}):"))
         for warning in warnings:
             say(f"- {safe_text(warning.message)}", indent="  ")
     if noted:
