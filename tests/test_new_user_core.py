@@ -340,3 +340,13 @@ def test_one_warning_and_groups_with_no_accepted_read_in_number(
     failed.write_text("workflow,tokens,passed\na,10,false\nb,5,false\n")
     _, out, _ = run(capsys, "check", str(failed))
     assert "a, b have no accepted attempt" in out and "every one of their attempts" in out
+
+
+def test_no_shared_task_reads_as_words(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    apart = tmp_path / "apart.csv"
+    apart.write_text("workflow,task,tokens,passed\na,t1,10,true\nb,t2,5,true\nb,t3,5,true\n")
+    _, out, _ = run(capsys, "check", str(apart))
+    assert "no task was attempted by every group" in out and "only 0 tasks" not in out
+    apart.write_text(apart.read_text() + "a,t2,4,true\n")
+    _, out, _ = run(capsys, "check", str(apart))
+    assert "only 1 task was attempted by every group" in out

@@ -426,12 +426,18 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     matched = per_task.group_by("task").len().filter(pl.col("len") == groups.height).height
     missing = int(short["skipped"].sum())
     named = _names(labels.gather(short["gid"]))
+    shared = (
+        "no task was attempted by every group"
+        if matched == 0
+        else f"only {plural(matched, 'task')} {'was' if matched == 1 else 'were'} attempted "
+        "by every group"
+    )
     return [
         Check(
             "unmatched_tasks",
             "warning",
             f"Groups attempted different task sets: {named} did not attempt every one of the "
-            f"{all_tasks:,} tasks; only {matched:,} tasks were attempted by every group. "
+            f"{all_tasks:,} tasks; {shared}. "
             "Easier or harder task mixes move pass rates and spend; compare on matched tasks "
             "only (--matched-tasks).",
             missing,
