@@ -350,3 +350,16 @@ def test_no_shared_task_reads_as_words(capsys: pytest.CaptureFixture[str], tmp_p
     apart.write_text(apart.read_text() + "a,t2,4,true\n")
     _, out, _ = run(capsys, "check", str(apart))
     assert "only 1 task was attempted by every group" in out
+
+
+async def test_the_app_ranks_no_group_when_none_has_a_figure() -> None:
+    from tests.pilot_helpers import screen_text
+
+    app = LedgerApp([str(DEMO)])
+    async with app.run_test(size=(120, 30)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"failed")
+        await wait_until(pilot, lambda: app.table.row_count == 89, "the 89 failed attempts")
+        rows = [line for line in screen_text(app).splitlines() if "careful-reviewer" in line]
+        # per accepted — and rank — (not 1): `— —` side by side in the groups table
+        assert rows and "—  —" in rows[0], rows
