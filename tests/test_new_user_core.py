@@ -363,3 +363,26 @@ async def test_the_app_ranks_no_group_when_none_has_a_figure() -> None:
         rows = [line for line in screen_text(app).splitlines() if "careful-reviewer" in line]
         # per accepted — and rank — (not 1): `— —` side by side in the groups table
         assert rows and "—  —" in rows[0], rows
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [("nope", "No attempts match the filter."), ("failed", "Nothing to plot")],
+)
+def test_a_chart_of_nothing_says_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, where: str, said: str
+) -> None:
+    chart = tmp_path / "chart.svg"
+    code, _, _ = run(capsys, "summary", str(DEMO), "--where", where, "--pareto-svg", str(chart))
+    assert code == 0
+    svg = chart.read_text()
+    assert said in svg
+    # No x axis of an empty range: every tick label below the plot would read 0 or 1.
+    assert 'text-anchor="middle" fill="#555">0</text>' not in svg
+
+
+def test_fail_on_warnings_counts_in_words(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "check", str(DEMO), "--fail-on", "warnings")
+    assert code == 1
+    assert "fail-on warnings: 4 warnings (ledger-tui check lists them)" in out
+    assert "check(s)" not in out
