@@ -386,3 +386,26 @@ def test_fail_on_warnings_counts_in_words(capsys: pytest.CaptureFixture[str]) ->
     assert code == 1
     assert "fail-on warnings: 4 warnings (ledger-tui check lists them)" in out
     assert "check(s)" not in out
+
+
+def test_another_engines_aggregates_group_by_a_derived_name_too() -> None:
+    # The Spark engine hands `compare_aggregates` its aggregate frame keyed by the names given
+    # and finds a bootstrap's attempts by them: `--by passed` works there as here.
+    from tui_ledger.accounting.ledger import _aggregate, compare_aggregates, grouped
+    from tui_ledger.accounting.view_intervals import bootstrap_rows
+
+    attempts = load([RUNS]).attempts
+    aliased, keys = grouped(attempts, ["passed"])
+    raw = _aggregate(aliased, keys, False).rename({keys[0]: "passed"})
+    asked: list[list[str]] = []
+
+    def rows_for(groups: pl.DataFrame) -> pl.DataFrame:
+        asked.append(groups.columns)
+        return bootstrap_rows(attempts, ["passed"], groups, False)
+
+    engine = compare_aggregates(
+        raw, ["passed"], with_cost=False, intervals="bootstrap", bootstrap_rows=rows_for
+    )
+    here = compare(attempts, ["passed"], intervals="bootstrap")
+    assert asked and "passed" in asked[0]
+    assert engine.keep.equals(here.keep) and engine.labels == here.labels == ["false", "true"]

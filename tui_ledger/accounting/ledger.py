@@ -629,7 +629,12 @@ def compare_aggregates(
     if bootstrap_rows is None and settings.method not in ("delta", "none"):
         raise ValueError(f"intervals={settings.method!r} resample attempts: give bootstrap_rows")
     raw = raw.rename(dict(zip(by, keys, strict=True)))
-    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
+    rows_for = bootstrap_rows
+    if bootstrap_rows is not None and keys != by:
+        # The engine finds a group's attempts by the keys' own names.
+        names = dict(zip(keys, by, strict=True))
+        rows_for = lambda groups: bootstrap_rows(groups.rename(names))  # noqa: E731
+    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=rows_for)
     return _comparison(frames, by, keys, with_cost, settings)
 
 
