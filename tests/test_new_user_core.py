@@ -409,3 +409,11 @@ def test_another_engines_aggregates_group_by_a_derived_name_too() -> None:
     here = compare(attempts, ["passed"], intervals="bootstrap")
     assert asked and "passed" in asked[0]
     assert engine.keep.equals(here.keep) and engine.labels == here.labels == ["false", "true"]
+
+
+def test_by_reads_column_names_as_the_filter_does(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(capsys, "summary", str(DEMO), "--by", "Agent,MODEL", "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["by"] == ["workflow", "model"]
+    code, _, err = run(capsys, "summary", str(DEMO), "--by", "nope")
+    assert code == 2 and "--by 'nope': no such column" in err

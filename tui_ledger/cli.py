@@ -165,12 +165,20 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def _group_columns(text: str, available: Sequence[str]) -> list[str]:
-    columns = [name.strip() for name in text.split(",") if name.strip()]
-    if not columns:
+    from tui_ledger.filtering.query import FilterError, resolve_column
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
         raise UsageError("--by needs at least one column name")
-    for name in columns:
-        if name not in available:
-            raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+    columns = []
+    for name in names:
+        # As a filter names a column: any case, or another name (`--by agent` is workflow).
+        try:
+            columns.append(resolve_column(name, list(available)))
+        except FilterError:
+            raise UsageError(
+                f"--by {name!r}: no such column; columns are: {', '.join(available)}"
+            ) from None
     for name in columns:
         if columns.count(name) > 1:
             raise UsageError(f"--by {name!r}: named twice; name each column once")
