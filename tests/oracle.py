@@ -80,6 +80,9 @@ def oracle_summary(attempts: list[Attempt], view: str) -> dict[str, dict[str, An
         return (value, 1e308 if record["lower_bound"] else value)
 
     ranked = {name: r for name, r in result.items() if r["usage"] != "not_recorded"}
+    # No accepted result comes after every figure: with no figure at all, nothing is ranked.
+    if all(r["tokens_per_accepted_result"] is None for r in ranked.values()):
+        ranked = {}
     for name, record in result.items():
         if name not in ranked:
             record.update(rank_best=None, rank_worst=None, rank=None)

@@ -30,12 +30,16 @@ def oracle(rows: list[tuple[float | None, bool, bool]]) -> list[tuple[int | None
         return (value, math.nextafter(math.inf, 0) if lower else value)
 
     result: list[tuple[int | None, int | None]] = []
+    # "After every group that has one": where no ranked group has a figure, none comes after.
+    some_figure = any(ranked and value is not None for value, _, ranked in rows)
     for i, (value, lower, ranked) in enumerate(rows):
+        ranked = ranked and (value is not None or some_figure)
+        rows_ranked = [r and (v is not None or some_figure) for v, _, r in rows]
         if not ranked:
             result.append((None, None))
             continue
         low, high = interval(value, lower)
-        others = [interval(v, lb) for j, (v, lb, r) in enumerate(rows) if r and j != i]
+        others = [interval(v, lb) for j, (v, lb, _) in enumerate(rows) if rows_ranked[j] and j != i]
         certainly = sum(1 for _, other_high in others if other_high < low)
         possibly = sum(1 for other_low, _ in others if other_low < high)
         result.append((1 + certainly, 1 + possibly))
@@ -81,6 +85,24 @@ def test_exact_ties_share_the_better_place() -> None:
 def test_groups_without_usage_recorded_change_nobody_elses_rank() -> None:
     with_them = ranks([(1.0, False, True), (None, False, False), (0.0, False, False)])
     assert with_them == [(1, 1), (None, None), (None, None)]
+
+
+def test_no_figure_anywhere_ranks_nobody() -> None:
+    # Every group spent and got nothing: there is no group with a figure to come after, so
+    # none is ranked (not all 1st), in both forms of the one rule.
+    rows = [(None, False, True), (None, False, True), (5.0, False, False)]
+    assert ranks(rows) == [(None, None)] * 3
+    frame = pl.DataFrame(
+        rows, schema={"value": pl.Float64, "lower": pl.Boolean, "ranked": pl.Boolean}, orient="row"
+    )
+    for bounded in (True, False):
+        for stage in rank_range_stages(
+            pl.col("value"), pl.col("lower"), pl.col("ranked"), bounded=bounded
+        ):
+            frame = frame.with_columns(stage)
+        assert frame["rank"].to_list() == [None] * 3
+    # One group with a figure: the others come after it.
+    assert ranks([(None, False, True), (7.0, False, True)]) == [(2, 2), (1, 1)]
 
 
 figures = st.one_of(st.none(), st.integers(0, 50).map(float))

@@ -172,7 +172,8 @@ def test_identical_matches_point_at_row(capsys: pytest.CaptureFixture[str], tmp_
     ledger = write_ledger(tmp_path, [f"lean,t,1,true,1,{i}.json" for i in range(8)])
     code, _, err = run(capsys, "trace", str(ledger), "--attempt", "lean")
     assert code == 2
-    assert "8 attempts match 'lean'; they share their workflow, task, model, run" in err
+    # The file has no model column: the line does not name one.
+    assert "8 attempts match 'lean'; they share their workflow, task, run" in err
     assert "(rows 1, 2, 3, 4, 5 and 3 more)" in err
 
 

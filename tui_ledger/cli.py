@@ -174,12 +174,23 @@ def _load(args: argparse.Namespace) -> Any:
 
 
 def _group_columns(text: str, available: Sequence[str]) -> list[str]:
-    columns = [name.strip() for name in text.split(",") if name.strip()]
-    if not columns:
+    from tui_ledger.filtering.query import FilterError, resolve_column
+
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
         raise UsageError("--by needs at least one column name")
+    columns = []
+    for name in names:
+        # As a filter names a column: any case, or another name (`--by agent` is workflow).
+        try:
+            columns.append(resolve_column(name, list(available)))
+        except FilterError:
+            raise UsageError(
+                f"--by {name!r}: no such column; columns are: {', '.join(available)}"
+            ) from None
     for name in columns:
-        if name not in available:
-            raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+        if columns.count(name) > 1:
+            raise UsageError(f"--by {name!r}: named twice; name each column once")
     return columns
 
 
@@ -366,12 +377,13 @@ def _summary_text(
     if args.pareto_svg and metric == "cost" and not comparison.has_cost:
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
+    # Every format lists the checks' warnings (`checks.warnings_of`), as `check` and the app do.
     checks: list[Any] = []
-    if args.out_format == "json" and view is None and engine is not None:
+    if engine is not None:
         from tui_ledger.spark.commands import spark_checks
 
         checks = spark_checks(engine, prepared.by, figures=figures)
-    elif args.out_format == "json" and view is None and not prepared.streamed:
+    elif not prepared.streamed:
         from tui_ledger.accounting.checks import run_checks
 
         checks = run_checks(
@@ -507,7 +519,7 @@ def _watch_summary(args: argparse.Namespace) -> int:
 def run_check(argv: Sequence[str]) -> int:
     """`ledger-tui check`: the load report, the prices, and every check in plain words."""
     args = parse_arguments(_check_parser(), argv)
-    from tui_ledger.accounting.checks import check_lines, run_checks
+    from tui_ledger.accounting.checks import NO_ISSUE, check_lines, run_checks
     from tui_ledger.text.textsafe import safe_text
 
     conditions: tuple[str, ...] = ()
@@ -534,7 +546,7 @@ def run_check(argv: Sequence[str]) -> int:
         print("Prices (USD per million tokens):")
         for line in prepared.table.describe():
             print(safe_text(f"  {line}"))
-    from tui_ledger.text.wording import plural
+    from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, plural
 
     groups = prepared.attempts.select(prepared.by).n_unique()
     print(
@@ -549,7 +561,11 @@ def run_check(argv: Sequence[str]) -> int:
         print(safe_text(cap_headline(prepared.cap)))
     extra = prepared.warnings[len(prepared.report.warnings) :]
     checks = run_checks(prepared.attempts, prepared.by, prepared.report, warnings=extra)
+    if prepared.attempts.height == 0:
+        print(NO_ATTEMPTS_MATCH)  # not "no issue found": there is nothing to check
     for line in check_lines(checks, prepared.report.units):
+        if prepared.attempts.height == 0 and line == NO_ISSUE:
+            continue
         print(safe_text(line))
     if not conditions:
         return 0
@@ -583,6 +599,7 @@ def run_convert(argv: Sequence[str]) -> int:
         input_problem,
         write_attempts,
     )
+    from tui_ledger.text.wording import plural
 
     fmt = format_for_path(args.output, ATTEMPT_FORMATS)
     url = spark_url(args)
@@ -603,7 +620,7 @@ def run_convert(argv: Sequence[str]) -> int:
         spreadsheet_safe=args.spreadsheet_safe,
         protected=args.files,
     )
-    print(f"wrote {ledger.report.rows:,} attempts to {target}", file=sys.stderr)
+    print(f"wrote {plural(ledger.report.rows, 'attempt')} to {target}", file=sys.stderr)
     return 0
 
 
@@ -647,7 +664,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
         opened,
         by,
         intervals=settings,
-        checks=args.out_format == "json" and args.view == "both",
+        checks=True,  # every format lists the checks' warnings
         pairs=args.out_format != "csv" and args.intervals != "none",
     )
     prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))
@@ -660,6 +677,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.accounting.checks import check_lines
     from tui_ledger.spark.commands import spark_checks
     from tui_ledger.text.textsafe import safe_text
+    from tui_ledger.text.wording import plural
 
     by = _group_columns(args.by, opened.columns)
     for line in opened.report.lines():
@@ -668,7 +686,12 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
     checks = spark_checks(opened, by)
     counts = opened.attempts.select(*by).distinct().count()
     rows = opened.attempts.count() if opened.where is not None else opened.report.rows
-    print(safe_text(f"Checks for {rows:,} attempts in {counts:,} groups (by {', '.join(by)}):"))
+    print(
+        safe_text(
+            f"Checks for {plural(rows, 'attempt')} in {plural(counts, 'group')} "
+            f"(by {', '.join(by)}):"
+        )
+    )
     for line in check_lines(checks):
         print(safe_text(line))
     return 0
@@ -677,6 +700,7 @@ def _spark_check(args: argparse.Namespace, opened: Any) -> int:
 def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
     from tui_ledger.exports.export_files import ATTEMPT_FORMATS, format_for_path, write_attempts
     from tui_ledger.spark.commands import spark_rows
+    from tui_ledger.text.wording import plural
 
     attempts = spark_rows(opened)
     if "status" in attempts.columns:  # as run_convert: loading derives the outcome again
@@ -688,7 +712,7 @@ def _spark_convert(args: argparse.Namespace, opened: Any) -> int:
         overwrite=args.force,
         spreadsheet_safe=args.spreadsheet_safe,
     )
-    print(f"wrote {attempts.height:,} attempts to {target}", file=sys.stderr)
+    print(f"wrote {plural(attempts.height, 'attempt')} to {target}", file=sys.stderr)
     return 0
 
 
@@ -797,7 +821,7 @@ def _bad_input_message(error: Exception) -> str | None:
     if isinstance(error, UsageError):
         return str(error)
     from tui_ledger.accounting.prices import PriceError
-    from tui_ledger.exports.export_files import ExportError
+    from tui_ledger.exports.export_files import ExportError, TargetExists
     from tui_ledger.filtering.query import FilterError
     from tui_ledger.load import LoadError
     from tui_ledger.spark.errors import SparkEngineError
@@ -805,6 +829,8 @@ def _bad_input_message(error: Exception) -> str | None:
 
     if isinstance(error, FilterError):
         return f"--where: {error.message} (at character {error.position + 1})"
+    if isinstance(error, TargetExists):  # convert -o, summary --pareto-svg: both take --force
+        return f"{error.target}: already exists; choose another name, or --force to replace it"
     if isinstance(error, (LoadError, ExportError, PriceError, SparkEngineError, TrajectoryError)):
         return str(error)
     return None

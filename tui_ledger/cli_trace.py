@@ -215,7 +215,8 @@ def _too_many(attempts: Any, text: str, positions: list[int]) -> NoReturn:
         adds = " or ".join(f"{name}:..." for name in differing)
         advice = f"narrow the filter (add {adds}) or use --row N"
     else:
-        advice = f"they share their {', '.join(_NARROWING_COLUMNS)}: use --row N"
+        shared = [name for name in _NARROWING_COLUMNS if name in matched.columns]
+        advice = f"they share their {', '.join(shared)}: use --row N"
     rows = [f"{position + 1:,}" for position in positions[:CANDIDATES_SHOWN]]
     more = len(positions) - len(rows)
     listed = ", ".join(rows) + (f" and {more:,} more" if more else "")

@@ -88,6 +88,12 @@ def is_warning(item: object) -> bool:
     return getattr(item, "severity", "warning") != "info"
 
 
+def warnings_of(checks: Iterable[Finding]) -> list[Finding]:
+    """The one warnings list: the checks that are warnings proper (`is_warning`), in order.
+    `summary` (every format), `check`, every export and the app's `w` panel count these."""
+    return [check for check in checks if is_warning(check)]
+
+
 @dataclass(frozen=True)
 class Check:
     """One finding: what kind, how serious, in plain words, how many rows, and examples."""
@@ -420,12 +426,18 @@ def _unmatched(per_task: pl.DataFrame, groups: pl.DataFrame) -> list[Check]:
     matched = per_task.group_by("task").len().filter(pl.col("len") == groups.height).height
     missing = int(short["skipped"].sum())
     named = _names(labels.gather(short["gid"]))
+    shared = (
+        "no task was attempted by every group"
+        if matched == 0
+        else f"only {plural(matched, 'task')} {'was' if matched == 1 else 'were'} attempted "
+        "by every group"
+    )
     return [
         Check(
             "unmatched_tasks",
             "warning",
             f"Groups attempted different task sets: {named} did not attempt every one of the "
-            f"{all_tasks:,} tasks; only {matched:,} tasks were attempted by every group. "
+            f"{all_tasks:,} tasks; {shared}. "
             "Easier or harder task mixes move pass rates and spend; compare on matched tasks "
             "only (--matched-tasks).",
             missing,
@@ -693,7 +705,8 @@ def _no_accepted(groups: pl.DataFrame) -> list[Check]:
             f"{_names(none['group'])} "
             f"{'has' if none.height == 1 else 'have'} no "
             "accepted attempt: tokens per accepted result is undefined (shown as —, never 0), "
-            "and dropping failures removes every one of its attempts from the arithmetic.",
+            f"and dropping failures removes every one of {'its' if none.height == 1 else 'their'} "
+            "attempts from the arithmetic.",
             none.height,
             details,
         )
@@ -728,13 +741,16 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
     ]
 
 
+NO_ISSUE = "No fair-comparison issue found."
+
+
 def check_lines(checks: Sequence[Check], units: Mapping[str, str] | None = None) -> list[str]:
     """The checks as `ledger-tui check` prints them: one line each, details indented.
 
     `units` (the load report's) names the sources that hold one attempt ("file"): their
     examples are the file alone, a line number would say nothing."""
     if not checks:
-        return ["No fair-comparison issue found."]
+        return [NO_ISSUE]
     lines: list[str] = []
     for check in checks:
         lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")

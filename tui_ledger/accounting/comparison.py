@@ -77,6 +77,9 @@ class Comparison:
     # and per
     # view cost_rank, cost_rank_best, cost_rank_worst.
     trap: pl.DataFrame
+    # The frames' columns of the keys `by` names (`ledger.group_column`): a key's own name,
+    # or `__by_<name>` where the accounting derives a column of that name (`passed`).
+    key_columns: tuple[str, ...]
     intervals: IntervalSettings = field(default_factory=IntervalSettings)
     # The pairwise verdicts (`pairs.with_pairs`), once drawn: None until then.
     pairs: Pairs | None = None
@@ -105,7 +108,7 @@ class Comparison:
     def labels(self) -> list[str]:
         """Each group's name as people read it (several keys joined with ` · `); made once
         (200,000 groups: the callout and the summary read it many times a keystroke)."""
-        return group_labels(self.keep, self.by)
+        return group_labels(self.keep, self.key_columns)
 
     def _moves_frame(self, metric: Metric) -> pl.DataFrame:
         """The groups `possible_moves` lists, by row (`__index`, in label order), their rank

@@ -45,6 +45,7 @@ from tui_ledger.accounting.ledger import (
     _cell_aggregations,
     aggregate_frame,
     compare_aggregates,
+    group_column,
     has_cost,
     pooled_cells,
 )
@@ -205,8 +206,8 @@ class Cube:
         one of its keys; and `tokens`, a range of tokens the rows must be in as well, one it
         can count (its range tables, no cost column, values a float bound compares exactly)."""
         read = set(by) if where is None else {*by, *where.meta.root_names()}
-        if not by or not read <= set(self.keys):
-            return False
+        if not by or not read <= set(self.keys) or any(group_column(k) != k for k in by):
+            return False  # a key the accounting names a column of is grouped from the rows
         if tokens is None:
             return True
         index = self.medians

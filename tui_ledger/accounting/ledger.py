@@ -49,6 +49,22 @@ from tui_ledger.accounting.comparison import (
 from tui_ledger.accounting.comparison import (
     group_labels as group_labels,
 )
+from tui_ledger.accounting.frame_columns import (
+    COST_METRICS as COST_METRICS,
+)
+from tui_ledger.accounting.frame_columns import (
+    METRICS as METRICS,
+)
+from tui_ledger.accounting.frame_columns import (
+    TRAP_COLUMNS as TRAP_COLUMNS,
+)
+from tui_ledger.accounting.frame_columns import (
+    _group_keys,
+    group_column,
+    grouped,
+    raw_names,
+    view_columns,
+)
 from tui_ledger.accounting.key_order import sorted_by_text
 from tui_ledger.accounting.medians import medians_in_memory, streamed_medians
 from tui_ledger.accounting.ranking import rank_range_stages
@@ -70,37 +86,6 @@ VIEW_GLOSSES: dict[str, str] = {"keep": "honest", "drop": "the trap"}
 
 DEFAULT_BY: tuple[str, ...] = ("workflow",)
 
-
-# The per-group metrics, in the order reports show them.
-METRICS: tuple[str, ...] = (
-    "attempts",
-    "accepted",
-    "pass_rate",
-    *OUTCOMES,
-    "missing_usage",
-    "suspect_zeros",
-    "usage",
-    "median_tokens_per_attempt",
-    "total_tokens",
-    "tokens_per_accepted_result",
-    "lower_bound",
-    "rank_best",
-    "rank_worst",
-    "rank",
-)
-
-# Cost metrics, present only when the attempts carry a `cost` column (USD, float64).
-COST_METRICS: tuple[str, ...] = (
-    "missing_cost",
-    "suspect_zero_cost",
-    "cost_usage",
-    "total_cost",
-    "cost_per_accepted_result",
-    "cost_lower_bound",
-    "cost_rank_best",
-    "cost_rank_worst",
-    "cost_rank",
-)
 
 _outcome = pl.col("outcome")
 _tokens = pl.col("tokens")
@@ -126,21 +111,6 @@ def has_cost(attempts: pl.DataFrame | pl.LazyFrame) -> bool:
     schema = attempts.collect_schema()
     dtype = schema.get(COST_COLUMN)
     return dtype is not None and (dtype.is_numeric() or dtype == pl.String)
-
-
-# The raw per-group aggregates of one view, as `_view_frame` reads them (`{view}__{name}`).
-_RAW_NAMES: tuple[str, ...] = (
-    "attempts",
-    "accepted",
-    *OUTCOMES,
-    "missing_usage",
-    "known_usage",
-    "suspect_zeros",
-    "median_tokens_per_attempt",
-    "sum_known_tokens",
-    "var_tokens",
-)
-_RAW_COST_NAMES: tuple[str, ...] = ("known_cost", "suspect_zero_cost", "sum_known_cost", "var_cost")
 
 
 @cache  # the same expressions every time: built once (a recompute is Python-bound)
@@ -446,12 +416,6 @@ def _finish_cost() -> tuple[tuple[pl.Expr, ...], ...]:
     return ((missing, usage), (total_cost,), (per_accepted,), (lower_bound,))
 
 
-def _group_keys(by: Sequence[str]) -> list[str]:
-    if not by:
-        raise ValueError("group by needs at least one column")
-    return list(by)
-
-
 def _aggregate(
     attempts: pl.DataFrame | pl.LazyFrame,
     by: Sequence[str],
@@ -521,10 +485,6 @@ def read_columns(by: Sequence[str], with_cost: bool, with_known_zeros: bool = Fa
     return list(dict.fromkeys([*by, "outcome", "tokens", *extra]))
 
 
-def _raw_names(with_cost: bool = False) -> list[str]:
-    return [*_RAW_NAMES, *(_RAW_COST_NAMES if with_cost else ())]
-
-
 def _view_frame(
     raw: pl.DataFrame,
     keys: list[str],
@@ -533,7 +493,7 @@ def _view_frame(
     method: IntervalMethod,
 ) -> pl.LazyFrame:
     prefix = f"{view}__"
-    columns = [pl.col(f"{prefix}{name}").alias(name) for name in _raw_names(with_cost)]
+    columns = [pl.col(f"{prefix}{name}").alias(name) for name in raw_names(with_cost)]
     # Spend on accepted attempts, for the covariance term of the delta method: in either view
     # it is what the drop view sums, since the drop view counts exactly the accepted attempts.
     columns.append(pl.col("drop__sum_known_tokens").alias("sum_accepted_tokens"))
@@ -572,12 +532,6 @@ def _collect_views(frames: list[pl.LazyFrame]) -> list[pl.DataFrame]:
     row per group, already in memory, and their sorts and searches (the ranks) run in about
     half the time the default (streaming) engine takes at 200,000 groups."""
     return pl.collect_all(frames, engine="in-memory")
-
-
-def view_columns(with_cost: bool) -> tuple[str, ...]:
-    """The metric columns of a view frame, in order (after the group keys)."""
-    cost = COST_METRICS if with_cost else ()
-    return METRICS + cost + interval_columns(with_cost) + INTERVAL_NOTES
 
 
 def _views(
@@ -625,12 +579,13 @@ def summarize(
 ) -> pl.DataFrame:
     """Every metric of one view, one row per group (every group, even one the view empties).
 
-    Columns: the group keys, `METRICS`, `COST_METRICS` when the attempts have a cost column,
-    then the 95% interval columns, `ci_method` and `ci_note` (see `view_columns`).
+    Columns: the group keys (each under its `group_column`), `METRICS`, `COST_METRICS` when
+    the attempts have a cost column, then the 95% interval columns, `ci_method` and `ci_note`
+    (see `view_columns`).
     """
-    keys = _group_keys(by)
     if view not in VIEWS:
         counted(view)  # raises the error that names the views
+    attempts, keys = grouped(attempts, by)
     frames = _views(attempts, keys, [view], has_cost(attempts), interval_settings(intervals))
     return frames[view]
 
@@ -654,11 +609,11 @@ def compare(
     are read from counts of each (group, token count) pair, and "auto" bootstraps only what
     its cap allows, reading those few rows again. "bootstrap" (every group) raises ValueError.
     """
-    keys = _group_keys(by)
     settings = interval_settings(intervals)
     with_cost = has_cost(attempts)
+    attempts, keys = grouped(attempts, by)
     frames = _views(attempts, keys, VIEWS, with_cost, settings, streaming)
-    return _comparison(frames, keys, with_cost, settings)
+    return _comparison(frames, by, keys, with_cost, settings)
 
 
 def compare_aggregates(
@@ -674,16 +629,27 @@ def compare_aggregates(
     `drop__*` raw aggregates as `_aggregate` returns them), so every figure past the
     aggregation has this one definition. `bootstrap_rows` fetches the attempts of the groups
     a bootstrap resamples; None with intervals that resample nothing ("delta", "none")."""
-    keys = _group_keys(by)
+    by = _group_keys(by)
+    keys = [group_column(name) for name in by]
     settings = interval_settings(intervals)
     if bootstrap_rows is None and settings.method not in ("delta", "none"):
         raise ValueError(f"intervals={settings.method!r} resample attempts: give bootstrap_rows")
-    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=bootstrap_rows)
-    return _comparison(frames, keys, with_cost, settings)
+    raw = raw.rename(dict(zip(by, keys, strict=True)))
+    rows_for = bootstrap_rows
+    if bootstrap_rows is not None and keys != by:
+        # The engine finds a group's attempts by the keys' own names.
+        names = dict(zip(keys, by, strict=True))
+        rows_for = lambda groups: bootstrap_rows(groups.rename(names))  # noqa: E731
+    frames = _views(None, keys, VIEWS, with_cost, settings, raw=raw, rows_for=rows_for)
+    return _comparison(frames, by, keys, with_cost, settings)
 
 
 def _comparison(
-    frames: dict[View, pl.DataFrame], keys: list[str], with_cost: bool, settings: IntervalSettings
+    frames: dict[View, pl.DataFrame],
+    by: Sequence[str],
+    keys: list[str],
+    with_cost: bool,
+    settings: IntervalSettings,
 ) -> Comparison:
     keep, drop = frames["keep"], frames["drop"]
     trap_columns = [
@@ -711,7 +677,9 @@ def _comparison(
             ],
         ]
     trap = keep.lazy().select(keys).with_columns(trap_columns).collect()
-    return Comparison(by=tuple(keys), keep=keep, drop=drop, trap=trap, intervals=settings)
+    return Comparison(
+        by=tuple(by), keep=keep, drop=drop, trap=trap, key_columns=tuple(keys), intervals=settings
+    )
 
 
 def _trap_factor(
@@ -763,7 +731,7 @@ def with_intervals(
         return compare(attempts, comparison.by, intervals=settings)
     if settings.method == "delta":
         return same_groups(comparison, intervals=settings)
-    keys = list(comparison.by)
+    attempts, keys = grouped(attempts, comparison.by)
     frames = with_view_intervals(
         attempts, keys, {view: comparison.view(view) for view in VIEWS}, with_cost, settings
     )
@@ -778,7 +746,7 @@ def same_groups(comparison: Comparison, **changes: Any) -> Comparison:
     update)."""
     updated = replace(comparison, **changes)
     labels = comparison.__dict__.get("labels")
-    keys = list(comparison.by)
+    keys = list(comparison.key_columns)
     if labels is not None and updated.keep.select(keys).equals(comparison.keep.select(keys)):
         updated.__dict__["labels"] = labels
     return updated

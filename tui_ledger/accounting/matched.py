@@ -9,6 +9,7 @@ import polars as pl
 
 from tui_ledger.accounting.ledger import DEFAULT_BY
 from tui_ledger.findings import Notice
+from tui_ledger.text.wording import plural
 
 __all__ = [
     "matched_tasks",
@@ -93,7 +94,8 @@ def matched_tasks_where(
 def _notice(kept: int, dropped: int, tasks: int) -> Notice:
     return Notice(
         "matched_tasks",
-        f"Matched tasks only: {kept:,} attempts at the {tasks:,} tasks every group "
-        f"attempted; {dropped:,} attempts at other tasks are left out.",
+        f"Matched tasks only: {plural(kept, 'attempt')} at the {plural(tasks, 'task')} every "
+        f"group attempted; {plural(dropped, 'attempt')} at other tasks "
+        f"{'is' if dropped == 1 else 'are'} left out.",
         dropped,
     )

@@ -159,7 +159,8 @@ def pairs_from_cells(
     # ledger of 200,000 groups does not make 200,000 x draws sums for 2,000 compared ones).
     compared = sorted({group for order in orders.values() for group in order[:GROUPS_UP_TO]})
     index = (
-        comparison.keep.select(keys)
+        comparison.keep.select(comparison.key_columns)
+        .rename(dict(zip(comparison.key_columns, keys, strict=True)))
         .with_row_index("__group")
         .filter(pl.col("__group").is_in(compared))
         .with_row_index("__dense")

@@ -6,7 +6,9 @@ A group's tokens (or cost) per accepted result is an interval, not a point:
 - a lower bound (some usage missing, or a suspect zero counted): `[v, ∞)`;
 - no accepted attempt (it spent and got nothing): after every group that has a figure, so
   above every finite value *and* above every lower bound;
-- usage not recorded at all: no rank, and no part in anyone else's.
+- usage not recorded at all: no rank, and no part in anyone else's;
+- no accepted attempt where no group has a figure: no rank either (there is nothing to come
+  after: `— (no accepted attempt)` everywhere ranks nobody, not everybody 1st).
 
 Its rank is then a range: best = 1 + the groups certainly cheaper (their upper end below its
 lower end), worst = 1 + the other groups possibly cheaper (their lower end below its upper
@@ -42,6 +44,7 @@ def rank_ranges(value: pl.Expr, lower_bound: pl.Expr, ranked: pl.Expr) -> list[p
     is a lower bound, `ranked` whether the group takes part at all (false: usage not
     recorded; its ranks are null).
     """
+    ranked = _rankable(value, ranked)
     best, worst = _range(value, lower_bound, ranked)
     return [best.alias("rank_best"), worst.alias("rank_worst"), _decided(best, worst).alias("rank")]
 
@@ -62,6 +65,7 @@ def rank_range_stages(
     `bounded` false says no ranked group's figure is a lower bound (the caller has looked):
     every interval is then a point, so each range is one place, the group's place among the
     ranked figures (`_place`), read with one rank instead of two sorts and two searches."""
+    ranked = _rankable(value, ranked)
     if bounded:
         best, worst = _range(value, lower_bound, ranked)
     else:
@@ -69,6 +73,13 @@ def rank_range_stages(
     names = (f"{prefix}rank_best", f"{prefix}rank_worst")
     decided = _decided(pl.col(names[0]), pl.col(names[1])).alias(f"{prefix}rank")
     return (best.alias(names[0]), worst.alias(names[1])), (decided,)
+
+
+def _rankable(value: pl.Expr, ranked: pl.Expr) -> pl.Expr:
+    """The groups that take a place: `ranked` ones with a figure, and those with no accepted
+    attempt (a null figure) only when some ranked group has a figure for them to come after."""
+    some_figure = (value.is_not_null() & ranked).any()
+    return ranked & (value.is_not_null() | some_figure)
 
 
 def _decided(best: pl.Expr, worst: pl.Expr) -> pl.Expr:

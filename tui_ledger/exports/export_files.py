@@ -38,6 +38,7 @@ from typing import Any
 
 import polars as pl
 
+from tui_ledger.exports.trace_paths import rebased_traces
 from tui_ledger.procfs import proc_field
 from tui_ledger.text.polars_text import nested_json
 
@@ -46,6 +47,15 @@ ATTEMPT_FORMATS: tuple[str, ...] = ("csv", "parquet", "jsonl", "json")
 
 class ExportError(Exception):
     """A file could not be written; the message is one line for people."""
+
+
+class TargetExists(ExportError):
+    """The file to write exists and replacing it was not asked for. The message says what a
+    person does in the app; a command line names its own option (`--force`) instead."""
+
+    def __init__(self, target: Path) -> None:
+        super().__init__(f"{target}: already exists; choose another name or allow overwriting")
+        self.target = target
 
 
 def format_for_path(path: str | Path, choices: Sequence[str]) -> str:
@@ -137,7 +147,8 @@ def write_attempts(
     """
     target = Path(path)
     chosen = fmt or format_for_path(target, ATTEMPT_FORMATS)
-    frame = canonical_attempts(frame)
+    # Read back, a `trace` is relative to the written file's folder: rewritten for it.
+    frame = rebased_traces(canonical_attempts(frame), target)
     writers = {
         "csv": lambda handle: _csv_file_ready(frame, spreadsheet_safe).write_csv(handle),
         "parquet": lambda handle: frame.write_parquet(handle),
@@ -249,7 +260,7 @@ def write_atomic(
     if target.is_dir():
         raise ExportError(f"{target}: is a folder; name a file to write")
     if (target.exists() or target.is_symlink()) and not overwrite:
-        raise ExportError(f"{target}: already exists; choose another name or allow overwriting")
+        raise TargetExists(target)
     directory = target.parent if str(target.parent) else Path(".")
     if not directory.is_dir():
         raise ExportError(f"{target}: folder {directory} does not exist")

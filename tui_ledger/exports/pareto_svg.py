@@ -15,6 +15,7 @@ from tui_ledger.accounting.pareto import pareto_points
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import format_compact, format_money
 from tui_ledger.text.textsafe import safe_text
+from tui_ledger.text.wording import NO_ATTEMPTS_MATCH
 
 _PALETTE = (
     "#4e79a7",
@@ -191,7 +192,18 @@ def pareto_svg(comparison: Comparison, metric: ParetoMetric = "tokens") -> str:
             f'<text x="{_LEFT - 8}" y="{y + 4:.1f}" text-anchor="end" fill="#555">'
             f"{rate * 100:.0f}%</text>"
         )
-    for tick in axis.ticks():
+    if plotted.height == 0:
+        # Nothing to place: no ticks of an empty range (`0 0 0 1 1 1`), a word instead.
+        nothing = (
+            NO_ATTEMPTS_MATCH
+            if comparison.keep.height == 0
+            else "Nothing to plot: no group has an accepted attempt with recorded usage."
+        )
+        out.append(
+            f'<text x="{(_LEFT + right) / 2:.1f}" y="{(_TOP + bottom) / 2:.1f}" '
+            f'text-anchor="middle" font-size="16" fill="#555">{_svg_text(nothing)}</text>'
+        )
+    for tick in axis.ticks() if plotted.height else ():
         x = axis.x(tick)
         out.append(f'<line x1="{x:.1f}" y1="{_TOP}" x2="{x:.1f}" y2="{bottom}" stroke="#f0f0f0"/>')
         out.append(

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from tui_ledger.accounting.checks import is_warning
+from tui_ledger.accounting.checks import warnings_of
 from tui_ledger.accounting.comparison import Comparison
+from tui_ledger.findings import Finding
 from tui_ledger.reports.pair_report import cheapest_decided, pair_line
 from tui_ledger.text.textsafe import safe_label
-from tui_ledger.text.wording import listing
+from tui_ledger.text.wording import listing, plural
 
 FAIL_ON_CONDITIONS: tuple[str, ...] = ("flip", "warnings", "not-recorded", "noise", "tampering")
 
@@ -26,7 +27,7 @@ def parse_fail_on(text: str) -> tuple[str, ...]:
 def conditions_met(
     conditions: Sequence[str],
     comparison: Comparison,
-    checks: Iterable[object],
+    checks: Iterable[Finding],
     *,
     tampered: Sequence[str] = (),
 ) -> list[str]:
@@ -34,7 +35,7 @@ def conditions_met(
     accepted attempt the grader's audit found touching the grader or looking up the answer
     (`grader.report.tampered_lines`)."""
     lines = []
-    warnings = [check for check in checks if is_warning(check)]
+    warnings = warnings_of(checks)
     for condition in conditions:
         if condition == "flip" and comparison.flips():
             keep, drop = comparison.best("keep"), comparison.best("drop")
@@ -46,8 +47,8 @@ def conditions_met(
             lines.append(f"flip: dropping failures changes the ranking{who}")
         elif condition == "warnings" and warnings:
             lines.append(
-                f"warnings: {len(warnings):,} fair-comparison check(s) fire "
-                f"(ledger-tui check lists them)"
+                f"warnings: {plural(len(warnings), 'warning')} "
+                f"(ledger-tui check lists {'it' if len(warnings) == 1 else 'them'})"
             )
         elif condition == "not-recorded" and comparison.not_recorded():
             names = [safe_label(name) for name in comparison.not_recorded()]

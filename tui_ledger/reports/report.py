@@ -73,7 +73,7 @@ from tui_ledger.text.numbers import (
     plain_number,
 )
 from tui_ledger.text.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
-from tui_ledger.text.wording import listing
+from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, listing, plural
 
 if TYPE_CHECKING:
     from tui_ledger.accounting.checks import Check
@@ -93,6 +93,8 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
     as left out of the ranking.
     """
     hidden_attempts = comparison.hidden_attempts
+    if comparison.keep.height == 0:
+        return NO_ATTEMPTS_MATCH  # not "every attempt was accepted": there is none
     if hidden_attempts == 0:
         return "Every attempt here was accepted, so dropping failures changes nothing."
     cost = metric == "cost"
@@ -112,7 +114,7 @@ def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
             if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
             else "Dropping failures hides an unknown number of tokens"
         )
-    hides += f" in {format_count(hidden_attempts)} attempts"
+    hides += f" in {plural(hidden_attempts, 'attempt')}"
     unrecorded = comparison.not_recorded(metric)
     what = "cost" if cost else "usage"
     left_out = (
@@ -184,13 +186,13 @@ def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
     for label, attempts, missing, zeros in comparison.open_bounds(metric):
         causes = []
         if missing:
-            causes.append(f"{missing:,} of {attempts:,} attempts without {what}")
+            causes.append(f"{missing:,} of {plural(attempts, 'attempt')} without {what}")
         if zeros:
             zero = "$0" if metric == "cost" else "0 tokens"
             causes.append(
                 f"{zeros:,} reading {zero}"
                 if missing
-                else f"{zeros:,} of {attempts:,} attempts reading {zero}"
+                else f"{zeros:,} of {plural(attempts, 'attempt')} reading {zero}"
             )
         parts.append(f"{safe_label(label)} ({', '.join(causes)})" if causes else safe_label(label))
     if not parts:
@@ -252,7 +254,7 @@ def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
     """One view as an object keyed by group: the article script's key names and more."""
     frame = comparison.view(view)
     records = {
-        label: _group_record(row, comparison.by)
+        label: _group_record(row, comparison.key_columns)
         for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
     }
     if comparison.pairs is not None:
@@ -284,7 +286,9 @@ def summary_json(
 
     trap = {
         label: {
-            name: json_number(value) for name, value in row.items() if name not in comparison.by
+            name: json_number(value)
+            for name, value in row.items()
+            if name not in comparison.key_columns
         }
         for label, row in zip(comparison.labels, comparison.trap.iter_rows(named=True), strict=True)
     }
@@ -504,6 +508,7 @@ def _table_text(
     views: Sequence[View],
     warnings: list[Finding],
     width: int | None = None,
+    noted: Sequence[Finding] = (),
 ) -> str:
     from rich.console import Console
     from rich.table import Table
@@ -586,9 +591,16 @@ def _table_text(
             say(safe_text(note))
     if warnings:
         console.print()
-        console.print(Text(f"⚠ {len(warnings)} warning(s) (ledger-tui check explains them):"))
+        count = plural(len(warnings), "warning")
+        them = "it" if len(warnings) == 1 else "them"
+        console.print(Text(f"⚠ {count} (ledger-tui check explains {them}):"))
         for warning in warnings:
             say(f"- {safe_text(warning.message)}", indent="  ")
+    if noted:
+        console.print()
+        console.print(Text(f"{plural(len(noted), 'note')}:"))
+        for finding in noted:
+            say(f"- {safe_text(finding.message)}", indent="  ")
     lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -603,7 +615,12 @@ def _markdown_cell(text: str) -> str:
     return safe_text(escape_html(text)).replace("\\", "\\\\").replace("|", "\\|")
 
 
-def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list[Finding]) -> str:
+def _markdown_text(
+    comparison: Comparison,
+    views: Sequence[View],
+    warnings: list[Finding],
+    noted: Sequence[Finding] = (),
+) -> str:
     columns = _columns(comparison)
     headings = [_group_title(comparison), *(heading for _, heading in columns)]
     lines: list[str] = []
@@ -630,9 +647,14 @@ def _markdown_text(comparison: Comparison, views: Sequence[View], warnings: list
         lines.extend(f"{_markdown_cell(note)}  " for note in notes)
         lines.append("")
     if warnings:
-        lines.append(f"**{len(warnings)} warning(s):**")
+        lines.append(f"**{plural(len(warnings), 'warning')}:**")
         lines.append("")
         lines.extend(f"- {_markdown_cell(w.message)}" for w in warnings)
+        lines.append("")
+    if noted:
+        lines.append(f"**{plural(len(noted), 'note')}:**")
+        lines.append("")
+        lines.extend(f"- {_markdown_cell(n.message)}" for n in noted)
         lines.append("")
     return "\n".join(lines)
 
@@ -643,21 +665,26 @@ def _csv_text(
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     frame = comparison.keep
-    metric_names = [name for name in frame.columns if name not in comparison.by]
+    metric_names = [name for name in frame.columns if name not in comparison.key_columns]
+    # A key the accounting also names a column of (`passed`) is headed `by_passed`.
+    headers = [
+        key if key == column else f"by_{key}"
+        for key, column in zip(comparison.by, comparison.key_columns, strict=True)
+    ]
 
     def label(value: Any) -> Any:
         # Group keys and column names are the file's text, printed where a terminal reads.
         text = safe_text(_csv_value(value))
         return neutralise_text(text) if spreadsheet_safe else text
 
-    writer.writerow(["view", *(label(key) for key in comparison.by), *metric_names])
+    writer.writerow(["view", *(label(key) for key in headers), *metric_names])
     for view in views:
         for row in comparison.view(view).iter_rows(named=True):
             row["tokens_per_accepted_result"] = exact_per_accepted(row)
             writer.writerow(
                 [
                     view,
-                    *(label(row[key]) for key in comparison.by),
+                    *(label(row[key]) for key in comparison.key_columns),
                     *(_csv_value(row[name]) for name in metric_names),
                 ]
             )
@@ -740,14 +767,23 @@ def render_summary(
     which any JSON reader turns back into the same string. `spreadsheet_safe` neutralises
     formulas in the CSV's group labels (see `neutralise_formulas`).
     """
-    warning_list = list(warnings)
+    from tui_ledger.accounting.checks import is_warning, warnings_of
+
+    checks = list(checks)
+    # The checks hold every warning (the loader's and the price table's among them, and the
+    # fair-comparison ones): their warnings are the one list. `warnings` only stand in where
+    # no check was run (a streamed scan).
+    warning_list = warnings_of(checks) if checks else list(warnings)
+    # The checks that are notes (what was done, as `--matched-tasks`), listed as the app's
+    # warnings panel lists them: after the warnings, not counted among them.
+    noted = [check for check in checks if not is_warning(check)]
     views: tuple[View, ...] = (view,) if view is not None else VIEWS
     if fmt == "json":
-        return json_text(summary_json(comparison, view, warning_list, list(checks)))
+        return json_text(summary_json(comparison, view, warning_list, checks))
     if fmt == "csv":
         return _csv_text(comparison, views, spreadsheet_safe=spreadsheet_safe)
     if fmt == "markdown":
-        return _markdown_text(comparison, views, warning_list)
+        return _markdown_text(comparison, views, warning_list, noted)
     if fmt == "table":
-        return _table_text(comparison, views, warning_list, width)
+        return _table_text(comparison, views, warning_list, width, noted)
     raise ValueError(f"unknown format {fmt!r}: expected one of {', '.join(SUMMARY_FORMATS)}")

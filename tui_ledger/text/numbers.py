@@ -114,12 +114,16 @@ def format_money(value: float | None, *, lower_bound: bool = False) -> str:
 
 
 def format_compact(value: int | float | None) -> str:
-    """A figure in at most four characters or so: `950`, `1.2k`, `34k`, `1.2M`; `∞`; `—`."""
+    """A figure in at most four characters or so: `950`, `1.2k`, `34k`, `1.2M`, `340T`; past a
+    thousand trillion a power of ten, `9.2e18` (not `9223372T`); `∞`; `—`."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return MISSING
     if isinstance(value, float) and math.isinf(value):
         return "∞"
     magnitude = abs(value)
+    if round(magnitude / 1e12) >= 1000:
+        mantissa, exponent = f"{value:.1e}".split("e")
+        return f"{mantissa}e{int(exponent)}"
     for limit, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if magnitude >= limit:
             scaled = value / limit

@@ -11,6 +11,9 @@ from collections.abc import Iterable
 
 import polars as pl
 
+NO_ATTEMPTS_MATCH = "No attempts match the filter."
+"""What a selection with no attempt says, in the app's summary and every summary's callout."""
+
 
 def plural(count: int, noun: str) -> str:
     """A count and its noun: `1 attempt`, `2 attempts`, `1,204 attempts`."""

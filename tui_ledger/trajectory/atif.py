@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tui_ledger.exports.trace_paths import trace_base, trace_file
 from tui_ledger.importers.atif_usage import (
     AtifError,
     Buckets,
@@ -55,8 +56,7 @@ def open(row: Mapping[str, Any]) -> Opened:
     if trace is None or str(trace).strip() == "":
         raise TrajectoryError(f"the attempt has no `{TRACE_COLUMN}` naming its trajectory file")
     source = row.get("source")
-    base = Path(str(source)).parent if source else Path()
-    return open_files([base / str(trace).strip()], relative_to=base)
+    return open_files([trace_file(source, trace)], relative_to=trace_base(source))
 
 
 def open_files(paths: Sequence[Path], *, relative_to: Path | None = None) -> Opened:

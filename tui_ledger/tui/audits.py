@@ -56,7 +56,7 @@ def open_per_task(app: AuditHost, snapshot: Snapshot, label: str | None) -> bool
     if label is None:
         app.say("No group to show.", title="per task", timeout=3)
         return False
-    keys = snapshot.comparison.keep.select(snapshot.comparison.by).row(labels.index(label))
+    keys = snapshot.comparison.keep.select(snapshot.comparison.key_columns).row(labels.index(label))
     app.run_worker(
         partial(_per_task_worker, app, snapshot, label, tuple(keys)),
         name="_per_task_worker",

@@ -38,7 +38,7 @@ from tui_ledger.text.numbers import (
     format_usage_figure,
 )
 from tui_ledger.text.textsafe import safe_cell, safe_text
-from tui_ledger.text.wording import plural
+from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, plural
 from tui_ledger.tui.theme import (
     ATTENTION_STYLE,
     CALLOUT_STYLE,
@@ -703,7 +703,7 @@ def callout_text(
     from tui_ledger.reports.report import callout  # imported on first use
 
     if comparison.keep.height == 0:
-        return Text("No attempts match the filter.", style=MISSING_STYLE)
+        return Text(NO_ATTEMPTS_MATCH, style=MISSING_STYLE)
     sentence = safe_text(callout(comparison, metric.name))
     flips = comparison.flips(metric.name)
     noise = flips and metric is TOKENS and flip_noise(comparison) is not None
