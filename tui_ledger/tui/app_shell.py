@@ -37,7 +37,7 @@ from tui_ledger.tui import commands
 from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
 from tui_ledger.tui.snapshot import Request, Timings
-from tui_ledger.tui.theme import LEDGER_THEME
+from tui_ledger.tui.theme import APP_VARIABLES, LEDGER_THEME
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
 from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
@@ -129,6 +129,10 @@ class LedgerShell(App[int]):
         self._filter_bar.input.leave_to = self._table
         self._summary = SummaryPane(id="summary")
         self._body = Horizontal(self._table, self._summary, id="body")
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """The stylesheet's own variables (`$keep`, `$drop`) for every theme, not only ours."""
+        return dict(APP_VARIABLES)
 
     # ------------------------------------------------------------------ layout
 
