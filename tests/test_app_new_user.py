@@ -6,9 +6,16 @@ from __future__ import annotations
 
 from importlib import resources
 from pathlib import Path
+from typing import Any
+
+import polars as pl
+import pytest
 
 from tests.pilot_helpers import press, screen_text, settle
+from tui_ledger.tui import app as app_module
+from tui_ledger.tui import snapshot as snapshot_module
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
 RUNS = REPO / "sample_data" / "runs.csv"
@@ -37,3 +44,78 @@ async def test_every_theme_of_the_palette_draws_the_app_with_keep_and_drop_apart
             assert "KEEP FAILURES" in screen_text(app), name
         await press(pilot, "t")
         assert "DROP FAILURES" in screen_text(app)
+
+
+# --------------------------------------------------------------------------- 2: a failed request
+
+
+def failing_grouping(
+    monkeypatch: pytest.MonkeyPatch, by: tuple[str, ...], error: Exception
+) -> None:
+    """The accounting raises `error` whenever it is asked to group by `by`."""
+    original = snapshot_module.compare
+
+    def compare(frame: Any, grouping: Any, *args: Any, **kwargs: Any) -> Any:
+        if tuple(grouping) == by:
+            raise error
+        return original(frame, grouping, *args, **kwargs)
+
+    monkeypatch.setattr(snapshot_module, "compare", compare)
+
+
+def pane_title(app: LedgerApp) -> str:
+    pane = app.query_one(SummaryPane)
+    lines = screen_text(app).splitlines()
+    return lines[pane.region.y][pane.region.x : pane.region.right]
+
+
+@pytest.mark.parametrize(
+    "error", [pl.exceptions.ComputeError("no such grouping"), RuntimeError("a fault of ours")]
+)
+@pytest.mark.parametrize("inline", [True, False])
+async def test_a_grouping_that_fails_says_so_and_the_next_keystroke_filters(
+    monkeypatch: pytest.MonkeyPatch, error: Exception, inline: bool
+) -> None:
+    """Issue 53 item 2: the filter line says the error, the header and the pane agree on the
+    grouping (the one on screen), and the next filter keystroke recomputes."""
+    monkeypatch.setattr(app_module, "INLINE_RECOMPUTE_SECONDS", 1e9 if inline else -1.0)
+    failing_grouping(monkeypatch, ("task",), error)
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        app.group_by(["task"])  # what the `b` dialog does when task is chosen
+        await settle(pilot)
+        assert app.return_code is None
+        text = screen_text(app)
+        assert "could not group by task" in text and "still grouped by workflow" in text
+        assert "grouped by task" not in text  # the header
+        assert "Summary by workflow" in pane_title(app)
+        await press(pilot, "slash", *"lean")
+        assert "90 of 360 attempts" in screen_text(app)
+        assert {row["workflow"] for row in app.table.rows.head(5).iter_rows(named=True)} == {
+            "lean-loop"
+        }
+
+
+# --------------------------------------------------------------------------- 8: filter messages
+
+
+async def test_a_filter_that_stops_parsing_shows_the_whole_terms_before_it() -> None:
+    """Issue 53 item 8: while `agnt:lean` is typed, the half-typed word `agnt` (which matches
+    nothing) is not what the table shows beside the error: the table and the line agree."""
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"agnt")
+        assert app.table.row_count == 0
+        await press(pilot, "colon")
+        text = screen_text(app)
+        assert "unknown column 'agnt'" in text and "table unfiltered" in text
+        assert app.table.row_count == 6
+        await press(pilot, *"lean")
+        assert "table unfiltered" in screen_text(app) and app.table.row_count == 6
+        await press(pilot, "ctrl+u", *"lean agnt:")
+        text = screen_text(app)
+        assert 'table filtered by "lean"' in text and app.table.row_count == 3
+        await press(pilot, "backspace", *" steady")  # `lean agnt steady`: parses again
+        assert "0 of 6 attempts" in screen_text(app) and app.table.row_count == 0

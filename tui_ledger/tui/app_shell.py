@@ -426,12 +426,25 @@ class LedgerShell(App[int]):
 
     def refilter(self) -> None:
         """The ledger's frame was compacted: parse the filter again for its text values."""
-        if self._filter_bar.error is None:
-            self._parse_filter()
+        self._parse_filter()
 
-    def filter_failed(self, message: str) -> None:
-        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
-        self._filter_bar.failed(message)
+    def filter_failed(self, message: str, by: tuple[str, ...] | None = None) -> None:
+        """The latest request could not be computed: the filter parsed but could not run on
+        these columns (e.g. a bad regex), or its grouping `by` failed; the grouping goes back
+        to the one on screen (the header and the pane agree, and the next keystroke filters)."""
+        snapshot = self.pipeline.snapshot
+        shown_by = None if snapshot is None else snapshot.comparison.by
+        if by is not None and by == self._by and shown_by is not None and by != shown_by:
+            self._by = shown_by
+            self._focus_label = None
+            self.show_title()
+            message = (
+                f"still grouped by {', '.join(shown_by)}; could not group by "
+                f"{', '.join(by)}: {message}"
+            )
+            self._filter_bar.failed(message, in_filter=False)
+        else:
+            self._filter_bar.failed(message)
         self._show_filter_status()
 
     def give_up(self, message: str) -> None:
@@ -449,6 +462,7 @@ class LedgerShell(App[int]):
         """New figures are in (`first`: the first ever): draw them."""
         if first:
             self.set_loading(False)
+        self._filter_bar.computed()
         self._show()
 
     def show_coming(self) -> None:
