@@ -22,6 +22,12 @@ RUNS = REPO / "sample_data" / "runs.csv"
 DEMO = str(resources.files("tui_ledger.sample_data").joinpath("demo.csv"))
 
 
+def words(app: LedgerApp) -> str:
+    """The screen's words, its borders and line breaks as single spaces (a wrapped sentence
+    reads whole)."""
+    return " ".join(screen_text(app).replace("│", " ").split())
+
+
 def demo_app() -> LedgerApp:
     return LedgerApp([DEMO], demo=True)
 
@@ -119,3 +125,19 @@ async def test_a_filter_that_stops_parsing_shows_the_whole_terms_before_it() -> 
         assert 'table filtered by "lean"' in text and app.table.row_count == 3
         await press(pilot, "backspace", *" steady")  # `lean agnt steady`: parses again
         assert "0 of 6 attempts" in screen_text(app) and app.table.row_count == 0
+
+
+async def test_m_with_no_task_every_group_attempted_says_so(tmp_path: Path) -> None:
+    """Issue 53 item 8: `m` when no task was attempted by every group: the pane says that,
+    not "No attempts match the filter" (there is no filter)."""
+    path = tmp_path / "apart.csv"
+    path.write_text("workflow,task,tokens,passed\na,t1,100,true\na,t2,200,false\nb,t3,300,true\n")
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "m")
+        text = words(app)
+        assert "No task was attempted by every group, so matched tasks only" in text
+        assert "No attempts match the filter" not in text
+        await press(pilot, "m", "slash", *"zzzz")
+        assert "No attempts match the filter" in words(app)

@@ -43,6 +43,7 @@ from tui_ledger.tui.widgets.attempts_titles import attempts_titles
 from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
 from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.summary_text import empty_reason
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
@@ -533,6 +534,9 @@ class LedgerShell(App[int]):
             hint=self._keys_hint(),
             pairs_coming=self.pipeline.pairs_coming(),
             coming=self.pipeline.coming(),
+            empty=empty_reason(
+                snapshot.notice is not None, snapshot.tasks, bool(self._filter_bar.shown)
+            ),
         )
         self._asked_to_draw()
 
