@@ -141,3 +141,30 @@ async def test_m_with_no_task_every_group_attempted_says_so(tmp_path: Path) -> N
         assert "No attempts match the filter" not in text
         await press(pilot, "m", "slash", *"zzzz")
         assert "No attempts match the filter" in words(app)
+
+
+# --------------------------------------------------------------------------- 9, 11: the chart
+
+
+async def test_the_chart_at_80x24_shows_its_keys_and_points_lower_to_the_left() -> None:
+    """Issue 53 item 11: the key hints are not cut at 80x24; the caption's arrow points to
+    the cheaper side (the left, where spend per accepted result is lower)."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "c")
+        text = screen_text(app)
+        assert "100% ┤" in text and "s save as SVG · Esc back" in text
+        assert "← lower is better" in text and "lower is better →" not in text
+
+
+async def test_the_chart_of_an_empty_selection_says_so_in_words() -> None:
+    """Issue 53 item 9: `c` with nothing selected: a sentence, not axes of nothing."""
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"zzzz", "enter")
+        await press(pilot, "c")
+        text = words(app)
+        assert "Nothing to chart: no attempt is selected" in text
+        assert "┤" not in text and "lower is better" not in text and "Esc back" in text

@@ -458,7 +458,7 @@ class ParetoChart(Widget):
     as ghosts joined to them, the keep-view frontier as a line."""
 
     DEFAULT_CSS = """
-    ParetoChart { height: 1fr; min-height: 12; }
+    ParetoChart { height: 1fr; min-height: 6; }
     """
 
     Y_LABEL_WIDTH = 6  # "100% ┤"
@@ -601,10 +601,12 @@ class ParetoChart(Widget):
                 axis_line[start : start + len(text)] = list(text)
         out.append("".join(axis_line), style=MUTED)
         unit = "cost" if self.metric == "cost" else "tokens"
-        caption = (
-            f"{unit} per accepted result{' (log scale)' if axis.log else ''}: lower is better →"
-        )
-        out.append("\n" + caption.rjust(plot_width + 6), style=f"italic {MUTED}")
+        # Spend grows to the right: the arrow points to the cheaper side, under the axis' start.
+        better = "← lower is better"
+        caption = f"{unit} per accepted result{' (log scale)' if axis.log else ''}"
+        gap = plot_width - len(better) - len(caption)
+        line = f"{better}{' ' * gap}{caption}" if gap >= 2 else f"{caption} · {better}"
+        out.append("\n      " + line, style=f"italic {MUTED}")
         return out
 
 
@@ -644,22 +646,33 @@ class ParetoScreen(_Dialog):
         points = pareto_points(self._comparison, self._metric)
         labels = self._comparison.labels
         chart = ParetoChart(points, labels, self._metric)
-        hints = [
-            ("s", " save as SVG · "),
-        ]
-        if self._comparison.has_cost:
+        empty = self._empty_words()
+        hints = [] if empty else [("s", " save as SVG · ")]
+        if self._comparison.has_cost and not empty:
             hints.append(("$", " tokens ⇄ cost · "))
         hints.append(("Esc", " back"))
         hint = Text()
         for key, words in hints:
             hint.append(key, style=KEY_STYLE)
             hint.append(words, style=MUTED)
+        if empty:  # no axes of nothing: the words, and the way back
+            words = Static(Text(empty, style=f"italic {MUTED}"), id="pareto-empty")
+            return [words, Label(hint, classes="dialog-hint")]
         return [
             Static(self._legend_heading(), id="pareto-heading"),
             chart,
             Static(self._legend(points, chart), id="pareto-legend"),
             Label(hint, classes="dialog-hint"),
         ]
+
+    def _empty_words(self) -> str | None:
+        """Why there is nothing to chart, if so: no attempt is selected."""
+        if self._comparison.keep.height:
+            return None
+        return (
+            "Nothing to chart: no attempt is selected (the filter, or matched tasks only, "
+            "keeps none). Esc, then widen the filter."
+        )
 
     def on_mount(self) -> None:
         """Title the frame."""
@@ -763,7 +776,7 @@ class ParetoScreen(_Dialog):
 
     def action_save(self) -> None:
         """s: save the chart as SVG (the app asks for the file name)."""
-        if self._save is not None:
+        if self._save is not None and self._empty_words() is None:
             self._save(self._comparison, self._metric)
 
     async def action_toggle_metric(self) -> None:
