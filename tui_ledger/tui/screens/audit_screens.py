@@ -656,8 +656,8 @@ class ParetoScreen(_Dialog):
             hint.append(key, style=KEY_STYLE)
             hint.append(words, style=MUTED)
         if empty:  # no axes of nothing: the words, and the way back
-            words = Static(Text(empty, style=f"italic {MUTED}"), id="pareto-empty")
-            return [words, Label(hint, classes="dialog-hint")]
+            said = Static(Text(empty, style=f"italic {MUTED}"), id="pareto-empty")
+            return [said, Label(hint, classes="dialog-hint")]
         return [
             Static(self._legend_heading(), id="pareto-heading"),
             chart,
