@@ -168,3 +168,27 @@ async def test_the_chart_of_an_empty_selection_says_so_in_words() -> None:
         text = words(app)
         assert "Nothing to chart: no attempt is selected" in text
         assert "┤" not in text and "lower is better" not in text and "Esc back" in text
+
+
+# --------------------------------------------------------------------------- 7: t t
+
+
+async def test_t_t_puts_the_cursor_and_the_scroll_back() -> None:
+    """Issue 53 item 7: the demo at 120x40, `t` `t`: the first row (a failure, which DROP
+    FAILURES hides) is in sight again, the cursor on it; from a row further down, the same."""
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.table
+        first = table.current_row()
+        assert first is not None and first["outcome"] == "failed"
+        await press(pilot, "t")
+        assert table.current_row() != first  # hidden: the cursor is on a neighbour
+        await press(pilot, "t")
+        assert table.current_row() == first
+        assert (table.cursor_row, table.scroll_offset.y) == (0, 0)
+        assert "✘ failed      12,499" in screen_text(app)
+        await press(pilot, "down", "down", "down", "down")
+        place = (table.current_row(), table.cursor_row - table.scroll_offset.y)
+        await press(pilot, "t", "t")
+        assert (table.current_row(), table.cursor_row - table.scroll_offset.y) == place
