@@ -10,8 +10,8 @@ names together:
    stamps and dates (`20250811`), words every name has, then the words most names share (a
    common model suffix, `claude-4-sonnet`), keeping its first telling word (the agent:
    `openhands`, `droid`) and at least one word no other name has; a run of dropped words
-   reads `…` (`openhands…sonnet`, `droid…gpt-5`), a dropped start reads nothing (the focus
-   block names the group whole). If the labels still collide, the rules below apply;
+   reads `…`, at the start too (`…openhands…sonnet`, `…droid…gpt-5`): a cut label never
+   passes for a whole name. If the labels still collide, the rules below apply;
 2. a prefix every name shares (at least `MIN_SHARED` cells, ending at a separator such as
    `_` or `-`) goes first, from its start and only as much as needed, shown as `…`: it tells
    no group from another;
@@ -157,15 +157,19 @@ def _word_key(token: str) -> str:
 
 
 def _render(tokens: Sequence[str], kept: Sequence[bool]) -> str:
-    """The kept tokens in order; a run of dropped ones reads `…`, except at the start."""
+    """The kept tokens in order; a run of dropped ones reads `…`, at the start too (a label
+    that lost words says so: `…orchestrator_qwen-3-coder-480B`)."""
     parts: list[str] = []
     dropped = False
     for token, keep in zip(tokens, kept, strict=True):
         if not keep:
             dropped = True
             continue
-        if dropped and parts:
-            parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+        if dropped:
+            if parts:
+                parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+            else:
+                parts.append(ELLIPSIS)
         dropped = False
         parts.append(token)
     if dropped and parts:
@@ -223,6 +227,16 @@ def _word_cut(shown: Sequence[str], width: int) -> list[str] | None:
                 telling -= 1
             kept[index] = False
         label = _render(words, kept)
+        if cell_len(label) > width and head is not None:
+            # The agent and one word no other name has, whichever one fits beside it
+            # (`…orchestrator…480B` where `…orchestrator_qwen…` is a cell too wide).
+            for index in reversed(range(len(words))):
+                if index == head or weak[index] or frequency[keys[index]] != 1:
+                    continue
+                alone = [position in (head, index) for position in range(len(words))]
+                if cell_len(_render(words, alone)) <= width:
+                    label = _render(words, alone)
+                    break
         if cell_len(label) > width:
             label = _middle_cut(label, width, max(1, (2 * width) // 3))
         labels[text] = label
