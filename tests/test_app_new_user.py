@@ -192,3 +192,20 @@ async def test_t_t_puts_the_cursor_and_the_scroll_back() -> None:
         place = (table.current_row(), table.cursor_row - table.scroll_offset.y)
         await press(pilot, "t", "t")
         assert (table.current_row(), table.cursor_row - table.scroll_offset.y) == place
+
+
+# --------------------------------------------------------------------------- 10: cut labels
+
+
+async def test_f_on_a_task_leaves_its_cut_name_marked_and_its_filter_whole() -> None:
+    """Issue 53 item 10: `f` on a cut task name filters by the whole name; the rows then read
+    its start and an ellipsis (they read `login-redirect`, a name the ledger does not have)."""
+    app = demo_app()
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "right")  # the task column
+        await press(pilot, "f")
+        assert app.filter_input.value == "task=fix-login-redirect"
+        text = screen_text(app)
+        assert "lean-loop        fix-login-redir…" in text  # its start, marked as cut
+        assert " login-redirect" not in text

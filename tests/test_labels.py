@@ -80,6 +80,13 @@ def test_a_label_that_lost_words_says_so_where_they_left() -> None:
     )
 
 
+def test_one_name_alone_keeps_its_start_and_says_it_is_cut() -> None:
+    """Issue 53 item 10: after `f` on a task every row reads the same name; it read
+    `login-redirect` (its first word dropped, unmarked), now `fix-login…`."""
+    assert fit_labels(["fix-login-redirect"] * 3, 10) == ["fix-login…"] * 3
+    assert fit_labels(["fix-login-redirect"], 14) == ["fix-login-red…"]
+
+
 def test_names_differing_only_deep_in_the_middle_show_the_difference() -> None:
     names = ["run-" + "x" * 30 + "-alpha-" + "y" * 30, "run-" + "x" * 30 + "-omega-" + "y" * 30]
     shown = fit_labels(names, 20)

@@ -5,7 +5,8 @@ Real names are long and share prefixes (`20250923_droid_claude-4-1-opus`,
 `20250923_droid_claude-4…`, and a room reads one group twice. `fit_labels` cuts a set of
 names together:
 
-1. names that fit stay whole;
+1. names that fit stay whole; one name alone (a filter to it) keeps its start
+   (`fix-login…`, as the column read before the filter);
 1b. else each name drops whole words, those that tell it least from the others first: run
    stamps and dates (`20250811`), words every name has, then the words most names share (a
    common model suffix, `claude-4-sonnet`), keeping its first telling word (the agent:
@@ -88,8 +89,8 @@ _SEPARATORS = frozenset("_-./:· ")
 
 def _shared_prefix(names: Sequence[str]) -> str:
     """The prefix every name starts with, up to its last separator (`20250923_droid_`, never
-    `2025092`); empty for fewer than two names."""
-    if len(names) < 2:
+    `2025092`); empty for fewer than two different names."""
+    if len(set(names)) < 2:
         return ""
     first, last = min(names), max(names)
     size = 0
@@ -253,6 +254,8 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
         return ["" for _ in shown]
     if all(cell_len(text) <= width for text in shown) and _distinct(shown, names):
         return shown
+    if len(set(shown)) == 1:  # one name (a filter to it): its start, as the column read
+        return [_middle_cut(text, width, width - 1) for text in shown]
     by_words = _word_cut(shown, width)
     if (
         by_words is not None
