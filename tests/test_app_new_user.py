@@ -10,11 +10,13 @@ from typing import Any
 
 import polars as pl
 import pytest
+from textual.widgets import Checkbox, Input
 
 from tests.pilot_helpers import press, screen_text, settle
 from tui_ledger.tui import app as app_module
 from tui_ledger.tui import snapshot as snapshot_module
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.screens.screens import ConfirmScreen, ExportScreen
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 REPO = Path(__file__).resolve().parent.parent
@@ -209,3 +211,33 @@ async def test_f_on_a_task_leaves_its_cut_name_marked_and_its_filter_whole() -> 
         text = screen_text(app)
         assert "lean-loop        fix-login-redir…" in text  # its start, marked as cut
         assert " login-redirect" not in text
+
+
+# --------------------------------------------------------------------------- 11: the export dialog
+
+
+async def test_no_to_replacing_returns_to_the_export_dialog_as_typed(tmp_path: Path) -> None:
+    """Issue 53 item 11: "No" on the overwrite question goes back to the dialog with both
+    paths (and the raw CSV box) as typed; at 80x24 the dialog fits the screen."""
+    summary, attempts = tmp_path / "mine.md", tmp_path / "mine.csv"
+    summary.write_text("mine")
+    app = LedgerApp([str(RUNS)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "e")
+        dialog = app.screen
+        assert isinstance(dialog, ExportScreen)
+        frame = dialog.query_one("#export-dialog")
+        assert frame.region.right <= 80 and frame.region.x >= 0
+        dialog.query_one("#summary-path", Input).value = str(summary)
+        dialog.query_one("#attempts-path", Input).value = str(attempts)
+        dialog.query_one("#export-raw", Checkbox).value = True
+        await press(pilot, "enter", "enter")
+        assert isinstance(app.screen, ConfirmScreen)
+        await press(pilot, "n")
+        again = app.screen
+        assert isinstance(again, ExportScreen)
+        assert again.query_one("#summary-path", Input).value == str(summary)
+        assert again.query_one("#attempts-path", Input).value == str(attempts)
+        assert again.query_one("#export-raw", Checkbox).value is True
+        assert summary.read_text() == "mine" and not attempts.exists()
