@@ -241,3 +241,27 @@ async def test_no_to_replacing_returns_to_the_export_dialog_as_typed(tmp_path: P
         assert again.query_one("#attempts-path", Input).value == str(attempts)
         assert again.query_one("#export-raw", Checkbox).value is True
         assert summary.read_text() == "mine" and not attempts.exists()
+
+
+async def test_a_filter_typed_from_a_cut_label_names_the_full_name(tmp_path: Path) -> None:
+    """Issue 53 item 10: `/workflow=<what the list shows>` matched nothing and said nothing;
+    the summary now names the full name (and `f` filters by it)."""
+    path = tmp_path / "tb.csv"
+    path.write_text(
+        "workflow,task,tokens,passed\n"
+        "20250902_orchestrator_qwen-3-coder-480B,t1,100,true\n"
+        "20250711_openhands_claude-4-sonnet,t1,200,false\n"
+    )
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        await press(pilot, "slash", *"workflow=orchestrator_qwen-3-coder-480B")
+        text = words(app)
+        assert "0 of 2 attempts" in text
+        assert "no workflow is named 'orchestrator_qwen-3-coder-480B'" in text
+        assert "the full name: 20250902_orchestrator_qwen-3-coder-480B" in text
+        app.filter_input.value = "workflow=…qwen…480B"  # pasted from the list
+        await settle(pilot)
+        assert "the full name: 20250902_orchestrator_qwen-3-coder-480B" in words(app)
+        await press(pilot, "ctrl+u", *"workflow=nobody")
+        assert "No attempts match the filter." in words(app)

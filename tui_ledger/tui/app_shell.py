@@ -36,7 +36,7 @@ from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
-from tui_ledger.tui.snapshot import Request, Timings
+from tui_ledger.tui.snapshot import Request, Snapshot, Timings
 from tui_ledger.tui.theme import APP_VARIABLES, LEDGER_THEME
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
@@ -534,11 +534,21 @@ class LedgerShell(App[int]):
             hint=self._keys_hint(),
             pairs_coming=self.pipeline.pairs_coming(),
             coming=self.pipeline.coming(),
-            empty=empty_reason(
-                snapshot.notice is not None, snapshot.tasks, bool(self._filter_bar.shown)
-            ),
+            empty=self._empty_reason(snapshot),
         )
         self._asked_to_draw()
+
+    def _empty_reason(self, snapshot: Snapshot) -> str | None:
+        """Why no attempt is selected, when the filter alone does not say it."""
+        if snapshot.comparison.keep.height:
+            return None
+        filtered, ledger = self._filter_bar.shown, self.pipeline.ledger
+        near = None
+        if filtered and ledger is not None and not snapshot.notice:
+            from tui_ledger.tui.near_names import near_names
+
+            near = near_names(filtered, ledger.attempts)
+        return empty_reason(snapshot.notice is not None, snapshot.tasks, bool(filtered), near)
 
     def _show_warning_count(self) -> None:
         """Redraw the summary's `⚠ N warnings (w)` line (the checks arrived)."""

@@ -521,10 +521,8 @@ class Pipeline(FollowUps):
                 done = compute_snapshot(
                     generation, ledger.attempts, request, None, self._superseded
                 )
-            except Exception:  # any fault: the request must still end
-                # The worker runs it again and says what went wrong; the request ends there,
-                # so the next keystroke recomputes (a fault here left it running forever).
-                self._recompute_running = False
+            except Exception:  # any fault: the worker runs it again and says what went wrong
+                self._recompute_running = False  # (left set, no request ever ran again)
                 self._start_recompute(sort_only)
                 return
             self.recomputed(Recomputed(generation, done))

@@ -693,11 +693,14 @@ def _note(text: str, width: int, *, hanging: int = 0) -> str:
     return "".join(f"\n  {line}" for line in lines)
 
 
-def empty_reason(matched_only: bool, tasks: int, filtered: bool) -> str | None:
+def empty_reason(
+    matched_only: bool, tasks: int, filtered: bool, near: str | None = None
+) -> str | None:
     """Why no attempt is selected when the filter alone does not say it: matched tasks only
-    (`m`) and no task that every group attempted (`filtered`: among the filter's attempts)."""
+    (`m`) and no task that every group attempted (`filtered`: among the filter's attempts);
+    or a name typed from a cut label (`near`: `near_names.near_names`)."""
     if not matched_only or tasks:
-        return None
+        return None if near is None else f"No attempts match the filter: {near}"
     among = " among the attempts the filter keeps" if filtered else ""
     return (
         f"No task was attempted by every group{among}, so matched tasks only keeps no "
