@@ -170,6 +170,12 @@ async def test_the_chart_of_an_empty_selection_says_so_in_words() -> None:
         text = words(app)
         assert "Nothing to chart: no attempt is selected" in text
         assert "┤" not in text and "lower is better" not in text and "Esc back" in text
+        # Only failures: attempts, but no group has a figure per accepted result to plot.
+        await press(pilot, "escape", "slash", "ctrl+u", *"failed", "enter")
+        await press(pilot, "c")
+        text = words(app)
+        assert "Nothing to chart: no group has a tokens figure per accepted result" in text
+        assert "┤" not in text
 
 
 # --------------------------------------------------------------------------- 7: t t

@@ -646,7 +646,7 @@ class ParetoScreen(_Dialog):
         points = pareto_points(self._comparison, self._metric)
         labels = self._comparison.labels
         chart = ParetoChart(points, labels, self._metric)
-        empty = self._empty_words()
+        empty = self._empty_words(points)
         hints = [] if empty else [("s", " save as SVG · ")]
         if self._comparison.has_cost and not empty:
             hints.append(("$", " tokens ⇄ cost · "))
@@ -665,13 +665,20 @@ class ParetoScreen(_Dialog):
             Label(hint, classes="dialog-hint"),
         ]
 
-    def _empty_words(self) -> str | None:
-        """Why there is nothing to chart, if so: no attempt is selected."""
-        if self._comparison.keep.height:
+    def _empty_words(self, points: pl.DataFrame | None = None) -> str | None:
+        """Why there is nothing to chart, if so (no attempt selected, no figure to plot)."""
+        if not self._comparison.keep.height:
+            return (
+                "Nothing to chart: no attempt is selected (the filter, or matched tasks only, "
+                "keeps none). Esc, then widen the filter."
+            )
+        points = pareto_points(self._comparison, self._metric) if points is None else points
+        if points.filter(pl.col("per_accepted").is_finite()).height:  # (nulls are not finite)
             return None
+        spend = "cost" if self._metric == "cost" else "tokens"
         return (
-            "Nothing to chart: no attempt is selected (the filter, or matched tasks only, "
-            "keeps none). Esc, then widen the filter."
+            f"Nothing to chart: no group has a {spend} figure per accepted result (no accepted "
+            "attempt, or no usage recorded) in either view."
         )
 
     def on_mount(self) -> None:
