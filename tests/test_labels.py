@@ -85,6 +85,8 @@ def test_one_name_alone_keeps_its_start_and_says_it_is_cut() -> None:
     `login-redirect` (its first word dropped, unmarked), now `fix-login…`."""
     assert fit_labels(["fix-login-redirect"] * 3, 10) == ["fix-login…"] * 3
     assert fit_labels(["fix-login-redirect"], 14) == ["fix-login-red…"]
+    # A run stamp or date in front tells nothing: it goes first, marked.
+    assert fit_labels(["20250902_orchestrator_qwen-3-coder-480B"], 18) == ["…orchestrator_qwe…"]
 
 
 def test_names_differing_only_deep_in_the_middle_show_the_difference() -> None:

@@ -5,8 +5,8 @@ Real names are long and share prefixes (`20250923_droid_claude-4-1-opus`,
 `20250923_droid_claude-4…`, and a room reads one group twice. `fit_labels` cuts a set of
 names together:
 
-1. names that fit stay whole; one name alone (a filter to it) keeps its start
-   (`fix-login…`, as the column read before the filter);
+1. names that fit stay whole; one name alone (a filter to it) keeps its start, after any
+   leading stamps (`fix-login…`, as the column read before the filter; `…orchestrator_qw…`);
 1b. else each name drops whole words, those that tell it least from the others first: run
    stamps and dates (`20250811`), words every name has, then the words most names share (a
    common model suffix, `claude-4-sonnet`), keeping its first telling word (the agent:
@@ -255,7 +255,7 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
     if all(cell_len(text) <= width for text in shown) and _distinct(shown, names):
         return shown
     if len(set(shown)) == 1:  # one name (a filter to it): its start, as the column read
-        return [_middle_cut(text, width, width - 1) for text in shown]
+        return [_one_name(shown[0], width)] * len(shown)
     by_words = _word_cut(shown, width)
     if (
         by_words is not None
@@ -293,6 +293,19 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
     if _distinct(cut, names):
         return cut
     return _numbered(cut, names, width)
+
+
+def _one_name(text: str, width: int) -> str:
+    """One name alone in `width` cells: its start after any leading run stamps or dates
+    (`…orchestrator_qw…`, `fix-login-redir…`)."""
+    words = _WORD.findall(text)
+    kept = [True] * len(words)
+    for index, token in enumerate(words[:-1]):
+        if not _STAMP.fullmatch(_word_key(token)):
+            break
+        kept[index] = False
+    label = _render(words, kept) if not all(kept) else text
+    return _middle_cut(label, width, width - 1)
 
 
 def _numbered(cut: list[str], names: Sequence[str], width: int) -> list[str]:
