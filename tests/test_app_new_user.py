@@ -271,3 +271,19 @@ async def test_a_filter_typed_from_a_cut_label_names_the_full_name(tmp_path: Pat
         assert "the full name: 20250902_orchestrator_qwen-3-coder-480B" in words(app)
         await press(pilot, "ctrl+u", *"workflow=nobody")
         assert "No attempts match the filter." in words(app)
+
+
+async def test_a_workflow_named_like_markup_reads_as_typed_after_f(tmp_path: Path) -> None:
+    """Issue 53 item 10: a workflow named `[bold red]lean[/]` read `red]lean[/]` once `f` left
+    it alone in its column (its first word dropped, unmarked); it reads from its start."""
+    demo = Path(DEMO).read_text(encoding="utf-8")
+    path = tmp_path / "markup.csv"
+    path.write_text(demo.replace("\nlean-loop,", '\n"[bold red]lean[/]",'), encoding="utf-8")
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert "[bold red]lean[/]" in screen_text(app)  # the summary: whole, as typed
+        await press(pilot, "f")
+        assert app.filter_input.value == 'workflow="[bold red]lean[/]"'
+        text = screen_text(app)
+        assert "│ [bold red]lean" in text and "│ red]lean[/]" not in text
