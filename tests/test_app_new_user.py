@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 from textual.widgets import Checkbox, Input
 
-from tests.pilot_helpers import press, screen_text, settle
+from tests.pilot_helpers import press, record_toasts, screen_text, settle
 from tui_ledger.tui import app as app_module
 from tui_ledger.tui import snapshot as snapshot_module
 from tui_ledger.tui.app import LedgerApp
@@ -89,11 +89,13 @@ async def test_a_grouping_that_fails_says_so_and_the_next_keystroke_filters(
     monkeypatch.setattr(app_module, "INLINE_RECOMPUTE_SECONDS", 1e9 if inline else -1.0)
     failing_grouping(monkeypatch, ("task",), error)
     app = demo_app()
+    said = record_toasts(app)
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         app.group_by(["task"])  # what the `b` dialog does when task is chosen
         await settle(pilot)
         assert app.return_code is None
+        assert any("could not group by task" in line for line in said)  # whole, in a toast
         text = screen_text(app)
         assert "could not group by task" in text and "still grouped by workflow" in text
         assert "grouped by task" not in text  # the header

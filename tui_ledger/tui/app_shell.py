@@ -444,6 +444,7 @@ class LedgerShell(App[int]):
                 f"{', '.join(by)}: {message}"
             )
             self._filter_bar.failed(message, in_filter=False)
+            self.say(message, title="group by", severity="error")  # whole, if the line cuts it
         else:
             self._filter_bar.failed(message)
         self._show_filter_status()
