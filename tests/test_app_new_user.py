@@ -289,3 +289,17 @@ async def test_a_workflow_named_like_markup_reads_as_typed_after_f(tmp_path: Pat
         assert app.filter_input.value == 'workflow="[bold red]lean[/]"'
         text = screen_text(app)
         assert "│ [bold red]lean" in text and "│ red]lean[/]" not in text
+
+
+async def test_per_task_totals_read_as_sentences(tmp_path: Path) -> None:
+    """The walk: `p` on a group whose usage is not recorded read "not recorded tokens", and
+    one never-passed attempt read "1 attempts"."""
+    path = tmp_path / "unmetered.csv"
+    path.write_text("workflow,task,tokens,passed\na,t1,,true\na,t2,,false\nb,t1,100,true\n")
+    app = LedgerApp([str(path)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        await press(pilot, "p")
+        text = words(app)
+        assert "2 tasks · 2 attempts · 1 accepted · tokens not recorded" in text
+        assert "never passed: 1 task · 1 attempt · tokens not recorded" in text

@@ -227,17 +227,18 @@ class PerTaskScreen(_Dialog):
         total_tokens = frame["total_tokens"].drop_nulls()
         usage = frame["usage"] if "usage" in frame.columns else None
         if usage is not None and tasks and bool((usage == NOT_RECORDED_STATUS).all()):
-            tokens_text = NOT_RECORDED_TEXT
+            tokens_text = f"tokens {NOT_RECORDED_TEXT}"  # not "not recorded tokens"
         else:
-            tokens_text = format_tokens(
-                int(total_tokens.sum()) if len(total_tokens) else None,
-                lower_bound=usage is not None and bool((usage != RECORDED).any()),
+            tokens_text = (
+                format_tokens(
+                    int(total_tokens.sum()) if len(total_tokens) else None,
+                    lower_bound=usage is not None and bool((usage != RECORDED).any()),
+                )
+                + " tokens"
             )
         text.append(plural(tasks, "task"), style="bold")
-        text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
-        text.append(
-            f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text} tokens"
-        )
+        text.append(f" · {plural(int(frame['attempts'].sum()), 'attempt')}", style="bold")
+        text.append(f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text}")
         if has_cost:
             known = frame["total_cost"].drop_nulls()
             floor = bool(frame["missing_cost"].sum())
@@ -252,7 +253,7 @@ class PerTaskScreen(_Dialog):
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(
-            f" · {format_count(spend.attempts)} attempts · "
+            f" · {plural(spend.attempts, 'attempt')} · "
             + (
                 f"{format_tokens(spend.tokens, lower_bound=spend.tokens_lower_bound)} tokens"
                 if spend.tokens is not None or usage is None
