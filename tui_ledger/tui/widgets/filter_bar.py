@@ -150,6 +150,7 @@ class FilterBar(Horizontal):
         self.failure: str | None = None
         """Why the latest request could not be computed (a bad regex, a grouping that
         failed): the table still shows the figures before it."""
+        self._parsed = ""  # the text last parsed
         self._error_span = ErrorSpan()
         # Kept by reference: work finishing behind a dialog still updates them.
         self.input = FilterInput(
@@ -175,7 +176,8 @@ class FilterBar(Horizontal):
         On an error, underline where, and filter by the whole terms typed before the one in
         error (`agnt:` filters by nothing, not by the half-typed word `agnt` the keystroke
         before it matched), so the table shows what the status line says it shows."""
-        self.failure = None
+        if self.text != self._parsed:  # new text: an earlier request's failure is not its
+            self.failure, self._parsed = None, self.text
         try:
             expression = parse_filter(self.text, schema, values)
         except FilterError as error:
