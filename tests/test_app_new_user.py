@@ -303,3 +303,16 @@ async def test_per_task_totals_read_as_sentences(tmp_path: Path) -> None:
         text = words(app)
         assert "2 tasks · 2 attempts · 1 accepted · tokens not recorded" in text
         assert "never passed: 1 task · 1 attempt · tokens not recorded" in text
+
+
+async def test_the_dialogs_fit_80_columns() -> None:
+    """The walk: at 80x24 the warnings panel ran past the right edge (as the export dialog
+    did); every dialog of the main screen's keys fits."""
+    app = demo_app()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        for key, dialog in (("w", "#warnings-dialog"), ("e", "#export-dialog"), ("b", None)):
+            await press(pilot, key)
+            frame = app.screen.query_one(dialog) if dialog else app.screen.query_one(".dialog")
+            assert frame.region.x >= 0 and frame.region.right <= 80, (key, frame.region)
+            await press(pilot, "escape")
