@@ -325,6 +325,9 @@ async def test_c_draws_the_pareto_chart_and_s_saves_it_as_svg(tmp_path: Path) ->
         assert isinstance(app.screen, ConfirmScreen)  # never replaced unasked
         await press(pilot, "n")
         assert target.read_text() == "mine"
+        assert isinstance(app.screen, SaveScreen)  # back in the dialog, the name as typed
+        assert app.screen.query_one("#save-path", Input).value == str(target)
+        await press(pilot, "escape")
 
         await press(pilot, "dollar_sign")  # the chart in money
         assert app.screen.metric == "cost"

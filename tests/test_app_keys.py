@@ -407,6 +407,8 @@ async def test_e_exports_the_summary_and_attempts_and_asks_before_replacing(
         assert isinstance(app.screen, ConfirmScreen)
         await press(pilot, "n")
         assert summary.read_text() == "mine"  # nothing replaced unasked
+        assert isinstance(app.screen, ExportScreen)  # back in the dialog (issue 53)
+        await press(pilot, "escape")
 
         await fill_and_submit()
         assert isinstance(app.screen, ConfirmScreen)

@@ -393,7 +393,7 @@ async def test_per_task_view_of_an_unmetered_group_reads_not_recorded(real_csv: 
         rows = [[cell.plain for cell in table.get_row_at(row)] for row in range(table.row_count)]
         assert rows and all(row[4] == "not recorded" for row in rows), rows  # tokens
         assert all(row[5] == "not recorded" for row in rows), rows  # per accepted
-        assert "not recorded tokens" in text
+        assert "accepted · tokens not recorded" in text  # (read "not recorded tokens")
         assert "≥ 0" not in text and " 0 tokens" not in text
 
 

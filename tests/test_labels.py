@@ -27,13 +27,13 @@ def test_leaderboard_names_sharing_a_long_prefix_read_differently_when_cut() -> 
         assert all(cell_len(text) <= width for text in shown), (width, shown)
     # Cut by words: the date goes, the agent and the words that differ stay.
     shown = fit_labels(DROID, 16)
-    assert shown[:3] == ["droid…1-opus", "droid…sonnet", "droid_gpt-5"]
-    assert shown[3].startswith("orchestrator")
+    assert shown[:3] == ["…droid…1-opus", "…droid…sonnet", "…droid_gpt-5"]
+    assert shown[3].startswith("…orchestrator")
 
 
 def test_words_every_name_shares_go_first() -> None:
     names = ["20250923_droid_claude-4-1-opus", "20250923_droid_claude-4-sonnet"]
-    assert fit_labels(names, 16) == ["claude-4-1-opus", "claude-4-sonnet"]
+    assert fit_labels(names, 16) == ["…claude-4-1-opus", "…claude-4-sonnet"]
 
 
 # The public Terminal-Bench leaderboard's submissions (terminal-bench-core 0.1.1), and the
@@ -61,7 +61,32 @@ def test_leaderboard_submissions_each_name_their_agent_at_table_widths() -> None
         assert len(set(shown)) == len(names), (width, shown)
         for label, agent in zip(shown, SUBMISSIONS.values(), strict=True):
             assert agent in label and cell_len(label) <= width, (width, label)
-    assert fit_labels(names, 18)[:3] == ["openhands…sonnet", "cursor-cli…sonnet", "swe-agent-mini…"]
+    assert fit_labels(names, 18)[:3] == [
+        "…openhands…sonnet",
+        "…cursor-cli…sonnet",
+        "…swe-agent-mini…",
+    ]
+
+
+def test_a_label_that_lost_words_says_so_where_they_left() -> None:
+    """Issue 53 item 10: a dropped start reads `…` too, so a cut name never passes for a
+    whole one (and a filter typed from it is not taken for the name)."""
+    names = list(SUBMISSIONS)
+    for width in (18, 22, 26, 30, 34):
+        for name, label in zip(names, fit_labels(names, width), strict=True):
+            assert label == name or "…" in label, (width, name, label)
+    assert fit_labels(["20250902_orchestrator_qwen-3-coder-480B", "ob1"], 32)[0] == (
+        "…orchestrator_qwen-3-coder-480B"
+    )
+
+
+def test_one_name_alone_keeps_its_start_and_says_it_is_cut() -> None:
+    """Issue 53 item 10: after `f` on a task every row reads the same name; it read
+    `login-redirect` (its first word dropped, unmarked), now `fix-login…`."""
+    assert fit_labels(["fix-login-redirect"] * 3, 10) == ["fix-login…"] * 3
+    assert fit_labels(["fix-login-redirect"], 14) == ["fix-login-red…"]
+    # A run stamp or date in front tells nothing: it goes first, marked.
+    assert fit_labels(["20250902_orchestrator_qwen-3-coder-480B"], 18) == ["…orchestrator_qwe…"]
 
 
 def test_names_differing_only_deep_in_the_middle_show_the_difference() -> None:

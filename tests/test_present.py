@@ -286,3 +286,23 @@ async def test_a_reader_that_breaks_leaves_the_step_saying_so(
         assert "Could not read the failed attempt: the log went away" in screen_text(app)
         await pilot.press("right")
         assert presenter.step == "open"
+
+
+def test_the_failure_step_prefers_an_attempt_whose_usage_is_recorded() -> None:
+    """Issue 53 item 11: "where its tokens went" picked a failure with no recorded usage when
+    one with usage existed."""
+    ledger = load([DEMO])
+    comparison = compare(ledger.attempts)
+    group = failure_group(comparison)
+    assert group is not None
+    picked = failure_walk(ledger.attempts, comparison.by, group, [DEMO])
+    assert picked is not None
+    unrecorded = ledger.attempts.with_columns(
+        pl.when(pl.int_range(pl.len()) == picked.position)
+        .then(None)
+        .otherwise(pl.col("tokens"))
+        .alias("tokens")
+    )
+    walk = failure_walk(unrecorded, comparison.by, group, [DEMO])
+    assert walk is not None and walk.position != picked.position
+    assert walk.row["tokens"] is not None and walk.row["outcome"] == "failed"

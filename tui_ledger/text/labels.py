@@ -5,13 +5,14 @@ Real names are long and share prefixes (`20250923_droid_claude-4-1-opus`,
 `20250923_droid_claude-4…`, and a room reads one group twice. `fit_labels` cuts a set of
 names together:
 
-1. names that fit stay whole;
+1. names that fit stay whole; one name alone (a filter to it) keeps its start, after any
+   leading stamps (`fix-login…`, as the column read before the filter; `…orchestrator_qw…`);
 1b. else each name drops whole words, those that tell it least from the others first: run
    stamps and dates (`20250811`), words every name has, then the words most names share (a
    common model suffix, `claude-4-sonnet`), keeping its first telling word (the agent:
    `openhands`, `droid`) and at least one word no other name has; a run of dropped words
-   reads `…` (`openhands…sonnet`, `droid…gpt-5`), a dropped start reads nothing (the focus
-   block names the group whole). If the labels still collide, the rules below apply;
+   reads `…`, at the start too (`…openhands…sonnet`, `…droid…gpt-5`): a cut label never
+   passes for a whole name. If the labels still collide, the rules below apply;
 2. a prefix every name shares (at least `MIN_SHARED` cells, ending at a separator such as
    `_` or `-`) goes first, from its start and only as much as needed, shown as `…`: it tells
    no group from another;
@@ -88,8 +89,8 @@ _SEPARATORS = frozenset("_-./:· ")
 
 def _shared_prefix(names: Sequence[str]) -> str:
     """The prefix every name starts with, up to its last separator (`20250923_droid_`, never
-    `2025092`); empty for fewer than two names."""
-    if len(names) < 2:
+    `2025092`); empty for fewer than two different names."""
+    if len(set(names)) < 2:
         return ""
     first, last = min(names), max(names)
     size = 0
@@ -157,15 +158,19 @@ def _word_key(token: str) -> str:
 
 
 def _render(tokens: Sequence[str], kept: Sequence[bool]) -> str:
-    """The kept tokens in order; a run of dropped ones reads `…`, except at the start."""
+    """The kept tokens in order; a run of dropped ones reads `…`, at the start too (a label
+    that lost words says so: `…orchestrator_qwen-3-coder-480B`)."""
     parts: list[str] = []
     dropped = False
     for token, keep in zip(tokens, kept, strict=True):
         if not keep:
             dropped = True
             continue
-        if dropped and parts:
-            parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+        if dropped:
+            if parts:
+                parts[-1] = _word_key(parts[-1]) + ELLIPSIS
+            else:
+                parts.append(ELLIPSIS)
         dropped = False
         parts.append(token)
     if dropped and parts:
@@ -223,6 +228,16 @@ def _word_cut(shown: Sequence[str], width: int) -> list[str] | None:
                 telling -= 1
             kept[index] = False
         label = _render(words, kept)
+        if cell_len(label) > width and head is not None:
+            # The agent and one word no other name has, whichever one fits beside it
+            # (`…orchestrator…480B` where `…orchestrator_qwen…` is a cell too wide).
+            for index in reversed(range(len(words))):
+                if index == head or weak[index] or frequency[keys[index]] != 1:
+                    continue
+                alone = [position in (head, index) for position in range(len(words))]
+                if cell_len(_render(words, alone)) <= width:
+                    label = _render(words, alone)
+                    break
         if cell_len(label) > width:
             label = _middle_cut(label, width, max(1, (2 * width) // 3))
         labels[text] = label
@@ -239,6 +254,8 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
         return ["" for _ in shown]
     if all(cell_len(text) <= width for text in shown) and _distinct(shown, names):
         return shown
+    if len(set(shown)) == 1:  # one name (a filter to it): its start, as the column read
+        return [_one_name(shown[0], width)] * len(shown)
     by_words = _word_cut(shown, width)
     if (
         by_words is not None
@@ -276,6 +293,19 @@ def fit_labels(names: Sequence[str], width: int) -> list[str]:
     if _distinct(cut, names):
         return cut
     return _numbered(cut, names, width)
+
+
+def _one_name(text: str, width: int) -> str:
+    """One name alone in `width` cells: its start after any leading run stamps or dates
+    (`…orchestrator_qw…`, `fix-login-redir…`)."""
+    words = _WORD.findall(text)
+    kept = [True] * len(words)
+    for index, token in enumerate(words[:-1]):
+        if not _STAMP.fullmatch(_word_key(token)):
+            break
+        kept[index] = False
+    label = _render(words, kept) if not all(kept) else text
+    return _middle_cut(label, width, width - 1)
 
 
 def _numbered(cut: list[str], names: Sequence[str], width: int) -> list[str]:

@@ -2,7 +2,8 @@
 the group whose failures dropping hides (`tui/screens/present_steps.py`).
 
 `failure_walk(attempts, by, label, inputs)` picks a failed attempt of the group `label` (its
-rows in ledger order, failed before timeout, error or ungraded) and reads it through the same
+rows in ledger order, those with recorded usage first, failed before timeout, error or
+ungraded) and reads it through the same
 reader as `ledger-tui trace` (`open_attempt`), preferring the first whose steps run the same
 failing tool call more than once; `retries(steps)` finds that call and what its reruns cost.
 Nothing is estimated: a step's tokens are what its log records.
@@ -119,14 +120,19 @@ def failure_walk(
     keys = [pl.col(name).cast(pl.String).fill_null("—") for name in by]
     labelled = pl.concat_str(keys, separator=" · ") if len(keys) > 1 else keys[0]
     outcome = pl.col("outcome").cast(pl.String)
+    # Attempts with recorded usage first: where its tokens went needs tokens to tell.
+    recorded = pl.col("tokens").is_not_null() if "tokens" in attempts.columns else pl.lit(True)
     positions: list[int] = []
-    for wanted in _FAILED_FIRST:
-        found = attempts.select(pl.arg_where((labelled == label) & (outcome == wanted)))
-        positions += found.to_series().head(TRIES).to_list()
+    for usage in (recorded, ~recorded):
+        for wanted in _FAILED_FIRST:
+            found = attempts.select(pl.arg_where((labelled == label) & (outcome == wanted) & usage))
+            positions += found.to_series().head(TRIES - len(positions)).to_list()
+            if len(positions) >= TRIES:
+                break
         if len(positions) >= TRIES:
             break
     first: FailureWalk | None = None
-    for position in positions[:TRIES]:
+    for position in positions:
         row = openable(attempts.row(position, named=True), inputs)
         try:
             trajectory = read_attempt(row)

@@ -199,7 +199,7 @@ class LedgerApp(LedgerShell):
     @on(messages.FilterFailed)
     @_drawing
     def _got_filter_failed(self, message: messages.FilterFailed) -> None:
-        self.filter_failed(message.message)
+        self.filter_failed(message.message, message.by)
 
     @on(messages.Refilter)
     @_drawing

@@ -36,14 +36,15 @@ from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
-from tui_ledger.tui.snapshot import Request, Timings
-from tui_ledger.tui.theme import LEDGER_THEME
+from tui_ledger.tui.snapshot import Request, Snapshot, Timings
+from tui_ledger.tui.theme import APP_VARIABLES, LEDGER_THEME
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
 from tui_ledger.tui.widgets.cap_lines import cap_by_label
 from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
 from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
+from tui_ledger.tui.widgets.summary_text import empty_reason
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
@@ -133,6 +134,10 @@ class LedgerShell(App[int]):
         self._filter_bar.input.leave_to = self._table
         self._summary = SummaryPane(id="summary")
         self._body = Horizontal(self._table, self._summary, id="body")
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        """The stylesheet's own variables (`$keep`, `$drop`) for every theme, not only ours."""
+        return dict(APP_VARIABLES)
 
     # ------------------------------------------------------------------ layout
 
@@ -432,12 +437,26 @@ class LedgerShell(App[int]):
 
     def refilter(self) -> None:
         """The ledger's frame was compacted: parse the filter again for its text values."""
-        if self._filter_bar.error is None:
-            self._parse_filter()
+        self._parse_filter()
 
-    def filter_failed(self, message: str) -> None:
-        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
-        self._filter_bar.failed(message)
+    def filter_failed(self, message: str, by: tuple[str, ...] | None = None) -> None:
+        """The latest request could not be computed: the filter parsed but could not run on
+        these columns (e.g. a bad regex), or its grouping `by` failed; the grouping goes back
+        to the one on screen (the header and the pane agree, and the next keystroke filters)."""
+        snapshot = self.pipeline.snapshot
+        shown_by = None if snapshot is None else snapshot.comparison.by
+        if by is not None and by == self._by and shown_by is not None and by != shown_by:
+            self._by = shown_by
+            self._focus_label = None
+            self.show_title()
+            message = (
+                f"still grouped by {', '.join(shown_by)}; could not group by "
+                f"{', '.join(by)}: {message}"
+            )
+            self._filter_bar.failed(message, in_filter=False)
+            self.say(message, title="group by", severity="error")  # whole, if the line cuts it
+        else:
+            self._filter_bar.failed(message)
         self._show_filter_status()
 
     def give_up(self, message: str) -> None:
@@ -455,6 +474,7 @@ class LedgerShell(App[int]):
         """New figures are in (`first`: the first ever): draw them."""
         if first:
             self.set_loading(False)
+        self._filter_bar.computed()
         self._show()
 
     def show_coming(self) -> None:
@@ -526,8 +546,21 @@ class LedgerShell(App[int]):
             hint=self._keys_hint(),
             pairs_coming=self.pipeline.pairs_coming(),
             coming=self.pipeline.coming(),
+            empty=self._empty_reason(snapshot),
         )
         self._asked_to_draw()
+
+    def _empty_reason(self, snapshot: Snapshot) -> str | None:
+        """Why no attempt is selected, when the filter alone does not say it."""
+        if snapshot.comparison.keep.height:
+            return None
+        filtered, ledger = self._filter_bar.shown, self.pipeline.ledger
+        near = None
+        if filtered and ledger is not None and not snapshot.notice:
+            from tui_ledger.tui.near_names import near_names
+
+            near = near_names(filtered, ledger.attempts)
+        return empty_reason(snapshot.notice is not None, snapshot.tasks, bool(filtered), near)
 
     def _show_warning_count(self) -> None:
         """Redraw the summary's `⚠ N warnings (w)` line (the checks arrived)."""

@@ -47,23 +47,26 @@ class ExportHost(Host, Protocol):
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
 
 
-def export(app: ExportHost) -> None:
-    """`e`: ask for file names, then write (asking before replacing anything)."""
+def export(app: ExportHost, typed: ExportRequest | None = None) -> None:
+    """`e`: ask for file names, then write (asking before replacing anything); `typed`: what
+    the dialog held when "No" answered the question whether to replace (it opens again)."""
     snapshot = app.pipeline.snapshot
     if snapshot is None:
         return
     from tui_ledger.tui.screens.screens import ExportScreen
 
     screen = ExportScreen(
-        "ledger-summary.md",
-        "ledger-attempts.csv",
+        typed.summary_path if typed else "ledger-summary.md",
+        typed.attempts_path if typed else "ledger-attempts.csv",
         rows=snapshot.rows("keep"),
         filtered=app.filtered,
+        raw=typed.raw if typed else False,
     )
 
     def answered(request: ExportRequest | None) -> None:
         if request is None:
             return
+        typed = request
         problem = export_problem(request)
         if problem is not None:
             app.say(problem, title="export", severity="error")
@@ -98,7 +101,9 @@ def export(app: ExportHost) -> None:
                 exit_on_error=False,
             )
 
-        write_asking_first(app, [request.summary_path, request.attempts_path], write)
+        write_asking_first(
+            app, [request.summary_path, request.attempts_path], write, partial(export, app, typed)
+        )
 
     app.push_screen(screen, answered)
 
@@ -185,8 +190,11 @@ def export_problem(request: ExportRequest) -> str | None:
     return None
 
 
-def save_chart(app: ExportHost, comparison: Comparison, metric: ParetoMetric) -> None:
-    """`s` in the chart: ask for a file name, then write the SVG (asking before replacing)."""
+def save_chart(
+    app: ExportHost, comparison: Comparison, metric: ParetoMetric, typed: str = ""
+) -> None:
+    """`s` in the chart: ask for a file name, then write the SVG (asking before replacing;
+    after a no, the dialog again with the name as `typed`)."""
     from tui_ledger.tui.screens.screens import SaveScreen
 
     def answered(path: str | None) -> None:
@@ -210,11 +218,11 @@ def save_chart(app: ExportHost, comparison: Comparison, metric: ParetoMetric) ->
                 exit_on_error=False,
             )
 
-        write_asking_first(app, [target], write)
+        write_asking_first(app, [target], write, partial(save_chart, app, comparison, metric, path))
 
     app.push_screen(
         SaveScreen(
-            "ledger-pareto.svg",
+            typed or "ledger-pareto.svg",
             title="save the chart",
             what=f"Pass rate against {metric} per accepted result, both views · .svg",
         ),
@@ -270,9 +278,15 @@ def reads(app: ExportHost) -> list[str]:
     return found
 
 
-def write_asking_first(app: ExportHost, paths: list[str], write: Callable[[bool], None]) -> None:
-    """Call `write(overwrite)`: at once when no file is in the way, else after a yes; never
-    (said in one line) when a file is one the ledger reads."""
+def write_asking_first(
+    app: ExportHost,
+    paths: list[str],
+    write: Callable[[bool], None],
+    declined: Callable[[], None] | None = None,
+) -> None:
+    """Call `write(overwrite)`: at once when no file is in the way, else after a yes (after a
+    no, `declined`: the dialog again, as typed); never (said in one line) when a file is one
+    the ledger reads."""
     from tui_ledger.exports.export_files import input_problem
 
     protected = reads(app)
@@ -294,7 +308,9 @@ def write_asking_first(app: ExportHost, paths: list[str], write: Callable[[bool]
     def confirmed(yes: bool | None) -> None:
         if yes:
             write(True)
-        else:
-            app.say("Nothing was written.", title="export", timeout=3)
+            return
+        app.say("Nothing was written.", title="export", timeout=3)
+        if yes is False and declined is not None:
+            declined()
 
     app.push_screen(ConfirmScreen(question), confirmed)

@@ -74,6 +74,8 @@ class Recomputed(Message):
     generation: int
     snapshot: Snapshot | None
     failure: str | None = None
+    by: tuple[str, ...] | None = None
+    """The grouping of the request (what a failure undoes if it was the grouping's)."""
 
 
 @dataclass
@@ -223,9 +225,11 @@ class ChecksChanged(Drawing):
 
 @dataclass
 class FilterFailed(Drawing):
-    """The filter parsed but could not run on these columns (e.g. a bad regex)."""
+    """The filter parsed but could not run on these columns (e.g. a bad regex), or the
+    grouping `by` could not be computed: the app goes back to the grouping on screen."""
 
     message: str
+    by: tuple[str, ...] | None = None
 
 
 @dataclass

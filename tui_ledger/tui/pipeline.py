@@ -521,9 +521,9 @@ class Pipeline(FollowUps):
                 done = compute_snapshot(
                     generation, ledger.attempts, request, None, self._superseded
                 )
-            except pl.exceptions.PolarsError:
-                self._recompute_running = False
-                self._start_recompute(sort_only)  # the worker, which says what went wrong
+            except Exception:  # any fault: the worker runs it again and says what went wrong
+                self._recompute_running = False  # (left set, no request ever ran again)
+                self._start_recompute(sort_only)
                 return
             self.recomputed(Recomputed(generation, done))
             return
@@ -598,6 +598,7 @@ class Pipeline(FollowUps):
             # The worker would end quietly (exit_on_error=False) and the screen keep the last
             # figures as if they were these: say so instead.
             reason = safe_text(f"{type(error).__name__}: {first_line(error)}")
+            failure = f"the figures could not be computed ({reason})"
             self.app.post_message(
                 Said(
                     f"the figures could not be computed ({reason}); the screen still shows "
@@ -609,7 +610,7 @@ class Pipeline(FollowUps):
         finally:
             del attempts, previous, shown  # let them go before the results are shown
             if not get_current_worker().is_cancelled:
-                self.app.post_message(Recomputed(generation, snapshot, failure))
+                self.app.post_message(Recomputed(generation, snapshot, failure, request.by))
 
     def recomputed(self, recomputed: Recomputed) -> None:
         """A recompute finished: show it (or its error) if still current, then start the next."""
@@ -617,7 +618,7 @@ class Pipeline(FollowUps):
         try:
             if recomputed.failure is not None:
                 if recomputed.generation == self.generation:
-                    self._post(FilterFailed(recomputed.failure))
+                    self._post(FilterFailed(recomputed.failure, recomputed.by))
             elif snapshot is not None:
                 shown = self.snapshot
                 self._apply(snapshot, shown is None or snapshot.comparison is not shown.comparison)

@@ -39,6 +39,11 @@ SERIES: tuple[str, ...] = (
 )
 """One colour per group in the Pareto chart, in group order (repeating past ten)."""
 
+APP_VARIABLES: dict[str, str] = {"keep": KEEP, "drop": DROP}
+"""The stylesheet's own variables, beyond Textual's: every theme gets them (the app's
+`get_theme_variable_defaults`), so a theme from the command palette that does not name them
+still draws keep in teal and drop in coral."""
+
 LEDGER_THEME = Theme(
     name="ledger",
     primary=PRIMARY,
@@ -53,8 +58,7 @@ LEDGER_THEME = Theme(
     panel=PANEL,
     dark=True,
     variables={
-        "keep": KEEP,
-        "drop": DROP,
+        **APP_VARIABLES,
         "footer-key-foreground": ACCENT,
         "block-cursor-background": CURSOR,
         "block-cursor-foreground": CURSOR_TEXT,

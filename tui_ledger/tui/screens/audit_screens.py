@@ -227,17 +227,18 @@ class PerTaskScreen(_Dialog):
         total_tokens = frame["total_tokens"].drop_nulls()
         usage = frame["usage"] if "usage" in frame.columns else None
         if usage is not None and tasks and bool((usage == NOT_RECORDED_STATUS).all()):
-            tokens_text = NOT_RECORDED_TEXT
+            tokens_text = f"tokens {NOT_RECORDED_TEXT}"  # not "not recorded tokens"
         else:
-            tokens_text = format_tokens(
-                int(total_tokens.sum()) if len(total_tokens) else None,
-                lower_bound=usage is not None and bool((usage != RECORDED).any()),
+            tokens_text = (
+                format_tokens(
+                    int(total_tokens.sum()) if len(total_tokens) else None,
+                    lower_bound=usage is not None and bool((usage != RECORDED).any()),
+                )
+                + " tokens"
             )
         text.append(plural(tasks, "task"), style="bold")
-        text.append(f" · {format_count(int(frame['attempts'].sum()))} attempts", style="bold")
-        text.append(
-            f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text} tokens"
-        )
+        text.append(f" · {plural(int(frame['attempts'].sum()), 'attempt')}", style="bold")
+        text.append(f" · {format_count(int(frame['accepted'].sum()))} accepted · {tokens_text}")
         if has_cost:
             known = frame["total_cost"].drop_nulls()
             floor = bool(frame["missing_cost"].sum())
@@ -252,7 +253,7 @@ class PerTaskScreen(_Dialog):
             style=f"bold {NEVER_PASSED_STYLE}",
         )
         text.append(
-            f" · {format_count(spend.attempts)} attempts · "
+            f" · {plural(spend.attempts, 'attempt')} · "
             + (
                 f"{format_tokens(spend.tokens, lower_bound=spend.tokens_lower_bound)} tokens"
                 if spend.tokens is not None or usage is None
@@ -458,7 +459,7 @@ class ParetoChart(Widget):
     as ghosts joined to them, the keep-view frontier as a line."""
 
     DEFAULT_CSS = """
-    ParetoChart { height: 1fr; min-height: 12; }
+    ParetoChart { height: 1fr; min-height: 6; }
     """
 
     Y_LABEL_WIDTH = 6  # "100% ┤"
@@ -601,10 +602,12 @@ class ParetoChart(Widget):
                 axis_line[start : start + len(text)] = list(text)
         out.append("".join(axis_line), style=MUTED)
         unit = "cost" if self.metric == "cost" else "tokens"
-        caption = (
-            f"{unit} per accepted result{' (log scale)' if axis.log else ''}: lower is better →"
-        )
-        out.append("\n" + caption.rjust(plot_width + 6), style=f"italic {MUTED}")
+        # Spend grows to the right: the arrow points to the cheaper side, under the axis' start.
+        better = "← lower is better"
+        caption = f"{unit} per accepted result{' (log scale)' if axis.log else ''}"
+        gap = plot_width - len(better) - len(caption)
+        line = f"{better}{' ' * gap}{caption}" if gap >= 2 else f"{caption} · {better}"
+        out.append("\n      " + line, style=f"italic {MUTED}")
         return out
 
 
@@ -645,20 +648,40 @@ class ParetoScreen(_Dialog):
         points = pareto_points(self._comparison, self._metric)
         labels = self._comparison.labels
         chart = ParetoChart(points, labels, self._metric)
-        hints = [("s", " save as SVG · "), ("B", " cap sweep · ")]
-        if self._comparison.has_cost:
+        empty = self._empty_words(points)
+        hints = [] if empty else [("s", " save as SVG · "), ("B", " cap sweep · ")]
+        if self._comparison.has_cost and not empty:
             hints.append(("$", " tokens ⇄ cost · "))
         hints.append(("Esc", " back"))
         hint = Text()
         for key, words in hints:
             hint.append(key, style=KEY_STYLE)
             hint.append(words, style=MUTED)
+        if empty:  # no axes of nothing: the words, and the way back
+            said = Static(Text(empty, style=f"italic {MUTED}"), id="pareto-empty")
+            return [said, Label(hint, classes="dialog-hint")]
         return [
             Static(self._legend_heading(), id="pareto-heading"),
             chart,
             Static(self._legend(points, chart), id="pareto-legend"),
             Label(hint, classes="dialog-hint"),
         ]
+
+    def _empty_words(self, points: pl.DataFrame | None = None) -> str | None:
+        """Why there is nothing to chart, if so (no attempt selected, no figure to plot)."""
+        if not self._comparison.keep.height:
+            return (
+                "Nothing to chart: no attempt is selected (the filter, or matched tasks only, "
+                "keeps none). Esc, then widen the filter."
+            )
+        points = pareto_points(self._comparison, self._metric) if points is None else points
+        if points.filter(pl.col("per_accepted").is_finite()).height:  # (nulls are not finite)
+            return None
+        spend = "cost" if self._metric == "cost" else "tokens"
+        return (
+            f"Nothing to chart: no group has a {spend} figure per accepted result (no accepted "
+            "attempt, or no usage recorded) in either view."
+        )
 
     def on_mount(self) -> None:
         """Title the frame."""
@@ -762,7 +785,7 @@ class ParetoScreen(_Dialog):
 
     def action_save(self) -> None:
         """s: save the chart as SVG (the app asks for the file name)."""
-        if self._save is not None:
+        if self._save is not None and self._empty_words() is None:
             self._save(self._comparison, self._metric)
 
     async def action_toggle_metric(self) -> None:

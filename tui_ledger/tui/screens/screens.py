@@ -374,12 +374,15 @@ class _FileDialog(_Dialog):
 class ExportScreen(_FileDialog):
     """Ask where to write the summary and the filtered attempts."""
 
-    def __init__(self, summary_path: str, attempts_path: str, rows: int, filtered: bool) -> None:
+    def __init__(
+        self, summary_path: str, attempts_path: str, rows: int, filtered: bool, raw: bool = False
+    ) -> None:
         super().__init__()
         self._summary_path = summary_path
         self._attempts_path = attempts_path
         self._rows = rows
         self._filtered = filtered
+        self._raw = raw
 
     def compose(self) -> ComposeResult:
         """Two file names and two buttons."""
@@ -405,7 +408,7 @@ class ExportScreen(_FileDialog):
             yield Input(self._attempts_path, id="attempts-path", placeholder="(leave empty: skip)")
             yield Checkbox(
                 "raw CSV: keep cells starting = + - @ as typed (spreadsheets run them)",
-                False,
+                self._raw,
                 id="export-raw",
             )
             yield from self.buttons()

@@ -227,6 +227,10 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         self._generation = 0
         self._palette: dict[str | None, Style] | None = None
         self._quiet = False  # set while set_frame moves the cursor: it posts one message itself
+        # The attempt the user last put the cursor on, and its line on screen then: a frame
+        # without it (a view that hides it, a filter) moves the cursor to a neighbour, and the
+        # next frame that has it again puts the cursor and the scroll back (`t` `t`).
+        self._anchor: tuple[tuple[object, object], int] | None = None
         if frame is not None:
             self.set_frame(frame, keep_cursor=False)
 
@@ -298,13 +302,22 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         self._invalidate()
 
         if keep_cursor:
-            new_row = self._find_attempt(frame, old_key) if old_key is not None else None
+            if self._anchor is None and old_key is not None:
+                self._anchor = (old_key, screen_line)
+            new_row = None
+            if self._anchor is not None:
+                new_row = self._find_attempt(frame, self._anchor[0])
+                if new_row is not None:
+                    screen_line = self._anchor[1]
+            if new_row is None and old_key is not None:
+                new_row = self._find_attempt(frame, old_key)
             if new_row is None:
                 new_row = old_row
             names = self.column_names
             new_column = names.index(old_column) if old_column in names else self.cursor_column
         else:
             new_row, new_column, screen_line = 0, 0, 0
+            self._anchor = None
 
         width = self._columns[-1].offset + self._columns[-1].span if self._columns else 0
         self.virtual_size = Size(width, frame.height + 1)
@@ -631,6 +644,8 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
 
     def watch_cursor_row(self, old_row: int, new_row: int) -> None:
         """Repaint the two rows, follow the cursor, tell the app."""
+        if not self._quiet:
+            self._anchor = None  # the user moved it: the attempt under it now is the one
         self._refresh_row(old_row)
         self._refresh_row(new_row)
         self._scroll_cursor_into_view()

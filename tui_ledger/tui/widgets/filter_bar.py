@@ -143,7 +143,14 @@ class FilterBar(Horizontal):
         self.expression: pl.Expr | None = None
         """The last filter that parsed; None for no filter."""
         self.error: FilterError | None = None
-        """Why the filter as typed does not filter (it did not parse, or could not run)."""
+        """Why the filter as typed does not parse."""
+        self.shown = ""
+        """The filter `expression` was parsed from: the text as typed, or, while that does
+        not parse, the whole terms typed before the one in error."""
+        self.failure: str | None = None
+        """Why the latest request could not be computed (a bad regex, a grouping that
+        failed): the table still shows the figures before it."""
+        self._parsed = ""  # the text last parsed
         self._error_span = ErrorSpan()
         # Kept by reference: work finishing behind a dialog still updates them.
         self.input = FilterInput(
@@ -164,21 +171,42 @@ class FilterBar(Horizontal):
 
     def parse(self, schema: Mapping[str, Any], values: TextValues | None) -> bool:
         """Parse the filter as typed for a frame of this `schema` (and the distinct `values`
-        of its text columns); on an error keep the previous expression, and underline where."""
+        of its text columns); whether the expression to filter by is new.
+
+        On an error, underline where, and filter by the whole terms typed before the one in
+        error (`agnt:` filters by nothing, not by the half-typed word `agnt` the keystroke
+        before it matched), so the table shows what the status line says it shows."""
+        if self.text != self._parsed:  # new text: an earlier request's failure is not its
+            self.failure, self._parsed = None, self.text
         try:
             expression = parse_filter(self.text, schema, values)
         except FilterError as error:
             self.error = error
             self._mark_error((error.position, error.end))
-            return False
+            before = self.text[: term_start(self.text, error.position)].rstrip()
+            try:
+                expression = parse_filter(before, schema, values)
+            except FilterError:
+                return False  # the filter shown stays (`shown` says which)
+            new = before != self.shown
+            self.expression, self.shown = expression, before
+            return new
         self.error = None
         self._mark_error(None)
-        self.expression = expression
+        self.expression, self.shown = expression, self.text
         return True
 
-    def failed(self, message: str) -> None:
-        """The filter parsed but could not run on these columns (e.g. a bad regex)."""
-        self.error = FilterError(message, 0, len(self.text))
+    def failed(self, message: str, *, in_filter: bool = True) -> None:
+        """The latest request could not be computed: the filter parsed but could not run on
+        these columns (e.g. a bad regex; `in_filter`: underlined whole), or its grouping failed;
+        the table still shows the figures before it."""
+        self.failure = message
+        if in_filter:
+            self._mark_error((0, len(self.text)))
+
+    def computed(self) -> None:
+        """New figures are shown: an earlier request's failure no longer describes them."""
+        self.failure = None
 
     def add_term(self, term: str) -> None:
         """Append a term to the box (which then filters, as if typed)."""
@@ -191,7 +219,7 @@ class FilterBar(Horizontal):
     def show_status(self, snapshot: Snapshot | None, total: int | None, view: View) -> bool:
         """Say what the filter keeps of the `total` attempts (or why it cannot); False when
         there is nothing to say yet."""
-        text = filter_status_text(self.error, snapshot, total, view)
+        text = filter_status_text(self.error, snapshot, total, view, self.shown, self.failure)
         shown = text if text is not None else Text()
         if shown != self._status_text:  # an update lays the whole screen out again
             self._status_text = shown
@@ -199,17 +227,38 @@ class FilterBar(Horizontal):
         return text is not None
 
 
+def term_start(text: str, position: int) -> int:
+    """Where the term at `position` of a filter starts (after the space before it)."""
+    return text.rfind(" ", 0, max(0, min(position, len(text)))) + 1
+
+
 def filter_status_text(
-    error: FilterError | None, snapshot: Snapshot | None, total: int | None, view: View
+    error: FilterError | None,
+    snapshot: Snapshot | None,
+    total: int | None,
+    view: View,
+    filtered_by: str = "",
+    failure: str | None = None,
 ) -> Text | None:
-    """What the filter status says: the error, or how many of the `total` attempts the
-    filter keeps (in DROP FAILURES, how many more the view hides); None when there is nothing
-    on screen yet."""
+    """What the filter status says: the parse error and the filter the table shows instead
+    (`filtered_by`), or why the latest request could not be computed (`failure`), or how many of
+    the `total` attempts the filter keeps (in DROP FAILURES, how many more the view hides);
+    None when there is nothing on screen yet."""
     if error is not None:
+        instead = "table unfiltered"
+        if filtered_by:
+            instead = f'table filtered by "{safe_text(filtered_by)}"'
+        # What the table shows first: a long message is cut at the line's end.
         return Text.assemble(
             ("✘ ", DROP_STYLE),
+            (f"at {error.position + 1}, {instead}: ", LABEL_STYLE),
             (safe_text(error.message), ERROR_STYLE),
-            (f"  (at {error.position + 1}; table unchanged)", LABEL_STYLE),
+        )
+    if failure is not None:
+        return Text.assemble(
+            ("✘ ", DROP_STYLE),
+            ("table unchanged: ", LABEL_STYLE),
+            (safe_text(failure), ERROR_STYLE),
         )
     if snapshot is None or total is None:
         return None

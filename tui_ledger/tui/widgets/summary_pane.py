@@ -114,6 +114,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self._pairs_coming = False  # the comparison's pairwise verdicts are being drawn
         self.cap_figures: CapByLabel | None = None
         """What the budget (`B`) did per group, by label; None without one."""
+        self._empty: str | None = None  # why no attempt is selected, when not the filter
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -157,12 +158,15 @@ class SummaryPane(VerticalScroll, can_focus=False):
         hint: str = "",
         pairs_coming: bool = False,
         coming: Sequence[str] = (),
+        empty: str | None = None,
     ) -> None:
         """Draw a comparison in the current view and metric; `focus_label` is the group under
         focus; `hint` is a short line of keys shown after the warnings count; `pairs_coming`:
         its pairwise verdicts are still being drawn; `coming`: what else still follows the
-        figures (`show_warnings`)."""
+        figures (`show_warnings`); `empty`: why no attempt is selected, when it is not the
+        filter."""
         self._comparison = comparison
+        self._empty = empty
         self._pairs_coming = pairs_coming
         # `Comparison.labels` is computed on each access: read it once per comparison.
         self._all_labels = comparison.labels
@@ -213,7 +217,9 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self.border_title = title
         self._fill_table(comparison, view, self.focus_label)
         self.query_one("#callout", Static).update(
-            callout_text(comparison, self._columns, pairs_coming=self._pairs_coming)
+            callout_text(
+                comparison, self._columns, pairs_coming=self._pairs_coming, empty=self._empty
+            )
         )
         self.focus_group(self.focus_label)
 

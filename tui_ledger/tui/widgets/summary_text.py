@@ -693,17 +693,37 @@ def _note(text: str, width: int, *, hanging: int = 0) -> str:
     return "".join(f"\n  {line}" for line in lines)
 
 
+def empty_reason(
+    matched_only: bool, tasks: int, filtered: bool, near: str | None = None
+) -> str | None:
+    """Why no attempt is selected when the filter alone does not say it: matched tasks only
+    (`m`) and no task that every group attempted (`filtered`: among the filter's attempts);
+    or a name typed from a cut label (`near`: `near_names.near_names`)."""
+    if not matched_only or tasks:
+        return None if near is None else f"No attempts match the filter: {near}"
+    among = " among the attempts the filter keeps" if filtered else ""
+    return (
+        f"No task was attempted by every group{among}, so matched tasks only keeps no "
+        "attempt (m shows every task again)."
+    )
+
+
 def callout_text(
-    comparison: Comparison, metric: MetricColumns, *, pairs_coming: bool = False
+    comparison: Comparison,
+    metric: MetricColumns,
+    *,
+    pairs_coming: bool = False,
+    empty: str | None = None,
 ) -> Text:
     """The callout under the focused group: what dropping failures hides, in the headline
     metric, in colour when the ranking flips (and the sample decides it). `pairs_coming`: the
-    pairwise verdicts are still being drawn, and a flip says it is being checked."""
+    pairwise verdicts are still being drawn, and a flip says it is being checked. `empty`:
+    why no attempt is selected, when it is not the filter."""
     from tui_ledger.reports.pair_report import flip_noise
     from tui_ledger.reports.report import callout  # imported on first use
 
     if comparison.keep.height == 0:
-        return Text(NO_ATTEMPTS_MATCH, style=MISSING_STYLE)
+        return Text(empty or NO_ATTEMPTS_MATCH, style=MISSING_STYLE)
     sentence = safe_text(callout(comparison, metric.name))
     flips = comparison.flips(metric.name)
     noise = flips and metric is TOKENS and flip_noise(comparison) is not None
