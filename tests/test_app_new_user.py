@@ -158,7 +158,7 @@ async def test_the_chart_at_80x24_shows_its_keys_and_points_lower_to_the_left() 
         await settle(pilot)
         await press(pilot, "c")
         text = screen_text(app)
-        assert "100% ┤" in text and "s save as SVG · Esc back" in text
+        assert "100% ┤" in text and "s save as SVG · B cap sweep · Esc back" in text
         assert "← lower is better" in text and "lower is better →" not in text
 
 
