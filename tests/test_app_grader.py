@@ -1,0 +1,222 @@
+"""The grader's audit in the app: audited once per load in a worker, `v` (accepted as graded or
+as vouched: every figure follows, the header says VOUCHED, the callout says whether the ranking
+changes), `a` (the audit screen), the mark in the attempts table, the signals on the attempt
+screen and `s` to their step (issue 54, item 4)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from tests.grader_fixtures import write_job
+from tests.pilot_helpers import press, screen_text, settle, wait_until
+from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.screens.attempt_signals import SignalsAttemptScreen
+from tui_ledger.tui.screens.grader_screen import GraderScreen
+from tui_ledger.tui.vouching import VouchedPipeline
+from tui_ledger.tui.widgets.attempts_table import FLAG_MARK
+
+QUICK = "quick__openai/gpt-5"
+CAREFUL = "careful__openai/gpt-5"
+
+
+@pytest.fixture
+def job(tmp_path: Path) -> Path:
+    return write_job(tmp_path)
+
+
+def _accepted(app: LedgerApp) -> dict[str, int]:
+    comparison = app.comparison
+    assert comparison is not None
+    return dict(comparison.keep.select("workflow", "accepted").iter_rows())
+
+
+def _ranks(app: LedgerApp) -> dict[str, int]:
+    comparison = app.comparison
+    assert comparison is not None
+    return dict(comparison.keep.select("workflow", "rank").iter_rows())
+
+
+def _header(app: LedgerApp) -> str:
+    return str(app.query_one("#counts").render())
+
+
+def _pipeline(app: LedgerApp) -> VouchedPipeline:
+    pipeline = app.pipeline
+    assert isinstance(pipeline, VouchedPipeline)
+    return pipeline
+
+
+async def test_v_recomputes_every_figure_as_vouched_and_back(job: Path) -> None:
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        assert _pipeline(app).audit is not None  # the audit is in once the app settles
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 6}
+        assert _ranks(app) == {CAREFUL: 2, QUICK: 1}
+        assert "VOUCHED" not in _header(app)
+        callout = str(app.query_one("#callout").render())
+        assert "the ranking changes" in callout
+        await press(pilot, "v")
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}
+        assert _ranks(app) == {CAREFUL: 1, QUICK: 2}
+        assert _header(app).startswith("VOUCHED")
+        # the unvouched acceptances are failures; their tokens stay in the total
+        comparison = app.comparison
+        assert comparison is not None
+        totals = dict(comparison.keep.select("workflow", "total_tokens").iter_rows())
+        assert totals[QUICK] == 6 * 1100  # as graded: the same 6 attempts
+        assert app.checks is not None  # the checks follow the vouched figures too
+        await press(pilot, "v")
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 6}
+        assert "VOUCHED" not in _header(app)
+
+
+async def test_vouched_from_the_start_says_graded_until_the_audit_is_in(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    release = threading.Event()
+    original = VouchedPipeline._audit_worker
+
+    def held(self: VouchedPipeline, *args: object) -> None:
+        release.wait(30)
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VouchedPipeline, "_audit_worker", held)
+    app = LedgerApp([str(job)], accepted="vouched")
+    async with app.run_test(size=(160, 45)) as pilot:
+        # (not `wait_until`: it waits for every worker, the held audit's too)
+        while app.comparison is None or app.unsettled != ("audit",):
+            await pilot.pause()
+        assert "audit" in app.unsettled
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 6}  # as graded meanwhile
+        assert "VOUCHED: auditing…, figures as graded" in _header(app)
+        release.set()
+        await settle(pilot)
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}
+        assert _header(app).startswith("VOUCHED ·")
+
+
+async def test_flagged_attempts_carry_a_mark(job: Path) -> None:
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(160, 45)) as pilot:
+        await settle(pilot)
+        table = app.table
+        sources = table.frame.get_column("source").to_list()
+        marked = {
+            sources[row].split("/")[0] for row in range(table.row_count) if table.flagged_row(row)
+        }
+        assert marked == {
+            "tamper-sed",
+            "tamper-reward",
+            "lookup",
+            "contradiction",
+            "never-acted",
+            "infra",
+        }
+        lines = screen_text(app).splitlines()
+        assert sum(FLAG_MARK in line for line in lines) == 6
+
+
+async def test_a_lists_the_flagged_attempts_and_enter_opens_one_at_its_step(job: Path) -> None:
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await press(pilot, "a")
+        screen = app.screen
+        assert isinstance(screen, GraderScreen)
+        kinds = [cells[3] for _, _, cells in screen.rows]
+        assert sorted(kinds) == sorted(
+            [
+                "touched_grader",
+                "touched_grader",
+                "answer_lookup",
+                "verdict_contradiction",
+                "verdict_contradiction",
+                "infrastructure_error",
+            ]
+        )
+        text = screen_text(app)
+        assert "flagged" in text and "the grader's audit" in text
+        # the row of the answer lookup: Enter opens that attempt at step 2
+        kinds_by_row = [cells[3] for _, _, cells in screen.rows]
+        number = kinds_by_row.index("answer_lookup")
+        screen.table.move_cursor(row=number)
+        await press(pilot, "enter")
+        attempt = app.screen
+        assert isinstance(attempt, SignalsAttemptScreen)
+        await wait_until(pilot, lambda: attempt.ended, "the attempt's steps read")
+        steps = attempt.steps
+        await wait_until(
+            pilot,
+            lambda: steps.row_count and steps.step_at(steps.cursor_row).index == 2,
+            "the cursor on the signal's step",
+        )
+        assert "answer_lookup" in screen_text(app)
+        await press(pilot, "escape")
+        assert isinstance(app.screen, GraderScreen)
+        await press(pilot, "escape")
+        assert not isinstance(app.screen, GraderScreen)
+
+
+async def test_the_attempt_screen_shows_the_signal_and_s_goes_to_its_step(job: Path) -> None:
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        table = app.table
+        sources = table.frame.get_column("source").to_list()
+        table.move_cursor(row=sources.index("tamper-sed/result.json"))
+        await press(pilot, "enter")
+        attempt = app.screen
+        assert isinstance(attempt, SignalsAttemptScreen)
+        await wait_until(pilot, lambda: attempt.ended, "the attempt's steps read")
+        assert [signal.kind for signal in attempt.signals] == ["touched_grader"]
+        assert "touched_grader · step 3" in screen_text(app)
+        assert attempt.steps.step_at(attempt.steps.cursor_row).index != 3
+        await press(pilot, "s")
+        assert attempt.steps.step_at(attempt.steps.cursor_row).index == 3
+        # `[` walks to the previous attempt of the view: its own signal
+        await press(pilot, "left_square_bracket")
+        await wait_until(pilot, lambda: attempt.ended, "the previous attempt read")
+        assert attempt.row["source"] == "tamper-reward/result.json"
+        [signal] = attempt.signals
+        assert "reward.txt" in signal.evidence and "reward.txt" in screen_text(app)
+        await press(pilot, "left_square_bracket")  # never-acted: a signal from the verdict
+        await wait_until(pilot, lambda: attempt.ended, "the previous attempt read")
+        assert [signal.step for signal in attempt.signals] == [None]
+        assert "the verdict" in screen_text(app)
+
+
+async def test_a_ledger_without_signals_keeps_its_frame(tmp_path: Path) -> None:
+    ledger = tmp_path / "runs.csv"
+    ledger.write_text("workflow,task,passed,tokens\na,t1,true,10\na,t2,false,20\nb,t1,true,30\n")
+    app = LedgerApp([str(ledger)])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        loaded = app.pipeline.ledger
+        assert loaded is not None
+        frame = loaded.attempts
+        await press(pilot, "v")
+        assert app.pipeline.ledger is not None and app.pipeline.ledger.attempts is frame
+        assert _header(app).startswith("VOUCHED")
+        await press(pilot, "a")
+        assert isinstance(app.screen, GraderScreen)
+        assert "No attempt is flagged" in screen_text(app)
+        assert "no trajectories: signals from verdicts only" in screen_text(app)
+
+
+def test_the_frame_keeps_its_rows_and_order(job: Path) -> None:
+    """What `v` swaps is the same rows: only outcome (and known zeros) differ."""
+    from tui_ledger.grader import audit_ledger
+    from tui_ledger.load import load
+
+    ledger = load([str(job)])
+    audit = audit_ledger(ledger, [str(job)])
+    vouched = audit.apply(ledger.attempts, "vouched")
+    assert vouched.select(pl.exclude("outcome", "agent_never_acted", "tokens")).equals(
+        ledger.attempts.select(pl.exclude("outcome", "tokens"))
+    )
