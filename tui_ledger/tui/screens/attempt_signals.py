@@ -50,7 +50,7 @@ class SignalsAttemptScreen(AttemptScreen):
     """`AttemptScreen` with the grader's signals above the steps, and `s` to go to their step."""
 
     DEFAULT_CSS = """
-    SignalsAttemptScreen #attempt-signals { height: auto; max-height: 6; padding: 0 1; }
+    SignalsAttemptScreen #attempt-signals { height: auto; max-height: 6; }
     """
 
     def __init__(

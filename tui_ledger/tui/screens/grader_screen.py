@@ -97,11 +97,6 @@ def summary_text(audit: Audit, ranking: RankingChange | None) -> Text:
     if ranking is not None and ranking.unvouched:
         text.append("\n» ", style=CALLOUT_STYLE)
         text.append(ranking.sentence, style=CALLOUT_STYLE if ranking.changes else "")
-    text.append(
-        "\nA signal is a reason to look, not a verdict: an agent can cheat without touching "
-        "a file the rules see.",
-        style=MUTED,
-    )
     return text
 
 
@@ -141,6 +136,11 @@ def health_text(health: Health) -> Text:
         )
     if infrastructure.height > _LISTED:
         text.append(f"\n  and {infrastructure.height - _LISTED:,} more", style=LABEL_STYLE)
+    text.append(
+        "\n\nA signal is a reason to look, not a verdict: the rules read the steps' writes, "
+        "history lookups and verdicts; an agent can cheat without touching a file they see.",
+        style=MUTED,
+    )
     return text
 
 
@@ -155,8 +155,8 @@ class GraderScreen(_Dialog):
     DEFAULT_CSS = """
     #grader-dialog { width: 160; max-width: 98%; height: 94%; max-height: 94%; }
     #grader-summary { height: auto; margin: 0 0 1 0; }
-    #grader-flagged { height: 1fr; min-height: 4; background: $surface; }
-    #grader-health-scroll { height: 1fr; margin: 1 0 0 0; }
+    #grader-flagged { height: 2fr; min-height: 4; background: $surface; }
+    #grader-health-scroll { height: 1fr; min-height: 3; margin: 1 0 0 0; }
     #grader-health { height: auto; }
     """
 
