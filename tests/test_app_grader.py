@@ -6,9 +6,11 @@ screen and `s` to their step (issue 54, item 4)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
+from textual.pilot import Pilot
 
 from tests.grader_fixtures import write_job
 from tests.pilot_helpers import press, screen_text, settle, wait_until
@@ -220,3 +222,14 @@ def test_the_frame_keeps_its_rows_and_order(job: Path) -> None:
     assert vouched.select(pl.exclude("outcome", "agent_never_acted", "tokens")).equals(
         ledger.attempts.select(pl.exclude("outcome", "tokens"))
     )
+
+
+def test_grader_screen_snapshot(snap_compare: object, job: Path) -> None:
+    """The grader's audit at 80x24: what it found, the flagged attempts, the health below."""
+    app = LedgerApp([str(job)])
+
+    async def audited(pilot: Pilot[Any]) -> None:
+        await settle(pilot)
+        await press(pilot, "a")
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=audited)  # type: ignore[operator]
