@@ -233,3 +233,37 @@ def test_grader_screen_snapshot(snap_compare: object, job: Path) -> None:
         await press(pilot, "a")
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=audited)  # type: ignore[operator]
+
+
+async def test_the_presenter_tells_the_vouched_story(job: Path) -> None:
+    from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
+    from tui_ledger.tui.screens.present_steps import STEPS
+
+    app = PresentingApp([str(job)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await press(pilot, *["right"] * STEPS.index("vouched"))
+        assert presenter.step == "vouched"
+        text = " ".join(screen_text(app).split())
+        assert "5 accepted attempts the grader cannot vouch for" in text
+        assert "6 → 1" in text and "1,100 → 6,600" in text and "1 → 2" in text
+        assert "the ranking changes" in text
+
+
+async def test_the_presenter_says_so_when_no_acceptance_is_flagged(tmp_path: Path) -> None:
+    from tui_ledger.tui.presenter import PresenterScreen, PresentingApp
+    from tui_ledger.tui.screens.present_steps import STEPS
+
+    ledger = tmp_path / "runs.csv"
+    ledger.write_text("workflow,task,passed,tokens\na,t1,true,10\na,t2,false,20\nb,t1,true,30\n")
+    app = PresentingApp([str(ledger)])
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        presenter = app.screen
+        assert isinstance(presenter, PresenterScreen)
+        await press(pilot, *["right"] * STEPS.index("vouched"))
+        text = " ".join(screen_text(app).split())
+        assert "flags no accepted attempt in this ledger" in text
+        assert "no trajectories: signals from verdicts only" in text

@@ -14,6 +14,7 @@ change.sentence     # "Accepted as vouched, the ranking changes: quick 1 → 2, 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -30,6 +31,17 @@ _NAMED = 3
 
 
 @dataclass(frozen=True)
+class GroupChange:
+    """One group's accepted attempts, tokens per accepted result (KEEP FAILURES) and rank, as
+    graded and as vouched (None: no accepted result, or usage not recorded)."""
+
+    label: str
+    accepted: tuple[int, int]
+    tokens_per_accepted: tuple[float | None, float | None]
+    rank: tuple[str, str]
+
+
+@dataclass(frozen=True)
 class RankingChange:
     """The groups' ranks as graded and as vouched (`ranking_change`)."""
 
@@ -40,6 +52,8 @@ class RankingChange:
     """(group label, rank as graded, rank as vouched) of each group whose rank moved."""
     leaders: tuple[str, str] = ("", "")
     """The first-ranked group as graded and as vouched ("" when none is first alone)."""
+    groups: tuple[GroupChange, ...] = ()
+    """Every group's figures both ways, in the graded ranking's order."""
 
     @property
     def changes(self) -> bool:
@@ -73,25 +87,41 @@ def ranking_change(
     unvouched = len(audit.unvouched)
     if not unvouched:
         return RankingChange(keys, 0, ())
-    graded = _ranks(audit.apply(attempts, "graded"), keys)
-    vouched = _ranks(audit.apply(attempts, "vouched"), keys)
-    moved = tuple(
-        (label, before, vouched.get(label, before))
-        for label, before in graded.items()
-        if vouched.get(label, before) != before
+    graded = _figures(audit.apply(attempts, "graded"), keys)
+    vouched = _figures(audit.apply(attempts, "vouched"), keys)
+    groups = tuple(
+        GroupChange(
+            label,
+            (before[1], vouched.get(label, before)[1]),
+            (before[2], vouched.get(label, before)[2]),
+            (before[0], vouched.get(label, before)[0]),
+        )
+        for label, before in sorted(graded.items(), key=lambda item: _order(item[1][0]))
     )
-    return RankingChange(keys, unvouched, moved, (_leader(graded), _leader(vouched)))
+    moved = tuple((g.label, *g.rank) for g in groups if g.rank[0] != g.rank[1])
+    leaders = (_leader(graded), _leader(vouched))
+    return RankingChange(keys, unvouched, moved, leaders, groups)
 
 
-def _ranks(attempts: pl.DataFrame, by: tuple[str, ...]) -> dict[str, str]:
+def _figures(
+    attempts: pl.DataFrame, by: tuple[str, ...]
+) -> dict[str, tuple[str, int, float | None]]:
+    """Each group's rank (as it reads), accepted attempts and tokens per accepted result."""
     comparison = compare(attempts, by, intervals="none")
-    ranks = comparison.keep.select("rank_best", "rank_worst").iter_rows()
+    rows = comparison.keep.select(
+        "rank_best", "rank_worst", "accepted", "tokens_per_accepted_result"
+    ).iter_rows()
     return {
-        safe_text(label): rank_text(best, worst)
-        for label, (best, worst) in zip(comparison.labels, ranks, strict=True)
+        safe_text(label): (rank_text(best, worst), int(accepted), value)
+        for label, (best, worst, accepted, value) in zip(comparison.labels, rows, strict=True)
     }
 
 
-def _leader(ranks: dict[str, str]) -> str:
-    first = [label for label, rank in ranks.items() if rank == "1"]
+def _order(rank: str) -> tuple[int, str]:
+    first = rank.split("–", 1)[0]
+    return (int(first), rank) if first.isdigit() else (sys.maxsize, rank)
+
+
+def _leader(figures: dict[str, tuple[str, int, float | None]]) -> str:
+    first = [label for label, (rank, _, _) in figures.items() if rank == "1"]
     return first[0] if len(first) == 1 else ""
