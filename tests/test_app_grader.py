@@ -267,3 +267,30 @@ async def test_the_presenter_says_so_when_no_acceptance_is_flagged(tmp_path: Pat
         text = " ".join(screen_text(app).split())
         assert "flags no accepted attempt in this ledger" in text
         assert "no trajectories: signals from verdicts only" in text
+
+
+def test_an_export_says_which_acceptances_it_counts() -> None:
+    """The summary an export writes is tagged `accepted` as the figures were computed (the
+    Comparison's field; a comparison without one is left as it is)."""
+    import dataclasses
+
+    from tui_ledger.tui.host import Inputs
+    from tui_ledger.tui.snapshot import Timings
+    from tui_ledger.tui.vouching import tagged
+
+    @dataclasses.dataclass(frozen=True)
+    class Figures:
+        accepted: str = "graded"
+
+    class Audited:
+        signals = pl.DataFrame()
+
+    inputs = Inputs((), {}, None, False, Timings(), lambda: None)  # type: ignore[arg-type,return-value]
+    pipeline = VouchedPipeline(None, inputs, accepted="vouched")  # type: ignore[arg-type]
+    assert tagged(Figures(), pipeline).accepted == "graded"  # the audit is not in yet
+    pipeline.audit = Audited()  # type: ignore[assignment]
+    assert tagged(Figures(), pipeline).accepted == "vouched"
+    pipeline.accepted = "graded"
+    assert tagged(Figures(), pipeline).accepted == "graded"
+    untagged = object()
+    assert tagged(untagged, pipeline) is untagged

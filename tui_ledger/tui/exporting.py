@@ -128,8 +128,10 @@ def _write_exports(
     try:
         if request.summary_path:
             fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
+            from tui_ledger.tui.vouching import tagged
+
             text = render_summary(
-                snapshot.comparison,
+                tagged(snapshot.comparison, app.pipeline),  # as graded or as vouched
                 fmt,
                 view=None,
                 warnings=warnings,

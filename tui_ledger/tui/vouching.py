@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from functools import partial
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 import polars as pl
 from rich.text import Text
@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from tui_ledger.tui.host import Inputs, PipelineHost
 
 Accepted = Literal["graded", "vouched"]
+_Tagged = TypeVar("_Tagged")
 
 
 class Audited(Message):
@@ -254,3 +255,15 @@ def flagged_positions(pipeline: object) -> frozenset[int]:
     if not isinstance(pipeline, VouchedPipeline) or pipeline.audit is None:
         return frozenset()
     return frozenset(pipeline.audit.flagged())
+
+
+def tagged(comparison: _Tagged, pipeline: object) -> _Tagged:
+    """`comparison` saying which acceptances it counts (its `accepted` field, which the summary
+    JSON writes), as the pipeline computed it: what the app's exports write."""
+    if not hasattr(comparison, "accepted") or not dataclasses.is_dataclass(comparison):
+        return comparison  # (a Comparison that does not say which)
+    vouched = isinstance(pipeline, VouchedPipeline) and pipeline.vouched
+    accepted = "vouched" if vouched else "graded"
+    if getattr(comparison, "accepted", None) == accepted:
+        return comparison
+    return dataclasses.replace(comparison, accepted=accepted)  # type: ignore[type-var]
