@@ -294,3 +294,20 @@ def test_an_export_says_which_acceptances_it_counts() -> None:
     assert tagged(Figures(), pipeline).accepted == "graded"
     untagged = object()
     assert tagged(untagged, pipeline) is untagged
+
+
+async def test_a_reload_is_audited_again(job: Path) -> None:
+    import shutil
+
+    app = LedgerApp([str(job)], accepted="vouched")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}
+        first = _pipeline(app).audit
+        shutil.rmtree(job / "tamper-sed")  # one tampering trial fewer
+        await press(pilot, "r")
+        audit = _pipeline(app).audit
+        assert audit is not None and audit is not first and audit.rows == 9
+        assert len(audit.unvouched) == 4
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}  # still vouched, of the new ledger
+        assert _header(app).startswith("VOUCHED ·")
