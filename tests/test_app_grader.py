@@ -13,7 +13,7 @@ import pytest
 from textual.pilot import Pilot
 
 from tests.grader_fixtures import write_job
-from tests.pilot_helpers import press, screen_text, settle, wait_until
+from tests.pilot_helpers import press, record_toasts, screen_text, settle, wait_until
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.screens.attempt_signals import SignalsAttemptScreen
 from tui_ledger.tui.screens.grader_screen import GraderScreen
@@ -97,6 +97,12 @@ async def test_vouched_from_the_start_says_graded_until_the_audit_is_in(
         assert "audit" in app.unsettled
         assert _accepted(app) == {CAREFUL: 2, QUICK: 6}  # as graded meanwhile
         assert "VOUCHED: auditing…, figures as graded" in _header(app)
+        said = record_toasts(app)
+        await pilot.press("a")  # (not `press`: it waits for every worker)
+        while not said:
+            await pilot.pause()
+        assert said == ["The grader's audit is not in yet: it is still reading the attempts' logs."]
+        assert not isinstance(app.screen, GraderScreen)
         release.set()
         await settle(pilot)
         assert _accepted(app) == {CAREFUL: 2, QUICK: 1}
@@ -311,3 +317,31 @@ async def test_a_reload_is_audited_again(job: Path) -> None:
         assert len(audit.unvouched) == 4
         assert _accepted(app) == {CAREFUL: 2, QUICK: 1}  # still vouched, of the new ledger
         assert _header(app).startswith("VOUCHED ·")
+
+
+async def test_a_watched_job_that_gains_a_tampering_trial_is_audited_again(job: Path) -> None:
+    import json
+    import shutil
+
+    from tests.test_watch import wait_for
+
+    app = LedgerApp([str(job)], accepted="vouched", watch_files=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        pipeline = _pipeline(app)
+        await wait_for(pilot, lambda: pipeline.audit is not None and not app.unsettled)
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}
+        again = job / "tamper-again"
+        shutil.copytree(job / "tamper-sed", again)
+        record = json.loads((again / "result.json").read_text())
+        record["trial_name"] = again.name
+        record["id"] = record.get("id", "tamper") + "-again"
+        (again / "result.json").write_text(json.dumps(record))
+        await wait_for(
+            pilot,
+            lambda: pipeline.audit is not None and pipeline.audit.rows == 11 and not app.unsettled,
+        )
+        assert len(pipeline.audit.unvouched) == 6
+        assert _accepted(app) == {CAREFUL: 2, QUICK: 1}  # the new tampering counts as a failure
+        comparison = app.comparison
+        assert comparison is not None
+        assert dict(comparison.keep.select("workflow", "attempts").iter_rows())[QUICK] == 7
