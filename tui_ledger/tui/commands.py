@@ -365,7 +365,7 @@ COMMANDS: tuple[Command, ...] = (
         "pareto",
         "c",
         "chart",
-        "Chart: pass rate vs spend per result, frontier; s saves SVG.",
+        "Chart: pass rate vs spend, the frontier; s saves SVG.",
         AUDIT,
         title=lambda _: "Chart: pass rate vs spend per accepted result (Pareto)",
     ),
