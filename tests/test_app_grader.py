@@ -345,3 +345,44 @@ async def test_a_watched_job_that_gains_a_tampering_trial_is_audited_again(job: 
         comparison = app.comparison
         assert comparison is not None
         assert dict(comparison.keep.select("workflow", "attempts").iter_rows())[QUICK] == 7
+
+
+async def test_the_audit_starts_once_the_first_figures_are_drawn(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started_after: list[bool] = []
+    original = VouchedPipeline._audit_worker
+
+    def noting(self: VouchedPipeline, *args: object) -> None:
+        started_after.append(self._first_screen_done)
+        original(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(VouchedPipeline, "_audit_worker", noting)
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert started_after == [True]
+
+
+async def test_a_reload_whose_figures_fail_is_audited_all_the_same(
+    job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import polars.exceptions
+
+    from tests.pilot_helpers import failing_when_on
+
+    switch = failing_when_on(
+        monkeypatch,
+        __import__("tui_ledger.tui.pipeline", fromlist=["pipeline"]),
+        "compute_snapshot",
+        polars.exceptions.ComputeError("cannot run here"),
+    )
+    app = LedgerApp([str(job)])
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        first = _pipeline(app).audit
+        switch["on"] = True
+        await press(pilot, "r")  # the reload's figures fail: no frame is drawn for them
+        audit = _pipeline(app).audit
+        assert audit is not None and audit is not first
+        assert "audit" not in app.unsettled

@@ -3,9 +3,10 @@ the local pipeline that also audits each ledger it adopts, once, in a thread wor
 the audit's frame where the accounting reads the attempts: the pipeline's ledger.
 
 - **When.** Each ledger adopted whole (the first load, `r`, a `--watch` append) is audited in
-  a worker (`grader.audit_ledger` reads every attempt's logs: a large ledger's first screen
-  never waits for it). Until the audit is in, the figures are as graded, and the header says
-  so (`status`); `unsettled` names `audit` meanwhile.
+  a worker once its first figures are drawn (`grader.audit_ledger` reads every attempt's logs:
+  a large ledger's first screen never waits for it, nor shares the cores with it). Until the
+  audit is in, the figures are as graded, and the header says so (`accepted_word`);
+  `unsettled` names `audit` meanwhile.
 - **The one place.** The accounting, the table, the checks and the exports all read
   `Pipeline.ledger.attempts`. Once the audit is in, that frame becomes `Audit.apply(frame,
   accepted)` (the ledger is adopted again, as after a load: a recompute, the checks), so
@@ -33,7 +34,7 @@ from textual.worker import get_current_worker
 
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.text.wording import first_line, plural
-from tui_ledger.tui.messages import Drawing, Loaded, Said, TitleChanged
+from tui_ledger.tui.messages import Drawing, Loaded, Recomputed, Said, TitleChanged
 from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.theme import CALLOUT_STYLE, LABEL_STYLE
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from tui_ledger.load import Ledger
     from tui_ledger.load.early import EarlyLoad
     from tui_ledger.tui.host import Inputs, PipelineHost
+    from tui_ledger.tui.snapshot import Snapshot
 
 Accepted = Literal["graded", "vouched"]
 _Tagged = TypeVar("_Tagged")
@@ -94,6 +96,7 @@ class VouchedPipeline(Pipeline):
         self._auditing: pl.DataFrame | None = None  # the frame whose audit is under way
         self._graded_outcome: pl.Series | None = None  # the verdicts as given
         self._applied: Accepted | None = None  # what the ledger's frame is; None: as loaded
+        self._audit_due: Ledger | None = None  # audited once its first figures are drawn
 
     # ------------------------------------------------------------------ the audit
 
@@ -104,12 +107,34 @@ class VouchedPipeline(Pipeline):
             self._start_audit(loaded.ledger)
 
     def _start_audit(self, ledger: Ledger) -> None:
+        """Audit `ledger` once its first figures are drawn (`drawn`): the audit's polars work
+        (the health's group_by, the ranking's two compares) never competes with them."""
         attempts = ledger.attempts
         self.audit = self.ranking = self.health = None
         self.audit_error = None
         self._applied = None
         self._graded_outcome = attempts.get_column("outcome")
         self._auditing = attempts
+        self._audit_due = ledger
+
+    def drawn(self, snapshot: Snapshot, new_figures: bool) -> None:
+        """A recompute's frame is painted: the audit of a ledger just adopted starts."""
+        super().drawn(snapshot, new_figures)
+        if self.partial is None:
+            self._run_audit()
+
+    def recomputed(self, recomputed: Recomputed) -> None:
+        """A recompute that failed (a filter these columns cannot run) draws no figures: the
+        audit due starts now rather than wait for figures that may never come."""
+        super().recomputed(recomputed)
+        if recomputed.failure is not None and self.partial is None:
+            self._run_audit()
+
+    def _run_audit(self) -> None:
+        ledger = self._audit_due
+        if ledger is None or self._auditing is not ledger.attempts:
+            return
+        self._audit_due = None
         self.app.run_worker(
             partial(self._audit_worker, ledger, tuple(self.inputs.paths)),
             name="_audit_worker",
