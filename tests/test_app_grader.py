@@ -128,6 +128,15 @@ async def test_flagged_attempts_carry_a_mark(job: Path) -> None:
         }
         lines = screen_text(app).splitlines()
         assert sum(FLAG_MARK in line for line in lines) == 6
+        # DROP FAILURES, sorted by tokens: the marks follow their attempts
+        await press(pilot, "t")
+        table.move_cursor(column=table.column_names.index("source"))
+        await press(pilot, "right_square_bracket")
+        sources = table.frame.get_column("source").to_list()
+        marked = {
+            sources[row].split("/")[0] for row in range(table.row_count) if table.flagged_row(row)
+        }
+        assert marked == {"tamper-sed", "tamper-reward", "lookup", "contradiction", "never-acted"}
 
 
 async def test_a_lists_the_flagged_attempts_and_enter_opens_one_at_its_step(job: Path) -> None:
