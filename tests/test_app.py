@@ -221,11 +221,12 @@ def test_run_app_returns_the_exit_code(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_every_registry_action_exists_on_the_app_or_the_attempt_screen() -> None:
-    from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+    # The attempt screen the app opens (the grader's signals and `s` over AttemptScreen's own).
+    from tui_ledger.tui.screens.attempt_signals import SignalsAttemptScreen
 
     for command in commands.COMMANDS:
         name = commands.action_name(command.action)
-        owner = AttemptScreen if command.scope == commands.ATTEMPT_SCOPE else LedgerApp
+        owner = SignalsAttemptScreen if command.scope == commands.ATTEMPT_SCOPE else LedgerApp
         assert hasattr(owner, f"action_{name}"), name
 
 

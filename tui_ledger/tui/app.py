@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Sequence
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from textual import on
 from textual.message import Message
@@ -32,9 +32,13 @@ from textual.widgets import Input
 from tui_ledger.accounting.ledger import ParetoMetric
 from tui_ledger.tui import messages
 from tui_ledger.tui.app_shell import LedgerShell
+from tui_ledger.tui.vouching import Audited, Refigure, VouchedPipeline, flagged_positions
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.filter_bar import FilterInput
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
+
+if TYPE_CHECKING:
+    from tui_ledger.grader import Signal
 
 _Report = TypeVar("_Report", bound=Message)
 
@@ -141,6 +145,12 @@ class LedgerApp(LedgerShell):
 
         show_per_task(self, message)
 
+    @on(Audited)
+    @_unless_leaving
+    def _got_audited(self, message: Audited) -> None:
+        if isinstance(self.pipeline, VouchedPipeline):
+            self.pipeline.audited(message)
+
     @on(messages.Said)
     @_drawing
     def _got_said(self, message: messages.Said) -> None:
@@ -218,6 +228,12 @@ class LedgerApp(LedgerShell):
     def _got_state(self, message: messages.StateChanged) -> None:
         self.show_state(message.text)
 
+    @on(Refigure)
+    @_drawing
+    def _got_refigure(self, message: Refigure) -> None:
+        self.show_summary()
+        self.table.set_flagged(flagged_positions(self.pipeline))
+
     @on(messages.GaveUp)
     @_drawing
     def _got_gave_up(self, message: messages.GaveUp) -> None:
@@ -279,6 +295,65 @@ class LedgerApp(LedgerShell):
         self.metric = "cost" if self.metric == "tokens" else "tokens"
         self._asked_to_draw()  # the summary redraws itself (its binding)
         self.timings.record("toggle", time.perf_counter() - started)
+
+    def action_toggle_accepted(self) -> None:
+        """v: accepted as graded <-> as vouched by the grader's audit; every figure follows
+        once the audit is in (`vouching.VouchedPipeline`)."""
+        pipeline = self.pipeline
+        if not isinstance(pipeline, VouchedPipeline):
+            self._local_only("Accepted as vouched")
+            return
+        pipeline.set_accepted("graded" if pipeline.accepted == "vouched" else "vouched")
+        if pipeline.accepted == "vouched" and pipeline.auditing:
+            self.say("The figures stay as graded until the grader's audit is in.", timeout=4)
+
+    def action_grader_audit(self) -> None:
+        """a: the grader's audit: the flagged attempts by group, the tests no attempt passed,
+        the tasks that cannot separate the groups."""
+        pipeline = self.pipeline
+        if not isinstance(pipeline, VouchedPipeline) or pipeline.ledger is None:
+            self._local_only("The grader's audit")
+            return
+        if pipeline.audit is None or pipeline.health is None:
+            what = pipeline.audit_error or "it is still reading the attempts' logs"
+            self.say(f"The grader's audit is not in yet: {what}.", timeout=4)
+            return
+        from tui_ledger.tui.screens.grader_screen import GraderScreen
+
+        self.push_screen(
+            GraderScreen(
+                pipeline.ledger.attempts,
+                pipeline.audit,
+                pipeline.health,
+                pipeline.ranking,
+                self._open_flagged,
+                self._by,
+            )
+        )
+
+    def _open_flagged(self, position: int, step: int | None) -> None:
+        """Enter on a flagged attempt in the audit: its screen, at the evidence's step."""
+        ledger = self.pipeline.ledger
+        if ledger is None or not 0 <= position < ledger.attempts.height:
+            return
+        from tui_ledger.tui.screens.attempt_signals import SignalsAttemptScreen
+
+        row = ledger.attempts.row(position, named=True)
+        screen = SignalsAttemptScreen(
+            row,
+            0,
+            1,
+            lambda _: None,  # one attempt: `[` `]` say it is the first and the last
+            self.paths,
+            signals_of=lambda: self._signals_at(position),
+            start_at_step=step,
+        )
+        self.push_screen(screen)
+
+    def _signals_at(self, position: int) -> list[Signal]:
+        """The grader's signals of the attempt at `position` of the ledger's frame."""
+        audit = self.pipeline.audit if isinstance(self.pipeline, VouchedPipeline) else None
+        return [] if audit is None else audit.signals_of(position)
 
     def action_toggle_matched(self) -> None:
         """m: compare only the tasks every group attempted, or every task again."""
@@ -452,17 +527,18 @@ class LedgerApp(LedgerShell):
         """Enter, o: the attempt under the cursor, inside: its verdict and its steps."""
         row = self.table.current_row() if self.loaded else None
         if row is not None:
-            from tui_ledger.tui.screens.attempt_screen import AttemptScreen
+            from tui_ledger.tui.screens.attempt_signals import SignalsAttemptScreen
 
             table = self.table
             cap = self.cap.amount if self.cap is not None and self.cap.unit == "tokens" else None
-            screen = AttemptScreen(
+            screen = SignalsAttemptScreen(
                 row,
                 table.cursor_row,
                 table.row_count,
                 self._walk,
                 self.paths,
                 int(cap) if cap else None,
+                signals_of=lambda: self._signals_at(table.rows.position(table.cursor_row)),
             )
             self.push_screen(screen)
 

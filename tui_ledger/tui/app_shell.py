@@ -38,6 +38,13 @@ from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
 from tui_ledger.tui.snapshot import Request, Snapshot, Timings
 from tui_ledger.tui.theme import APP_VARIABLES, LEDGER_THEME
+from tui_ledger.tui.vouching import (
+    Accepted,
+    VouchedPipeline,
+    accepted_word,
+    flagged_positions,
+    grader_note,
+)
 from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
 from tui_ledger.tui.widgets.cap_lines import cap_by_label
@@ -95,13 +102,16 @@ class LedgerShell(App[int]):
         watch_files: bool = False,
         spark: Any = None,
         early: EarlyLoad | None = None,
+        accepted: Accepted = "graded",
     ) -> None:
         """`spark`: a `spark.commands.SparkInput` already opened (connected, mapped,
         validated): the figures, pages and checks are then computed on that server
         (`spark_pipeline.SparkPipeline`); None: locally, from `paths`. `early`: the load of
         `paths` with `load_options`, already under way (`load.early`), which the first load
-        takes its ledger from."""
+        takes its ledger from. `accepted` (`--accepted`): as graded, or as the grader's audit
+        vouches (`vouching.VouchedPipeline`; `v` toggles it)."""
         super().__init__()
+        self._accepted = accepted
         self.paths = [str(path) for path in paths]
         self.demo = demo
         self.watch_files = watch_files
@@ -179,7 +189,7 @@ class LedgerShell(App[int]):
             settings=self.request,
         )
         if spark is None:
-            return Pipeline(self, inputs, early)
+            return VouchedPipeline(self, inputs, early, self._accepted)
         from tui_ledger.tui.spark_pipeline import SparkPipeline
 
         return SparkPipeline(self, inputs, spark)
@@ -291,6 +301,11 @@ class LedgerShell(App[int]):
     def headline(self) -> Metric:
         """The summary's headline metric as shown (tokens when there are no cost figures)."""
         return self.metric if self.has_cost else "tokens"
+
+    @property
+    def accepted(self) -> str:
+        """What counts as accepted: "graded" (the verdicts as given) or "vouched" (`v`)."""
+        return getattr(self.pipeline, "accepted", "graded")
 
     @property
     def has_task_column(self) -> bool:
@@ -521,6 +536,7 @@ class LedgerShell(App[int]):
         table.sort_column = self._sort[0] if self._sort else None
         table.sort_descending = bool(self._sort and self._sort[1])
         table.set_frame(snapshot.frame(self.view), keep_cursor=True)
+        table.set_flagged(flagged_positions(self.pipeline))
         self._focus_label = self._label_at_cursor() or self._focus_label
         self._show_table_titles()
         if summary:
@@ -547,6 +563,7 @@ class LedgerShell(App[int]):
             pairs_coming=self.pipeline.pairs_coming(),
             coming=self.pipeline.coming(),
             empty=self._empty_reason(snapshot),
+            grader=grader_note(self.pipeline),
         )
         self._asked_to_draw()
 
@@ -588,6 +605,7 @@ class LedgerShell(App[int]):
             loading=loading,
             reload_failed=pipeline.reload_error is not None,
             cap=None if self.cap is None else self.cap.words,
+            accepted=accepted_word(pipeline),
         )
         self._header.show(title_text(self.paths, self.demo), counts)
         self._asked_to_draw()

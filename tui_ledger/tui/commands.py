@@ -316,8 +316,7 @@ COMMANDS: tuple[Command, ...] = (
         "toggle_metric",
         "dollar_sign",
         "tokens ⇄ cost",
-        "Headline metric: tokens ⇄ cost per accepted result (with --prices, --flat-price or a "
-        "cost column).",
+        "Headline: tokens ⇄ cost per accepted result (needs prices).",
         AUDIT,
         display="$",
         available=_has_cost,
@@ -327,7 +326,7 @@ COMMANDS: tuple[Command, ...] = (
         "toggle_matched",
         "m",
         "matched tasks",
-        "Compare only the tasks every group attempted; again for every task.",
+        "Compare only the tasks every group attempted (again: all).",
         AUDIT,
         available=_can_match_tasks,
         title=_matched_title,
@@ -340,6 +339,26 @@ COMMANDS: tuple[Command, ...] = (
         "prices); every figure follows, the header says CAP.",
         VIEW,
         title=lambda _: "Budget: replay a cap on each attempt's tokens",
+    ),
+    Command(
+        "toggle_accepted",
+        "v",
+        "graded ⇄ vouched",
+        "Accepted as graded ⇄ as vouched by the grader's audit.",
+        AUDIT,
+        title=lambda context: (
+            "Accepted as graded again (the verdicts as given)"
+            if getattr(context, "accepted", "graded") == "vouched"
+            else "Accepted as vouched: only results the grader can vouch for"
+        ),
+    ),
+    Command(
+        "grader_audit",
+        "a",
+        "grader's audit",
+        "The grader's audit: flagged attempts, its health.",
+        AUDIT,
+        title=lambda _: "The grader's audit: flagged attempts and the grader's health",
     ),
     Command(
         "per_task",
@@ -355,7 +374,7 @@ COMMANDS: tuple[Command, ...] = (
         "pareto",
         "c",
         "chart",
-        "Chart: pass rate vs spend per accepted result, both views, the frontier; s saves SVG.",
+        "Chart: pass rate vs spend, the frontier; s saves SVG.",
         AUDIT,
         title=lambda _: "Chart: pass rate vs spend per accepted result (Pareto)",
     ),
@@ -612,6 +631,15 @@ ATTEMPT_COMMANDS: tuple[Command, ...] = tuple(
             "Steps by their own tokens, costliest first; again for the log's order.",
             True,
             "Order the steps costliest first (or back)",
+        ),
+        (
+            "step_signal",
+            "s",
+            "s",
+            "signal",
+            "The step the grader's signal points at (again: the next signal's).",
+            False,
+            "Go to the step of the grader's signal",
         ),
         (
             "attempt_previous",

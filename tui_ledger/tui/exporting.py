@@ -133,11 +133,14 @@ def _write_exports(
     try:
         if request.summary_path:
             fmt = format_for_path(request.summary_path, SUMMARY_FORMATS)
+            from tui_ledger.tui.vouching import tagged
+
+            comparison = tagged(snapshot.comparison, app.pipeline)  # as graded or as vouched
             if snapshot.cap is not None and snapshot.cap_figures is not None:
                 from tui_ledger.reports.cap_report import render_capped
 
                 text = render_capped(
-                    snapshot.comparison,
+                    comparison,
                     snapshot.cap,
                     snapshot.cap_figures,
                     fmt=fmt,
@@ -147,7 +150,7 @@ def _write_exports(
                 )
             else:
                 text = render_summary(
-                    snapshot.comparison,
+                    comparison,
                     fmt,
                     view=None,
                     warnings=warnings,

@@ -36,7 +36,9 @@ from tui_ledger.tui.screens.present_steps import (
     noise_line,
     presentation,
 )
+from tui_ledger.tui.screens.present_vouched import VouchedStep
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, TITLE_STYLE
+from tui_ledger.tui.vouching import VouchedPipeline
 
 _KEYS: tuple[tuple[str, str], ...] = (
     ("Space, →", "next step"),
@@ -94,6 +96,7 @@ class Slide(Widget):
             self.size.height,
             presenter.source,
             presenter.failure,
+            presenter.vouched,
         )
 
 
@@ -201,6 +204,19 @@ class PresenterScreen(Screen[None]):
             self.failure = result[1]
             if self.is_mounted:
                 self.redraw()
+
+    @property
+    def vouched(self) -> VouchedStep | str:
+        """The vouched step's content, from the app's audit (text until it is in)."""
+        pipeline = self.ledger_app.pipeline
+        if not isinstance(pipeline, VouchedPipeline):
+            return "The grader's audit runs on a local ledger (not on Spark)."
+        audit, ranking = pipeline.audit, pipeline.ranking
+        if audit is None or ranking is None:
+            if pipeline.audit_error:
+                return f"The grader's audit could not run: {pipeline.audit_error}"
+            return "The grader's audit is reading every attempt's log…"
+        return VouchedStep(ranking, len(audit.tampered), audit.note)
 
     def waiting_text(self) -> str:
         return f"Reading {self.source}…"

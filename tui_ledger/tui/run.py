@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.vouching import Accepted
 
 if TYPE_CHECKING:
     from tui_ledger.accounting.prices import PriceTable
@@ -25,6 +26,7 @@ def run_app(
     spark: Any = None,
     present: bool = False,
     early: EarlyLoad | None = None,
+    accepted: Accepted = "graded",
 ) -> int:
     """Open the interactive ledger; returns the exit code (2 when the file could not be read).
 
@@ -34,7 +36,8 @@ def run_app(
     (`spark.commands.SparkInput`), which then computes every figure, page and check;
     `present` (`--present`): the presenter's steps over the app (`tui/presenter.py`), which
     Enter on the last step leaves for the app itself. `early`: the files' load, already
-    started (`load.early`), which the app's first load takes its ledger from.
+    started (`load.early`), which the app's first load takes its ledger from. `accepted`
+    (`--accepted`): "graded", or "vouched" by the grader's audit (`v` toggles it).
     """
     app_class = LedgerApp
     if present:
@@ -49,6 +52,7 @@ def run_app(
         watch_files=watch_files,
         spark=spark,
         early=early,
+        accepted=accepted,
     )
     app.run()
     if app.error_message:

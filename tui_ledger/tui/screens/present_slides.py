@@ -30,6 +30,8 @@ from tui_ledger.tui.screens.present_steps import (
     GroupFigures,
     Presentation,
 )
+from tui_ledger.tui.screens.present_vouched import QUESTION as VOUCHED_QUESTION
+from tui_ledger.tui.screens.present_vouched import VouchedStep, vouched_body
 from tui_ledger.tui.theme import (
     CALLOUT_STYLE,
     KEY_STYLE,
@@ -46,6 +48,7 @@ _QUESTIONS: dict[str, str] = {
     "drop": "The same workflows, with the failed attempts dropped",
     "flip": "Which one is cheaper?",
     "hides": "What dropping failures hides",
+    "vouched": VOUCHED_QUESTION,
     "failure": "One hidden failure, step by step: where its tokens went",
     "open": "Now look for yourself",
 }
@@ -128,9 +131,11 @@ def body(
     height: int,
     source: str,
     failure: FailureStep | str | None = None,
+    vouched: VouchedStep | str | None = None,
 ) -> RenderableType:
     """The step's body in `width` x `height` cells; `failure` is the failure step's content
-    (text while the attempt is still being read)."""
+    (text while the attempt is still being read); `vouched`, the vouched step's (text while
+    the grader's audit reads the logs)."""
     if step == "keep":
         return _groups_body(shown.keep, "keep", shown, width, height)
     if step == "drop":
@@ -139,6 +144,8 @@ def body(
         return _flip_body(shown, width)
     if step == "hides":
         return _hides_body(shown, width, height)
+    if step == "vouched":
+        return vouched_body(vouched, width, height)
     if step == "failure":
         if isinstance(failure, FailureStep):
             return _failure_body(failure, width, height)

@@ -37,8 +37,9 @@ from tui_ledger.tui.widgets.summary_text import (
     rank_text,
 )
 
-STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "failure", "open")
-"""The steps in order: the honest view, the trap, the flip, what dropping hides, one hidden
+STEPS: tuple[str, ...] = ("keep", "drop", "flip", "hides", "vouched", "failure", "open")
+"""The steps in order: the honest view, the trap, the flip, what dropping hides, what the
+figures become with only the acceptances the grader vouches for (`present_vouched`), one hidden
 failure step by step (`failure_step`), the app."""
 
 Verdict = Literal["flip", "undecided", "no_flip"]

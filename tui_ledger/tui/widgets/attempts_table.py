@@ -47,6 +47,8 @@ from tui_ledger.tui.widgets.row_cursor import RowCursorView
 __all__ = ["AttemptsTable"]
 
 _LINE_CACHE_LIMIT = 4096
+FLAG_MARK = "⚑"
+"""Before the first cell of an attempt the grader's audit flags (one cell: the left pad)."""
 
 
 def _foreground(style: Style) -> Style:
@@ -218,6 +220,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         self._rows = Rows(pl.DataFrame())
         self._bounds: tuple[pl.DataFrame, dict[str, list[object]]] | None = None
         self._struck: pl.Series | None = None
+        self._flagged: frozenset[int] = frozenset()  # rows (frame positions) the grader flags
         self._columns: list[Column] = []  # as laid out in the pane (`fit_columns`)
         self._measured: list[Column] = []  # in the frame's order, at their natural widths
         self._fitted_to = 0  # the width `_columns` were laid out for
@@ -332,6 +335,18 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         self._scroll_cursor_into_view()
         self.refresh()
         self._post_cursor_moved()
+
+    def set_flagged(self, positions: frozenset[int]) -> None:
+        """Mark the attempts at these positions of the ledger's frame (`FLAG_MARK` before the
+        first cell: the grader's audit flags them)."""
+        if positions != self._flagged:
+            self._flagged = positions
+            self._invalidate()
+            self.refresh()
+
+    def flagged_row(self, row: int) -> bool:
+        """Whether row `row` (as shown) carries the grader's mark."""
+        return bool(self._flagged) and self._rows.position(row) in self._flagged
 
     def current_value(self) -> tuple[str, object] | None:
         """The column name and raw value under the cursor, or None for an empty table."""
@@ -597,6 +612,11 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
                 elif column.kind == "outcome" and style_name is not None:
                     text = text.split(" ", 1)[0]  # the symbol; the colour says it too
             text = fit_cell(text, column.width, right=column.right)
+            if column_index == 0 and self.flagged_row(row):  # the mark takes the left pad
+                mark = line_style + _foreground(self._style("attempts-table--error"))
+                segments.append(Segment(FLAG_MARK, mark))
+                segments.append(Segment(pad[1:] + text + pad, style))
+                continue
             segments.append(Segment(pad + text + pad, style))
         strip = Strip(segments).simplify()
         self._cache_line(key, strip)

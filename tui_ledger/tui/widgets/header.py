@@ -163,10 +163,15 @@ def counts_text(
     loading: tuple[float, int] | None,
     reload_failed: bool,
     cap: str | None = None,
+    accepted: str | None = None,
 ) -> Text:
     """`1,204 attempts · 4 workflows · grouped by model · priced ...`: what is loaded (`attempts`
-    None: nothing yet), and a load under way (`loading`: seconds so far, bytes) or failed."""
+    None: nothing yet), and a load under way (`loading`: seconds so far, bytes) or failed.
+    `accepted`: what accepted means when not as graded (`VOUCHED`, first, in words)."""
     counts = Text(no_wrap=True, overflow="ellipsis")
+    if accepted:
+        counts.append(accepted, style=KEY_STYLE)
+        counts.append(" · ", style=LABEL_STYLE)
     if cap is not None:  # first, so no width hides it: every figure is the capped one
         counts.append(f"CAP {cap}", style=f"bold {KEY_STYLE}")
         counts.append(" · ", style=LABEL_STYLE)

@@ -115,6 +115,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         self.cap_figures: CapByLabel | None = None
         """What the budget (`B`) did per group, by label; None without one."""
         self._empty: str | None = None  # why no attempt is selected, when not the filter
+        self._grader: Text | None = None  # the grader's audit's line under the callout
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -159,14 +160,16 @@ class SummaryPane(VerticalScroll, can_focus=False):
         pairs_coming: bool = False,
         coming: Sequence[str] = (),
         empty: str | None = None,
+        grader: Text | None = None,
     ) -> None:
         """Draw a comparison in the current view and metric; `focus_label` is the group under
         focus; `hint` is a short line of keys shown after the warnings count; `pairs_coming`:
         its pairwise verdicts are still being drawn; `coming`: what else still follows the
         figures (`show_warnings`); `empty`: why no attempt is selected, when it is not the
-        filter."""
+        filter; `grader`: what the grader's audit adds to the callout."""
         self._comparison = comparison
         self._empty = empty
+        self._grader = grader
         self._pairs_coming = pairs_coming
         # `Comparison.labels` is computed on each access: read it once per comparison.
         self._all_labels = comparison.labels
@@ -216,11 +219,13 @@ class SummaryPane(VerticalScroll, can_focus=False):
             title.append(f"  {self._columns.name} per accepted result", style=LABEL_STYLE)
         self.border_title = title
         self._fill_table(comparison, view, self.focus_label)
-        self.query_one("#callout", Static).update(
-            callout_text(
-                comparison, self._columns, pairs_coming=self._pairs_coming, empty=self._empty
-            )
+        callout = callout_text(
+            comparison, self._columns, pairs_coming=self._pairs_coming, empty=self._empty
         )
+        if self._grader is not None and comparison.keep.height:
+            callout.append("\n")
+            callout.append_text(self._grader)
+        self.query_one("#callout", Static).update(callout)
         self.focus_group(self.focus_label)
 
     def show_warnings(
