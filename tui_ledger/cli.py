@@ -334,9 +334,12 @@ def _summary_text(
     if args.pareto_svg and metric == "cost" and not comparison.has_cost:
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
-    # Every format lists the checks' warnings (`checks.warnings_of`), as `check` and the app do.
+    # Every format but CSV (the figures only) lists the checks' warnings (`checks.warnings_of`),
+    # as `check` and the app do.
     checks: list[Any] = []
-    if engine is not None:
+    if args.out_format == "csv":
+        pass
+    elif engine is not None:
         from tui_ledger.spark.commands import spark_checks
 
         checks = spark_checks(engine, prepared.by, figures=figures)
@@ -591,7 +594,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
         opened,
         by,
         intervals=settings,
-        checks=True,  # every format lists the checks' warnings
+        checks=args.out_format != "csv",  # every other format lists the checks' warnings
         pairs=args.out_format != "csv" and args.intervals != "none",
     )
     prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))
