@@ -367,3 +367,14 @@ def test_by_reads_column_names_as_the_filter_does(capsys: pytest.CaptureFixture[
     assert json.loads(out)["by"] == ["workflow", "model"]
     code, _, err = run(capsys, "summary", str(DEMO), "--by", "nope")
     assert code == 2 and "--by 'nope': no such column" in err
+
+
+def test_a_streamed_scan_groups_by_derived_names_as_memory_does() -> None:
+    from tui_ledger.load import scan
+
+    for path, by in ((DEMO, ["outcome"]), (DEMO, ["tokens"]), (RUNS, ["passed"])):
+        streamed = compare(scan([path])[0], by, intervals="delta", streaming=True)
+        eager = compare(load([path]).attempts, by, intervals="delta")
+        assert streamed.labels == eager.labels
+        for name in ("attempts", "accepted", "total_tokens", "rank"):
+            assert streamed.keep[name].to_list() == eager.keep[name].to_list(), (by, name)
