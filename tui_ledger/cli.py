@@ -164,21 +164,31 @@ def _load(args: argparse.Namespace) -> Any:
     return load(args.files, **load_options(args))
 
 
-def _group_columns(text: str, available: Sequence[str]) -> list[str]:
-    from tui_ledger.filtering.query import FilterError, resolve_column
+def _column_named(name: str, available: Sequence[str]) -> str | None:
+    """The column `name` names as a filter term reads it: exactly, in any case, normalised, or
+    by alias (`agent` is workflow); None when none or several do."""
+    from tui_ledger.schema import canonical_for, normalise_name
 
+    tests = (str.__eq__, lambda a, b: a.casefold() == b.casefold())
+    for same in (*tests, lambda a, b: normalise_name(a) == normalise_name(b)):
+        hits = [column for column in available if same(column, name)]
+        if hits:
+            return hits[0] if len(hits) == 1 else None
+    canonical = canonical_for(name)
+    return canonical if canonical in available else None
+
+
+def _group_columns(text: str, available: Sequence[str]) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise UsageError("--by needs at least one column name")
     columns = []
     for name in names:
         # As a filter names a column: any case, or another name (`--by agent` is workflow).
-        try:
-            columns.append(resolve_column(name, list(available)))
-        except FilterError:
-            raise UsageError(
-                f"--by {name!r}: no such column; columns are: {', '.join(available)}"
-            ) from None
+        column = _column_named(name, available)
+        if column is None:
+            raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+        columns.append(column)
     for name in columns:
         if columns.count(name) > 1:
             raise UsageError(f"--by {name!r}: named twice; name each column once")
