@@ -378,3 +378,30 @@ def test_a_streamed_scan_groups_by_derived_names_as_memory_does() -> None:
         assert streamed.labels == eager.labels
         for name in ("attempts", "accepted", "total_tokens", "rank"):
             assert streamed.keep[name].to_list() == eager.keep[name].to_list(), (by, name)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100, 120, 160])
+def test_a_narrow_table_leaves_columns_out_rather_than_split_numbers(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    columns: int,
+) -> None:
+    import re
+
+    from tests import real_shaped
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    path = real_shaped.write_csv(tmp_path / "runs.csv")
+    code, out, _ = run(capsys, "summary", str(path), "--view", "keep")
+    assert code == 0
+    table = out.split("\n\n")[0]
+    assert all(len(line) <= columns for line in out.splitlines())
+    header = next(line for line in table.splitlines() if "workflow" in line)
+    assert header.rstrip().endswith("rank")  # the rank is never cropped
+    # No figure is split inside a number (`43,7` over `78`): no cell ends mid-number.
+    for line in table.splitlines():
+        for cell in line.split("│")[1:]:
+            assert not re.search(r"\d,\d{0,2}$", cell.strip()), (columns, line)
+    if columns <= 80:
+        assert "Not shown (narrow terminal):" in out
