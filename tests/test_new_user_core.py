@@ -405,3 +405,19 @@ def test_a_narrow_table_leaves_columns_out_rather_than_split_numbers(
             assert not re.search(r"\d,\d{0,2}$", cell.strip()), (columns, line)
     if columns <= 80:
         assert "Not shown (narrow terminal):" in out
+
+
+def test_the_trap_table_never_splits_a_number_either(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "summary", str(DEMO), "--prices", str(SAMPLE / "prices.toml"))
+    assert code == 0
+    trap = out.split("What dropping failures hides")[1].split("\n\n")[0]
+    assert "1,336,226" in trap and "1,081,341" in trap
+    for line in trap.splitlines():
+        assert len(line) <= 80
+        for cell in line.split("│")[1:]:
+            assert not re.search(r"\d,\d{0,2}$", cell.strip()), line

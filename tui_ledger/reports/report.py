@@ -33,8 +33,6 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from rich.cells import cell_len
-
 from tui_ledger.accounting.ledger import (
     LOWER_BOUND,
     VIEW_GLOSSES,
@@ -487,7 +485,6 @@ def _table_text(
     noted: Sequence[Finding] = (),
 ) -> str:
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
@@ -502,7 +499,6 @@ def _table_text(
         [cells[1:] for rows in figures.values() for cells in rows],
         width,
     )
-    label_width = max((cell_len(label) for label in labels), default=0)
     prose = min(_PROSE_WIDTH, width) if width else _PROSE_WIDTH
 
     def say(text: str, indent: str = "") -> None:
@@ -532,20 +528,14 @@ def _table_text(
         console.print()
     if len(views) == 2:
         say(safe_text(callout(comparison)))
-        trap = Table(show_edge=False, title=Text("What dropping failures hides"))
-        trap.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
-        headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
+        trap_headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
         if comparison.has_cost:
-            headings += ["hidden cost", "cost trap factor"]
-        for heading in headings:
-            trap.add_column(Text(heading), justify="right", overflow="fold")
-        for index, (label_text, row) in enumerate(
-            zip(labels, comparison.trap.iter_rows(named=True), strict=True)
-        ):
+            trap_headings += ["hidden cost", "cost trap factor"]
+        trap_rows = []
+        for index, row in enumerate(comparison.trap.iter_rows(named=True)):
             keep_row = comparison.keep.row(index, named=True)
             drop_row = comparison.drop.row(index, named=True)
             cells = [
-                label_text,
                 format_count(row["hidden_attempts"]),
                 _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
                 format_factor(row["trap_factor"], lower_bound=row["trap_factor_lower_bound"]),
@@ -559,9 +549,22 @@ def _table_text(
                         row["cost_trap_factor"], lower_bound=row["cost_trap_factor_lower_bound"]
                     ),
                 ]
-            trap.add_row(*(Text(cell) for cell in cells))
+            trap_rows.append(cells)
+        trap_shown, _, trap_widths = fit_table(comparison.labels, trap_headings, trap_rows, width)
+        trap = figure_table(
+            Text("What dropping failures hides"),
+            _group_title(comparison),
+            labels,
+            trap_headings,
+            trap_rows,
+            trap_shown,
+            trap_widths,
+        )
         console.print()
         console.print(trap)
+        left_out = left_out_line(trap_headings, trap_shown)
+        if left_out:
+            say(left_out)
     for view in views:
         found = pair_lines(comparison, view, VIEW_TITLES[view].lower())
         if found:

@@ -36,6 +36,10 @@ _LEFT_OUT_FIRST: tuple[str, ...] = (
     "total tokens",
     "accepted",
     "attempts",
+    # the trap table's
+    "cost trap factor",
+    "hidden cost",
+    "hidden attempts",
 )
 
 
@@ -105,10 +109,11 @@ def fit_table(
     if not all(cell_len(label) <= room for label in labels):
         # A narrow terminal: labels keep a quarter of it, the figures wrap in the rest.
         labels = fit_labels(list(names), max(room, LABEL_MIN, width // 4))
-    # Each column its least width, then what is left, column by column, up to its natural one.
+    # Each column its least width, then what is left up to its natural one, the columns that
+    # need least more first (so that as many as can read whole).
     spare = _budget(width, labels, shown) - sum(least[i] for i in shown)
     widths = dict(least)
-    for i in shown:
+    for i in sorted(shown, key=lambda i: natural[i] - least[i]):
         grow = max(0, min(spare, natural[i] - least[i]))
         widths[i] += grow
         spare -= grow
