@@ -11,15 +11,11 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from textual.widgets import SelectionList
 
-from tests.pilot_helpers import press, settle, wait_until
 from tui_ledger.accounting.ledger import compare
 from tui_ledger.cli import main
 from tui_ledger.load import load
 from tui_ledger.text.wording import NO_ATTEMPTS_MATCH
-from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.widgets.summary_pane import SummaryPane
 
 SAMPLE = Path(__file__).resolve().parent.parent / "sample_data"
 RUNS = SAMPLE / "runs.csv"
@@ -87,26 +83,6 @@ def test_check_groups_by_outcome(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(capsys, "check", str(DEMO), "--by", "outcome")
     assert code == 0, err
     assert "in 5 groups (by outcome)" in out
-
-
-async def test_the_app_groups_by_outcome_and_then_still_filters() -> None:
-    app = LedgerApp([str(DEMO)])
-    async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot)
-        await press(pilot, "b")
-        choices = app.screen.query_one(SelectionList)
-        names = [choices.get_option_at_index(i).value for i in range(choices.option_count)]
-        # workflow off, outcome on
-        await press(pilot, *["down"] * names.index("workflow"), "space")
-        await press(pilot, *["up"] * names.index("workflow"), *["down"] * names.index("outcome"))
-        await press(pilot, "space", "enter")
-        assert app.by == ("outcome",)
-        table = app.query_one(SummaryPane).groups_table
-        await wait_until(pilot, lambda: table.row_count == 5, "five outcome groups")
-        await press(pilot, "slash", *"lean")
-        await wait_until(
-            pilot, lambda: app.table.row_count == 90, "the filter keeps lean-loop's 90 attempts"
-        )
 
 
 # --------------------------------------------------------------------------- item 3: ranks
@@ -198,24 +174,12 @@ def _same_everywhere(capsys: pytest.CaptureFixture[str], path: Path) -> list[str
     return seen["json"]
 
 
-async def _app_warnings(path: Path) -> list[str]:
-    from tui_ledger.accounting.checks import is_warning
-
-    app = LedgerApp([str(path)])
-    async with app.run_test(size=(160, 45)) as pilot:
-        await settle(pilot)
-        kinds = [w.kind for w in app.collect_warnings() if is_warning(w)]
-        assert app.warning_count() == len(kinds)
-        return kinds
-
-
-async def test_one_warnings_list_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
+def test_one_warnings_list_on_the_demo(capsys: pytest.CaptureFixture[str]) -> None:
     kinds = _same_everywhere(capsys, DEMO)
     assert "mixed_models" in kinds and len(kinds) == 4
-    assert await _app_warnings(DEMO) == kinds
 
 
-async def test_one_warnings_list_on_terminal_bench_logs(
+def test_one_warnings_list_on_terminal_bench_logs(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     from tests import real_shaped
@@ -225,7 +189,6 @@ async def test_one_warnings_list_on_terminal_bench_logs(
     kinds = _same_everywhere(capsys, root)
     # The fair-comparison checks are warnings too: more than the loader said.
     assert len(kinds) > len(load([root]).report.warnings)
-    assert await _app_warnings(root) == kinds
 
 
 def test_an_export_lists_the_checks_warnings_not_only_the_loaders() -> None:
@@ -352,19 +315,6 @@ def test_no_shared_task_reads_as_words(capsys: pytest.CaptureFixture[str], tmp_p
     assert "only 1 task was attempted by every group" in out
 
 
-async def test_the_app_ranks_no_group_when_none_has_a_figure() -> None:
-    from tests.pilot_helpers import screen_text
-
-    app = LedgerApp([str(DEMO)])
-    async with app.run_test(size=(120, 30)) as pilot:
-        await settle(pilot)
-        await press(pilot, "slash", *"failed")
-        await wait_until(pilot, lambda: app.table.row_count == 89, "the 89 failed attempts")
-        rows = [line for line in screen_text(app).splitlines() if "careful-reviewer" in line]
-        # per accepted — and rank — (not 1): `— —` side by side in the groups table
-        assert rows and "—  —" in rows[0], rows
-
-
 @pytest.mark.parametrize(
     ("where", "said"),
     [("nope", "No attempts match the filter."), ("failed", "Nothing to plot")],
@@ -417,3 +367,57 @@ def test_by_reads_column_names_as_the_filter_does(capsys: pytest.CaptureFixture[
     assert json.loads(out)["by"] == ["workflow", "model"]
     code, _, err = run(capsys, "summary", str(DEMO), "--by", "nope")
     assert code == 2 and "--by 'nope': no such column" in err
+
+
+def test_a_streamed_scan_groups_by_derived_names_as_memory_does() -> None:
+    from tui_ledger.load import scan
+
+    for path, by in ((DEMO, ["outcome"]), (DEMO, ["tokens"]), (RUNS, ["passed"])):
+        streamed = compare(scan([path])[0], by, intervals="delta", streaming=True)
+        eager = compare(load([path]).attempts, by, intervals="delta")
+        assert streamed.labels == eager.labels
+        for name in ("attempts", "accepted", "total_tokens", "rank"):
+            assert streamed.keep[name].to_list() == eager.keep[name].to_list(), (by, name)
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100, 120, 160])
+def test_a_narrow_table_leaves_columns_out_rather_than_split_numbers(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    columns: int,
+) -> None:
+    import re
+
+    from tests import real_shaped
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    path = real_shaped.write_csv(tmp_path / "runs.csv")
+    code, out, _ = run(capsys, "summary", str(path), "--view", "keep")
+    assert code == 0
+    table = out.split("\n\n")[0]
+    assert all(len(line) <= columns for line in out.splitlines())
+    header = next(line for line in table.splitlines() if "workflow" in line)
+    assert header.rstrip().endswith("rank")  # the rank is never cropped
+    # No figure is split inside a number (`43,7` over `78`): no cell ends mid-number.
+    for line in table.splitlines():
+        for cell in line.split("│")[1:]:
+            assert not re.search(r"\d,\d{0,2}$", cell.strip()), (columns, line)
+    if columns <= 80:
+        assert "Not shown (narrow terminal):" in out
+
+
+def test_the_trap_table_never_splits_a_number_either(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import re
+
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, _ = run(capsys, "summary", str(DEMO), "--prices", str(SAMPLE / "prices.toml"))
+    assert code == 0
+    trap = out.split("What dropping failures hides")[1].split("\n\n")[0]
+    assert "1,336,226" in trap and "1,081,341" in trap
+    for line in trap.splitlines():
+        assert len(line) <= 80
+        for cell in line.split("│")[1:]:
+            assert not re.search(r"\d,\d{0,2}$", cell.strip()), line

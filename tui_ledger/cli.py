@@ -173,21 +173,31 @@ def _load(args: argparse.Namespace) -> Any:
     return load(args.files, **load_options(args))
 
 
-def _group_columns(text: str, available: Sequence[str]) -> list[str]:
-    from tui_ledger.filtering.query import FilterError, resolve_column
+def _column_named(name: str, available: Sequence[str]) -> str | None:
+    """The column `name` names as a filter term reads it: exactly, in any case, normalised, or
+    by alias (`agent` is workflow); None when none or several do."""
+    from tui_ledger.schema import canonical_for, normalise_name
 
+    tests = (str.__eq__, lambda a, b: a.casefold() == b.casefold())
+    for same in (*tests, lambda a, b: normalise_name(a) == normalise_name(b)):
+        hits = [column for column in available if same(column, name)]
+        if hits:
+            return hits[0] if len(hits) == 1 else None
+    canonical = canonical_for(name)
+    return canonical if canonical in available else None
+
+
+def _group_columns(text: str, available: Sequence[str]) -> list[str]:
     names = [name.strip() for name in text.split(",") if name.strip()]
     if not names:
         raise UsageError("--by needs at least one column name")
     columns = []
     for name in names:
         # As a filter names a column: any case, or another name (`--by agent` is workflow).
-        try:
-            columns.append(resolve_column(name, list(available)))
-        except FilterError:
-            raise UsageError(
-                f"--by {name!r}: no such column; columns are: {', '.join(available)}"
-            ) from None
+        column = _column_named(name, available)
+        if column is None:
+            raise UsageError(f"--by {name!r}: no such column; columns are: {', '.join(available)}")
+        columns.append(column)
     for name in columns:
         if columns.count(name) > 1:
             raise UsageError(f"--by {name!r}: named twice; name each column once")
@@ -377,9 +387,12 @@ def _summary_text(
     if args.pareto_svg and metric == "cost" and not comparison.has_cost:
         raise UsageError("--pareto-metric cost needs prices (--prices) or a cost column")
     view = None if args.view == "both" else args.view
-    # Every format lists the checks' warnings (`checks.warnings_of`), as `check` and the app do.
+    # Every format but CSV (the figures only) lists the checks' warnings (`checks.warnings_of`),
+    # as `check` and the app do.
     checks: list[Any] = []
-    if engine is not None:
+    if args.out_format == "csv":
+        pass
+    elif engine is not None:
         from tui_ledger.spark.commands import spark_checks
 
         checks = spark_checks(engine, prepared.by, figures=figures)
@@ -664,7 +677,7 @@ def _spark_summary(args: argparse.Namespace, opened: Any) -> int:
         opened,
         by,
         intervals=settings,
-        checks=True,  # every format lists the checks' warnings
+        checks=args.out_format != "csv",  # every other format lists the checks' warnings
         pairs=args.out_format != "csv" and args.intervals != "none",
     )
     prepared = _Prepared(opened.report, None, by, None, list(opened.report.warnings))

@@ -433,14 +433,6 @@ def _resolve_column(term: Term, names: list[str]) -> str:
     raise FilterError(_unknown_column_message(name, names, term), *where)
 
 
-def resolve_column(name: str, names: list[str]) -> str:
-    """The column `name` names as a filter term reads it (exactly, ignoring case, normalised,
-    or by alias: `--by agent` is workflow); FilterError when none or several."""
-    end = len(name)
-    term = Term(name, 0, end, False, name, 0, end, ":", end, "", end + 1, end + 1, False)
-    return _resolve_column(term, names)
-
-
 def _unknown_column_message(name: str, names: list[str], term: Term) -> str:
     key = normalise_name(name)
     by_key = {normalise_name(column): column for column in names}

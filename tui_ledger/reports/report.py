@@ -33,8 +33,6 @@ from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import TYPE_CHECKING, Any, Literal
 
-from rich.cells import cell_len
-
 from tui_ledger.accounting.ledger import (
     LOWER_BOUND,
     VIEW_GLOSSES,
@@ -56,6 +54,7 @@ from tui_ledger.reports.pair_report import (
     ratio_text,
     sample_text,
 )
+from tui_ledger.reports.table_fit import figure_table, fit_table, left_out_line
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import (
@@ -460,30 +459,6 @@ def _rows(
     ]
 
 
-_LABEL_MIN = 12  # a narrow table's group labels keep at least this many cells
-_COLUMN_GAP = 3  # a table column's padding and rule, in cells
-
-
-def _fitted_labels(comparison: Comparison, views: Sequence[View], width: int | None) -> list[str]:
-    """The group labels of a table `width` cells wide: whole where they fit, else cut by
-    `labels.fit_labels` so that no two read the same (the other columns keep their width).
-    Without a width, a label longer than `LABEL_WIDTH` is cut too: a 5 MB group name costs in
-    a table what an 80-character one costs."""
-    labels = fit_labels(comparison.labels, LABEL_WIDTH)
-    if width is None:
-        return labels
-    headings = [heading for _, heading in _columns(comparison)]
-    widest = [cell_len(heading) for heading in headings]
-    for view in views:
-        for cells in _rows(comparison, view, labels):
-            widest = [max(w, cell_len(text)) for w, text in zip(widest, cells[1:], strict=True)]
-    room = width - sum(w + _COLUMN_GAP for w in widest) - 1
-    if all(cell_len(label) <= room for label in labels):
-        return labels
-    # A narrow terminal: labels keep a quarter of it, the figures wrap in the rest.
-    return fit_labels(comparison.labels, max(room, _LABEL_MIN, width // 4))
-
-
 def interval_notes(comparison: Comparison, views: Sequence[View] = VIEWS) -> list[str]:
     """The method line, then one line per group whose interval says little (marked †)."""
     if comparison.intervals.method == "none":
@@ -511,15 +486,20 @@ def _table_text(
     noted: Sequence[Finding] = (),
 ) -> str:
     from rich.console import Console
-    from rich.table import Table
     from rich.text import Text
 
     buffer = io.StringIO()
     console = Console(
         file=buffer, width=width or _TABLE_WIDTH, color_system=None, legacy_windows=False
     )
-    labels = _fitted_labels(comparison, views, width)
-    label_width = max((cell_len(label) for label in labels), default=0)
+    headings = [heading for _, heading in _columns(comparison)]
+    figures = {view: _rows(comparison, view, comparison.labels) for view in views}
+    shown, labels, widths = fit_table(
+        comparison.labels,
+        headings,
+        [cells[1:] for rows in figures.values() for cells in rows],
+        width,
+    )
     prose = min(_PROSE_WIDTH, width) if width else _PROSE_WIDTH
 
     def say(text: str, indent: str = "") -> None:
@@ -532,35 +512,31 @@ def _table_text(
         console.print(Text(indent + wrapped if indent else wrapped), soft_wrap=True)
 
     for view in views:
-        table = Table(
-            title=Text(f"{VIEW_TITLES[view]} ({VIEW_GLOSSES[view]})"),
-            title_justify="left",
-            show_edge=False,
+        title = Text(f"{VIEW_TITLES[view]} ({VIEW_GLOSSES[view]})")
+        table = figure_table(
+            title,
+            _group_title(comparison),
+            labels,
+            headings,
+            [cells[1:] for cells in figures[view]],
+            shown,
+            widths,
         )
-        table.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
-        for _, heading in _columns(comparison):
-            # On a narrow terminal a figure wraps onto a second line; it is never cut short.
-            table.add_column(Text(heading, overflow="ellipsis"), justify="right", overflow="fold")
-        for cells in _rows(comparison, view, labels):
-            table.add_row(*(Text(cell) for cell in cells))
         console.print(table)
+        left_out = left_out_line(headings, shown)
+        if left_out:
+            say(left_out)
         console.print()
     if len(views) == 2:
         say(safe_text(callout(comparison)))
-        trap = Table(show_edge=False, title=Text("What dropping failures hides"))
-        trap.add_column(Text(_group_title(comparison)), no_wrap=True, min_width=label_width)
-        headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
+        trap_headings = ["hidden attempts", "hidden tokens", "trap factor", "rank keep→drop"]
         if comparison.has_cost:
-            headings += ["hidden cost", "cost trap factor"]
-        for heading in headings:
-            trap.add_column(Text(heading), justify="right", overflow="fold")
-        for index, (label_text, row) in enumerate(
-            zip(labels, comparison.trap.iter_rows(named=True), strict=True)
-        ):
+            trap_headings += ["hidden cost", "cost trap factor"]
+        trap_rows = []
+        for index, row in enumerate(comparison.trap.iter_rows(named=True)):
             keep_row = comparison.keep.row(index, named=True)
             drop_row = comparison.drop.row(index, named=True)
             cells = [
-                label_text,
                 format_count(row["hidden_attempts"]),
                 _hidden_text(keep_row, drop_row, row["hidden_tokens"], "tokens"),
                 format_factor(row["trap_factor"], lower_bound=row["trap_factor_lower_bound"]),
@@ -574,9 +550,22 @@ def _table_text(
                         row["cost_trap_factor"], lower_bound=row["cost_trap_factor_lower_bound"]
                     ),
                 ]
-            trap.add_row(*(Text(cell) for cell in cells))
+            trap_rows.append(cells)
+        trap_shown, _, trap_widths = fit_table(comparison.labels, trap_headings, trap_rows, width)
+        trap = figure_table(
+            Text("What dropping failures hides"),
+            _group_title(comparison),
+            labels,
+            trap_headings,
+            trap_rows,
+            trap_shown,
+            trap_widths,
+        )
         console.print()
         console.print(trap)
+        left_out = left_out_line(trap_headings, trap_shown)
+        if left_out:
+            say(left_out)
     for view in views:
         found = pair_lines(comparison, view, VIEW_TITLES[view].lower())
         if found:
