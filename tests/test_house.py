@@ -73,7 +73,6 @@ STILL_PAST_600 = frozenset(
         "tui/spark_pipeline.py",
         "tui/widgets/attempts_table.py",
         "tui/widgets/summary_text.py",
-        "watching/watch.py",
     }
 )
 
