@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from tests.test_importers_wiring import run
-from tui_ledger.cli import _check_parser, _convert_parser, _summary_parser
 from tui_ledger.cli_options import FILTER_OPTIONS, filter_values_joined
 from tui_ledger.cli_trace import trace_parser
+from tui_ledger.headless.check import check_parser as _check_parser
+from tui_ledger.headless.convert import convert_parser as _convert_parser
+from tui_ledger.headless.summary import summary_parser as _summary_parser
 
 
 @pytest.fixture

@@ -9,38 +9,73 @@ check is a vectorised polars query. Decisions are in docs/ACCOUNTING.md ("Checks
 The checks work on group ids (`gid`, the group's place in key order), never on labels: a
 group's label is made once, for the groups table, and only the labels a sentence names are
 read, cut to `textsafe.LABEL_WIDTH` cells. So a 5 MB label costs its size once, not once per task.
+
+What a `Check` is and how checks read (names, lines, JSON) is check_text.py; the duplicate
+checks, read from the rows, are duplicate_checks.py. Their names are here too, where the app,
+the reports and the Spark engine have always found them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import polars as pl
 
-from tui_ledger.accounting.detail_lines import DetailLines
+from tui_ledger.accounting.check_text import (
+    EXAMPLES as EXAMPLES,
+)
+from tui_ledger.accounting.check_text import (
+    NO_ISSUE as NO_ISSUE,
+)
+from tui_ledger.accounting.check_text import (
+    SEVERITIES,
+    Check,
+    Severity,
+    _details,
+    _examples,
+    _label,
+    _name,
+    _name_column,
+    _names,
+    check_json,
+    check_lines,
+)
+from tui_ledger.accounting.check_text import (
+    is_warning as is_warning,
+)
+from tui_ledger.accounting.check_text import (
+    warnings_of as warnings_of,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    ID_COLUMNS as ID_COLUMNS,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    IDENTIFYING_COLUMNS as IDENTIFYING_COLUMNS,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    _duplicates,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    duplicate_attempts_check as duplicate_attempts_check,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    duplicate_ids_check as duplicate_ids_check,
+)
+from tui_ledger.accounting.duplicate_checks import (
+    duplicate_rows_check as duplicate_rows_check,
+)
 from tui_ledger.accounting.key_order import sorted_by_text
 from tui_ledger.accounting.ledger import DEFAULT_BY, group_labels
 from tui_ledger.findings import Finding
 from tui_ledger.load.load_report import LoadWarning
 from tui_ledger.load.warning_rules import FRAME_FLAGS, warning_message
-from tui_ledger.schema import (
-    ACCEPTED,
-    LINE_COLUMN,
-    SOURCE_COLUMN,
-    normalise_name,
-)
-from tui_ledger.text.textsafe import safe_label
-from tui_ledger.text.wording import count_expr, listing, plural, plural_expr
-
-Severity = Literal["warning", "info"]
-SEVERITIES: tuple[str, ...] = ("warning", "info")
+from tui_ledger.schema import ACCEPTED, normalise_name
+from tui_ledger.text.wording import count_expr, plural, plural_expr
 
 SMALL_ATTEMPTS = 10
 SMALL_ACCEPTED = 5
 UNEVEN_MISSING_SHARE = 0.05  # a group with at least this share of missing usage is a warning
-EXAMPLES = 5
 
 # Columns that name what ran inside a group; more than one value in a group mixes them.
 VERSION_COLUMNS: tuple[str, ...] = (
@@ -55,18 +90,6 @@ VERSION_COLUMNS: tuple[str, ...] = (
     "agent_version",
     "harness_version",
 )
-# Columns that make two identical rows unlikely by chance: with one of them, an exact copy of
-# a row is a duplicate; without (e.g. workflow, tokens, passed only) identical rows are normal.
-IDENTIFYING_COLUMNS: tuple[str, ...] = ("timestamp", "duration_s", "run", "attempt")
-# Columns that identify one attempt.
-ID_COLUMNS: tuple[str, ...] = (
-    "attempt_id",
-    "id",
-    "uuid",
-    "trial_id",
-    "trial_uuid",
-    "sample_uuid",
-)
 # Loader warning kinds that get a per-group breakdown, and the row flag behind each (the
 # loader's own rules, `load.warning_rules`, as read on an attempts frame).
 _LOADER_FLAGS: dict[str, pl.Expr] = {
@@ -75,36 +98,8 @@ _LOADER_FLAGS: dict[str, pl.Expr] = {
 # What a cell counts (`_cells`, and the Spark engine's `check_cells`); its other columns say
 # which cell it is.
 CELL_COUNTS: tuple[str, ...] = ("attempts", "accepted", "recorded_usage", *_LOADER_FLAGS)
-_WHERE = (LINE_COLUMN, SOURCE_COLUMN)
 # Merged notes that say what was done rather than what is wrong.
 _INFO_KINDS = frozenset({"matched_tasks"})
-
-
-def is_warning(item: object) -> bool:
-    """A warning proper (counted in `⚠ N warnings`), not an informational note: a `Check` of
-    severity info is a note; anything without a severity (a load or price warning) is a warning.
-
-    Here rather than with the warnings panel so that counting them imports no screen."""
-    return getattr(item, "severity", "warning") != "info"
-
-
-def warnings_of(checks: Iterable[Finding]) -> list[Finding]:
-    """The one warnings list: the checks that are warnings proper (`is_warning`), in order.
-    `summary` (every format), `check`, every export and the app's `w` panel count these."""
-    return [check for check in checks if is_warning(check)]
-
-
-@dataclass(frozen=True)
-class Check:
-    """One finding: what kind, how serious, in plain words, how many rows, and examples."""
-
-    kind: str
-    severity: Severity
-    message: str
-    count: int
-    details: Sequence[str] = field(default_factory=list)  # often `DetailLines`, made when read
-    lines: tuple[int, ...] = ()
-    sources: tuple[str, ...] = ()
 
 
 def _keys(by: Sequence[str]) -> list[str]:
@@ -113,24 +108,8 @@ def _keys(by: Sequence[str]) -> list[str]:
     return list(by)
 
 
-def _label(keys: Sequence[str]) -> pl.Expr:
-    """A group's name as people read it (as `ledger.group_labels`), as an expression."""
-    parts = [pl.col(name).cast(pl.String).fill_null("—") for name in keys]
-    return pl.concat_str(parts, separator=" · ") if len(parts) > 1 else parts[0]
-
-
 def _share(part: int, whole: int) -> str:
     return f"{part / whole:.1%}" if whole else "—"
-
-
-def _examples(rows: pl.DataFrame) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    if LINE_COLUMN not in rows.columns:
-        return (), ()
-    head = rows.head(EXAMPLES)
-    lines = tuple(int(v) for v in head[LINE_COLUMN].to_list() if v is not None)
-    if SOURCE_COLUMN not in rows.columns or len(lines) != head.height:
-        return lines, ()
-    return lines, tuple(str(v) for v in head[SOURCE_COLUMN].to_list())
 
 
 # --------------------------------------------------------------------------- the checks
@@ -260,51 +239,6 @@ def _group_counts(cells: pl.DataFrame, named: pl.DataFrame, keys: list[str]) -> 
     # Every group has a cell (`named` is made from them), so its sums line up with `named`.
     per_group = cells.group_by("gid").agg(pl.col(counts).sum()).sort("gid")
     return named.hstack(per_group.drop("gid")).with_columns(_label(keys).alias("group"))
-
-
-def _name(text: object) -> str:
-    """A group's or task's name as a sentence shows it: terminal-safe, cut (`safe_label`)."""
-    if isinstance(text, str) and len(text) <= _PLAIN_NAME and text.isascii() and text.isprintable():
-        return text  # the common case, 200,000 times over: nothing to escape or cut
-    return safe_label(text)
-
-
-_PLAIN_NAME = 40  # printable ASCII this short is shown as it is
-
-
-def _names(labels: pl.Series | Sequence[object]) -> str:
-    """The first few labels in a sentence, `and N more` for the rest (only those few made)."""
-    head = labels.head(EXAMPLES) if isinstance(labels, pl.Series) else labels[:EXAMPLES]
-    return listing([_name(label) for label in head], limit=EXAMPLES, total=len(labels))
-
-
-_PLAIN_PATTERN = rf"^[ -~]{{0,{_PLAIN_NAME}}}$"  # printable ASCII, `_PLAIN_NAME` at most
-
-
-def _name_column(texts: pl.Series) -> pl.Series:
-    """`_name` of every text in a column: the plain ones (`_name`'s common case) are kept as
-    they are in one polars pass; only the others go through `_name` one by one."""
-    texts = texts.cast(pl.String)
-    plain = texts.str.contains(_PLAIN_PATTERN).fill_null(False)
-    others = (~plain).arg_true()
-    if len(others) == 0:
-        return texts
-    return texts.scatter(others, [_name(text) for text in texts.gather(others).to_list()])
-
-
-def _details(frame: pl.DataFrame, *parts: pl.Expr | str) -> DetailLines:
-    """One detail line per row of `frame`: its `name` column through `_name`, then `parts`
-    (expressions, or literal text), concatenated in one polars pass over the rows read."""
-    pieces = [pl.lit(part) if isinstance(part, str) else part for part in parts]
-
-    def write(rows: pl.DataFrame) -> pl.Series:
-        return (
-            rows.with_columns(_name_column(rows.get_column("name")).alias("name"))
-            .select(pl.concat_str(pl.col("name"), *pieces))
-            .to_series()
-        )
-
-    return DetailLines(frame, write)
 
 
 def _frame_warnings(attempts: pl.DataFrame | pl.LazyFrame) -> list[LoadWarning]:
@@ -538,59 +472,6 @@ def _mixed_versions(
     return found
 
 
-def _duplicates(attempts: pl.DataFrame | pl.LazyFrame, keys: list[str]) -> list[Check]:
-    found: list[Check] = []
-    columns = attempts.collect_schema().names()
-    frame = attempts.lazy()
-    id_column = next((name for name in ID_COLUMNS if name in columns), None)
-    if id_column is not None:
-        repeated = frame.filter(
-            pl.col(id_column).is_not_null() & pl.col(id_column).is_duplicated()
-        ).collect()
-        if repeated.height:
-            ids = repeated[id_column].cast(pl.String).unique(maintain_order=True).to_list()
-            found.append(
-                duplicate_ids_check(
-                    id_column, repeated.height, len(ids), ids[:EXAMPLES], *_examples(repeated)
-                )
-            )
-    # Several attempts of one task inside one run are normal (harnesses repeat trials), so only
-    # an explicit attempt number repeated within a workflow and task is a likely copy.
-    for column in ("attempt",):
-        if column not in columns or "task" not in columns:
-            continue
-        identity = [*dict.fromkeys([*keys, "task", column])]
-        repeated = frame.filter(
-            pl.col(column).is_not_null() & pl.struct(identity).is_duplicated()
-        ).collect()
-        if repeated.height:
-            # Labels of the first few identities only (a label can be megabytes).
-            sample = (
-                repeated.select(identity)
-                .unique(maintain_order=True)
-                .head(3)
-                .select(_label(identity).alias("who"))["who"]
-                .map_elements(_name, return_dtype=pl.String)
-            )
-            found.append(
-                duplicate_attempts_check(
-                    identity,
-                    repeated.height,
-                    sample.len(),
-                    sample.head(3).to_list(),
-                    *_examples(repeated),
-                )
-            )
-    if not any(name in columns for name in (*IDENTIFYING_COLUMNS, *ID_COLUMNS)):
-        return found
-    content = [name for name in columns if name not in _WHERE]
-    copies = frame.filter(pl.struct(content).is_duplicated()).collect()
-    if copies.height:
-        extra = copies.height - copies.select(content).n_unique()
-        found.append(duplicate_rows_check(extra, *_examples(copies)))
-    return found
-
-
 def _not_recorded(groups: pl.DataFrame) -> list[Check]:
     """Groups none of whose attempts recorded usage (every one missing or 0): SPEC.md's usage
     not recorded, which no figure or rank may pass off as free."""
@@ -618,74 +499,6 @@ def _not_recorded(groups: pl.DataFrame) -> list[Check]:
             details,
         )
     ]
-
-
-def _shown_names(names: Sequence[str], total: int, limit: int) -> str:
-    """`listing` of the first names when only those and the total are known."""
-    if total > limit:
-        return f"{', '.join(names[:limit])} and {total - limit:,} more"
-    return ", ".join(names)
-
-
-def duplicate_ids_check(
-    id_column: str,
-    rows: int,
-    ids: int,
-    examples: Sequence[str],
-    lines: tuple[int, ...] = (),
-    sources: tuple[str, ...] = (),
-) -> Check:
-    """`rows` attempts carry one of `ids` id values that appear more than once."""
-    return Check(
-        "duplicate_ids",
-        "warning",
-        f"{plural(ids, id_column + ' value')} appear more than once "
-        f"({plural(rows, 'attempt')}): the same attempt may be counted "
-        f"twice. E.g. {_shown_names([str(i) for i in examples], ids, EXAMPLES)}.",
-        rows - ids,
-        [],
-        lines,
-        sources,
-    )
-
-
-def duplicate_attempts_check(
-    identity: Sequence[str],
-    rows: int,
-    groups: int,
-    examples: Sequence[str],
-    lines: tuple[int, ...] = (),
-    sources: tuple[str, ...] = (),
-) -> Check:
-    """`rows` attempts in `groups` share their keys, task and attempt number."""
-    return Check(
-        "duplicate_attempt",
-        "warning",
-        f"{plural(rows, 'attempt')} share their "
-        f"{' · '.join(identity)} with another attempt (e.g. "
-        f"{_shown_names(list(examples), groups, 3)}): a repeated attempt may be a copy.",
-        rows,
-        [],
-        lines,
-        sources,
-    )
-
-
-def duplicate_rows_check(
-    extra: int, lines: tuple[int, ...] = (), sources: tuple[str, ...] = ()
-) -> Check:
-    """`extra` rows are exact copies of another."""
-    return Check(
-        "duplicate_rows",
-        "warning",
-        f"{plural(extra, 'attempt')} "
-        f"{'is an exact copy' if extra == 1 else 'are exact copies'} of another row "
-        "(every column but the file and line alike): was a file loaded twice?",
-        extra,
-        [],
-        lines,
-        sources,
-    )
 
 
 def _no_accepted(groups: pl.DataFrame) -> list[Check]:
@@ -739,49 +552,6 @@ def _small_samples(groups: pl.DataFrame) -> list[Check]:
             details,
         )
     ]
-
-
-NO_ISSUE = "No fair-comparison issue found."
-
-
-def check_lines(checks: Sequence[Check], units: Mapping[str, str] | None = None) -> list[str]:
-    """The checks as `ledger-tui check` prints them: one line each, details indented.
-
-    `units` (the load report's) names the sources that hold one attempt ("file"): their
-    examples are the file alone, a line number would say nothing."""
-    if not checks:
-        return [NO_ISSUE]
-    lines: list[str] = []
-    for check in checks:
-        lines.append(f"{check.severity.upper()} ({check.kind}, {check.count:,}): {check.message}")
-        lines.extend(f"    {detail}" for detail in check.details)
-        if check.lines:
-            lines.append(f"    e.g. {_places(check.lines, check.sources, units or {})}")
-    return lines
-
-
-def _places(lines: Sequence[int], sources: Sequence[str], units: Mapping[str, str]) -> str:
-    """Example places: `lines 2, 5` in one file; `file:line` where the rows span several files;
-    a file that holds one attempt by its name alone."""
-    if sources and all(units.get(source) == "file" for source in sources):
-        return ", ".join(dict.fromkeys(sources))
-    if not sources or len(set(sources)) <= 1:
-        where = f" of {sources[0]}" if sources else ""
-        return f"lines {', '.join(map(str, lines))}{where}"
-    return ", ".join(f"{source}:{line}" for source, line in zip(sources, lines, strict=False))
-
-
-def check_json(check: Check) -> dict[str, Any]:
-    """A check as a JSON object."""
-    return {
-        "kind": check.kind,
-        "severity": check.severity,
-        "message": check.message,
-        "count": check.count,
-        "details": list(check.details),
-        "lines": list(check.lines),
-        "sources": list(check.sources),
-    }
 
 
 __all__ = [

@@ -5,8 +5,8 @@ filter and group_by take about a second there). But most filters and groupings n
 columns with few distinct values (workflow, task, model, outcome...), and the figures of any
 such request are sums over the cells of one `group_by` of all those columns: `Cube.compare`
 filters the cells with the same expression the rows would have been filtered with (they have
-the same columns and dtypes), pools them per `[*by, "outcome"]` (`ledger.pooled_cells`) and
-hands them to the same tail as `ledger.compare` (`ledger.aggregate_frame`,
+the same columns and dtypes), pools them per `[*by, "outcome"]` (`view_cells.pooled_cells`) and
+hands them to the same tail as `ledger.compare` (`view_cells.aggregate_frame`,
 `ledger.compare_aggregates`).
 
 The medians are exact too: the known usage is sorted once by (cell, tokens) into one packed
@@ -41,15 +41,9 @@ import numpy as np
 import polars as pl
 
 from tui_ledger.accounting.comparison import Comparison
-from tui_ledger.accounting.ledger import (
-    _cell_aggregations,
-    aggregate_frame,
-    compare_aggregates,
-    group_column,
-    has_cost,
-    pooled_cells,
-)
+from tui_ledger.accounting.ledger import compare_aggregates, group_column, has_cost
 from tui_ledger.accounting.medians import _middle_mean, _past_float_precision
+from tui_ledger.accounting.view_cells import _cell_aggregations, aggregate_frame, pooled_cells
 from tui_ledger.schema import ACCEPTED, OUTCOME_COLUMN, known_zeros
 
 CUBE_MIN_ROWS = 20_000

@@ -1,6 +1,6 @@
 """A cap as people type it (`1m`, `250k`, `1,000,000`, `1e6`; `$2.50` in dollars) -> `cap.Cap`.
 
-The numbers are the filter language's (`query._parse_number`: one reading of `1.5k` in the
+The numbers are the filter language's (`query_terms._parse_number`: one reading of `1.5k` in the
 whole app); a bad cap raises `CapError` with one line that says what is wrong and what to type.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from tui_ledger.accounting.cap import Cap
-from tui_ledger.filtering.query import _parse_number
+from tui_ledger.filtering.query_terms import _parse_number
 
 EXAMPLES = "e.g. 1m, 250k, 1,000,000 or 1e6 tokens, or $2.50 with prices"
 

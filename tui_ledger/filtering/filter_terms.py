@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from tui_ledger.filtering.query import NULL_WORDS, OPERATOR_CHARS, QUOTES, quoted
+from tui_ledger.filtering.query_terms import NULL_WORDS, OPERATOR_CHARS, QUOTES, quoted
 from tui_ledger.schema import OUTCOMES
 from tui_ledger.text.textsafe import UNSAFE_CODEPOINTS, safe_text
 

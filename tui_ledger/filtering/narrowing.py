@@ -22,7 +22,7 @@ from typing import cast
 
 import polars as pl
 
-from tui_ledger.filtering import filter_origin, query
+from tui_ledger.filtering import filter_origin, query, query_terms
 from tui_ledger.schema import OUTCOME_COLUMN, OUTCOMES
 
 # Beyond this a comparison of an integer column with a float could round.
@@ -40,7 +40,7 @@ class _Fact:
     number: float = 0.0
 
 
-def _fact(term: query.Term, compiler: query._Compiler) -> _Fact:
+def _fact(term: query_terms.Term, compiler: query._Compiler) -> _Fact:
     key = (term.negated, term.column, term.op, term.value, term.value_quoted)
     if term.negated or not term.value:
         return _Fact(key)
@@ -49,15 +49,15 @@ def _fact(term: query.Term, compiler: query._Compiler) -> _Fact:
         if outcome and OUTCOME_COLUMN in compiler.schema:
             return _Fact(key)
         return _Fact(key, word=term.value)
-    column = query._resolve_column(term, compiler.names)
-    kind = query._kind(compiler.schema[column])
-    op, value, _ = query._operator_and_value(term, kind)
-    if not term.value_quoted and value.lower() in query.NULL_WORDS:
+    column = query_terms._resolve_column(term, compiler.names)
+    kind = query_terms._kind(compiler.schema[column])
+    op, value, _ = query_terms._operator_and_value(term, kind)
+    if not term.value_quoted and value.lower() in query_terms.NULL_WORDS:
         return _Fact(key)
     if kind == "text" and op == ":" and value:
         return _Fact(key, word=value, column=column)
     if kind == "number" and op in (">", ">=", "<", "<="):
-        number = query._parse_number(value)
+        number = query_terms._parse_number(value)
         if number is not None and math.isfinite(number) and abs(number) < _EXACT:
             return _Fact(key, column=column, op=op, number=number)
     return _Fact(key)
@@ -69,9 +69,9 @@ def _facts(expression: pl.Expr) -> tuple[query._Compiler, list[_Fact]] | None:
         return None
     text, compiler = cast("tuple[str, query._Compiler]", origin)
     try:
-        terms = query.tokenize(text)
+        terms = query_terms.tokenize(text)
         return compiler, [_fact(term, compiler) for term in terms if compiler.term(term)]
-    except query.FilterError:
+    except query_terms.FilterError:
         return None
 
 

@@ -24,7 +24,7 @@ from typing import cast
 import polars as pl
 
 from tui_ledger.accounting.cube import Cube, TokenRange
-from tui_ledger.filtering import filter_origin, query
+from tui_ledger.filtering import filter_origin, query, query_terms
 
 _LARGEST = 2**62  # a bound past this might not be an Int64 literal
 
@@ -64,7 +64,7 @@ def split_range(expression: pl.Expr | None, column: str) -> Range | None:
     if origin is None:
         return None
     text, compiler = cast("tuple[str, query._Compiler]", origin)
-    if column not in compiler.schema or query._kind(compiler.schema[column]) != "number":
+    if column not in compiler.schema or query_terms._kind(compiler.schema[column]) != "number":
         return None
     low: int | None = None
     high: int | None = None
@@ -72,12 +72,12 @@ def split_range(expression: pl.Expr | None, column: str) -> Range | None:
     rest: list[pl.Expr] = []
     found = False
     try:
-        terms = query.tokenize(text)
+        terms = query_terms.tokenize(text)
         for term in terms:
             compiled = compiler.term(term)
             if compiled is None:
                 continue
-            if term.column is None or query._resolve_column(term, compiler.names) != column:
+            if term.column is None or query_terms._resolve_column(term, compiler.names) != column:
                 rest.append(compiled[0])
                 continue
             bound = _bound(term, compiler)
@@ -100,7 +100,7 @@ def split_range(expression: pl.Expr | None, column: str) -> Range | None:
                     exact = int(number)
                     low = exact if low is None else max(low, exact)
                     high = exact if high is None else min(high, exact)
-    except query.FilterError:
+    except query_terms.FilterError:
         return None
     if not found:
         return None
@@ -108,15 +108,15 @@ def split_range(expression: pl.Expr | None, column: str) -> Range | None:
     return Range(combined, TokenRange(low, high, exact_below))
 
 
-def _bound(term: query.Term, compiler: query._Compiler) -> tuple[str, int | float] | None:
+def _bound(term: query_terms.Term, compiler: query._Compiler) -> tuple[str, int | float] | None:
     """A plain comparison's operator (`:` read as `=`) and number, or None."""
     if term.negated or term.value_quoted:
         return None
-    kind = query._kind(compiler.schema[query._resolve_column(term, compiler.names)])
-    op, value, _ = query._operator_and_value(term, kind)
-    if value.lower() in query.NULL_WORDS or op not in (">", ">=", "<", "<=", "=", ":"):
+    kind = query_terms._kind(compiler.schema[query_terms._resolve_column(term, compiler.names)])
+    op, value, _ = query_terms._operator_and_value(term, kind)
+    if value.lower() in query_terms.NULL_WORDS or op not in (">", ">=", "<", "<=", "=", ":"):
         return None
-    number = query._parse_number(value)
+    number = query_terms._parse_number(value)
     if number is None or not math.isfinite(number) or abs(number) >= _LARGEST:
         return None
     return ("=" if op == ":" else op), number

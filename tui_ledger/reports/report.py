@@ -1,7 +1,7 @@
 """Rendering a comparison as text: a terminal table, JSON, CSV or markdown, and the callout.
 
 What `ledger-tui summary` prints and what the app exports come from here, so a figure reads the
-same everywhere. The callout sentence that explains the trap is computed here too.
+same everywhere.
 
 Decisions:
 
@@ -17,6 +17,7 @@ Decisions:
 - The summary CSV's group labels are neutralised for spreadsheets with `spreadsheet_safe`, as
   `export_files` does for the attempts (`neutralise_text`).
 
+The callout is `callout.py`; the JSON document and the JSON text are `summary_json.py`.
 Writing files (atomically, never replacing one unasked) is `export_files`; the standalone
 Pareto chart is `pareto_svg`.
 """
@@ -25,9 +26,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-import math
-import secrets
 import textwrap
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
@@ -46,19 +44,19 @@ from tui_ledger.accounting.ledger import NOT_RECORDED as NOT_RECORDED_STATUS
 from tui_ledger.accounting.ranking import rank_text
 from tui_ledger.exports.export_files import escape_html, neutralise_text
 from tui_ledger.findings import Finding
+
+# The callout and the JSON document have their own modules; named here too, where the app,
+# the grader and the trace have always found them.
+from tui_ledger.reports.callout import callout
+from tui_ledger.reports.callout import undecided as undecided
 from tui_ledger.reports.pair_report import (
-    flip_noise,
-    noise_rank_columns,
     pair_lines,
-    pairs_json,
-    ratio_text,
-    sample_text,
 )
+from tui_ledger.reports.summary_json import json_number, json_text, summary_json
+from tui_ledger.reports.summary_json import view_json as view_json
 from tui_ledger.reports.table_fit import figure_table, fit_table, left_out_line
-from tui_ledger.schema import OUTCOMES
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import (
-    FLOAT_EXACT,
     NOT_RECORDED,
     NOTE_MARK,
     exact_per_accepted,
@@ -69,282 +67,15 @@ from tui_ledger.text.numbers import (
     format_rate,
     format_tokens,
     format_usage_figure,
-    plain_number,
 )
-from tui_ledger.text.textsafe import LABEL_WIDTH, UNSAFE_CODEPOINTS, safe_label, safe_text
-from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, listing, plural
+from tui_ledger.text.textsafe import LABEL_WIDTH, safe_label, safe_text
+from tui_ledger.text.wording import plural
 
 if TYPE_CHECKING:
     from tui_ledger.accounting.checks import Check
 
 SummaryFormat = Literal["table", "json", "csv", "markdown"]
 SUMMARY_FORMATS: tuple[str, ...] = ("table", "json", "csv", "markdown")
-
-
-def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
-    """One computed sentence: what dropping failures hides (tokens, or spend for `metric`
-    "cost"), and whether the ranking by that metric per accepted result flips.
-
-    It claims only what every value the bounds allow agrees on (SPEC.md section 3): a flip,
-    "cheapest" and "who moved" only when no missing usage or suspect 0 could undo them, and
-    otherwise says the ranking is undecided, naming the groups whose figures are lower bounds
-    and how much of their usage is missing. Groups whose usage was never recorded are named
-    as left out of the ranking.
-    """
-    hidden_attempts = comparison.hidden_attempts
-    if comparison.keep.height == 0:
-        return NO_ATTEMPTS_MATCH  # not "every attempt was accepted": there is none
-    if hidden_attempts == 0:
-        return "Every attempt here was accepted, so dropping failures changes nothing."
-    cost = metric == "cost"
-    ranking = "cost ranking" if cost else "ranking"
-    at_least = "at least " if comparison.hidden_is_lower_bound(metric) else ""
-    if cost:
-        hidden_cost = comparison.hidden_cost
-        hides = (
-            f"Dropping failures hides {at_least}{format_money(hidden_cost)} of spend"
-            if hidden_cost is not None and not (at_least and hidden_cost == 0)
-            else "Dropping failures hides an unknown amount of spend"
-        )
-    else:
-        hidden_tokens = comparison.hidden_tokens
-        hides = (
-            f"Dropping failures hides {at_least}{format_tokens(hidden_tokens)} tokens"
-            if hidden_tokens is not None and not (at_least and hidden_tokens == 0)
-            else "Dropping failures hides an unknown number of tokens"
-        )
-    hides += f" in {plural(hidden_attempts, 'attempt')}"
-    unrecorded = comparison.not_recorded(metric)
-    what = "cost" if cost else "usage"
-    left_out = (
-        f" {listing([safe_label(name) for name in unrecorded], limit=_NAMED, joiner='and')}: "
-        f"{what} not recorded, so "
-        f"{'it has' if len(unrecorded) == 1 else 'they have'} no figure and no rank."
-        if unrecorded
-        else ""
-    )
-    keep = comparison.keep
-    column = "cost_per_accepted_result" if cost else "tokens_per_accepted_result"
-    if keep[column].null_count() == keep.height:
-        if cost and not unrecorded:
-            return f"{hides}; no group has a known cost to rank (unpriced: see w)."
-        return f"{hides}; no group has a figure to rank.{left_out}"
-    if comparison.flips(metric):
-        keep_best, drop_best = comparison.best("keep", metric), comparison.best("drop", metric)
-        if keep_best is not None and drop_best is not None and keep_best != drop_best:
-            noise = flip_noise(comparison) if not cost else None
-            if noise is not None:
-                why = "within noise" if noise.verdict == "within_noise" else "undecided"
-                return (
-                    f"{hides} and would flip the {ranking} ({safe_label(drop_best)} looks "
-                    f"cheapest at {_figure(comparison, drop_best, 'drop', metric)} per accepted "
-                    f"result; {safe_label(keep_best)} "
-                    f"{_figure(comparison, keep_best, 'keep', metric)} vs "
-                    f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept), "
-                    f"but on this sample the flip is {why}: {safe_label(noise.a)} vs "
-                    f"{safe_label(noise.b)} {ratio_text(noise)}, {sample_text(noise)}."
-                    f"{left_out}"
-                )
-            return (
-                f"{hides} and flips the {ranking}: {safe_label(drop_best)} looks cheapest "
-                f"({_figure(comparison, drop_best, 'drop', metric)} per accepted result) but "
-                f"{safe_label(keep_best)} is cheaper "
-                f"({_figure(comparison, keep_best, 'keep', metric)} vs "
-                f"{_figure(comparison, drop_best, 'keep', metric)} when failures are kept)."
-                f"{left_out}"
-            )
-        moved = ", ".join(
-            f"{safe_label(move.group)} #{rank_text(move.keep_rank, move.keep_worst)}"
-            f"→#{rank_text(move.drop_rank, move.drop_worst)}"
-            for move in comparison.moves(metric)
-        )
-        return f"{hides} and reorders the {ranking} ({moved}).{left_out}"
-    if comparison.flip_undecided(metric):
-        why = undecided(comparison, metric)
-        return f"{hides}; whether the {ranking} changes is undecided: {why}.{left_out}"
-    return f"{hides}; the {ranking} does not change.{left_out}"
-
-
-_NAMED = 3  # groups a sentence names before "and N more"
-
-
-def _figure(comparison: Comparison, label: str, view: View, metric: Metric) -> str:
-    """A group's per-accepted figure as it reads, `≥` when it is a lower bound."""
-    value = comparison.per_accepted(label, view, metric)
-    bound = comparison.is_lower_bound(label, view, metric)
-    if metric == "cost":
-        return format_money(value, lower_bound=bound)
-    return format_tokens(value, lower_bound=bound)
-
-
-def undecided(comparison: Comparison, metric: Metric = "tokens") -> str:
-    """Why ranks are ranges: which groups' figures are lower bounds, and how much of their
-    usage is missing or reads 0 (`A's is ≥ 150,000 (2 of 6 attempts without usage)`)."""
-    what = "cost" if metric == "cost" else "usage"
-    parts = []
-    for label, attempts, missing, zeros in comparison.open_bounds(metric):
-        causes = []
-        if missing:
-            causes.append(f"{missing:,} of {plural(attempts, 'attempt')} without {what}")
-        if zeros:
-            zero = "$0" if metric == "cost" else "0 tokens"
-            causes.append(
-                f"{zeros:,} reading {zero}"
-                if missing
-                else f"{zeros:,} of {plural(attempts, 'attempt')} reading {zero}"
-            )
-        parts.append(f"{safe_label(label)} ({', '.join(causes)})" if causes else safe_label(label))
-    if not parts:
-        return "some figures are lower bounds"
-    named = listing(parts, limit=_NAMED, joiner="and")
-    verb = "is a lower bound" if len(parts) == 1 else "are lower bounds"
-    noun = "figure" if len(parts) == 1 else "figures"
-    return f"the {noun} of {named} {verb}, so their ranks are ranges"
-
-
-# --------------------------------------------------------------------------- JSON
-
-
-# Interval columns (`X_lo`, `X_hi`) become one `X_ci: [lo, hi]` entry; flags get clear names.
-_INTERVALS = ("pass_rate", "tokens_per_accepted_result", "cost_per_accepted_result")
-_RENAMED = {
-    "lower_bound": "tokens_per_accepted_result_is_lower_bound",
-    "cost_lower_bound": "cost_per_accepted_result_is_lower_bound",
-}
-
-
-def json_number(value: Any) -> Any:
-    """`plain_number`, except that a float past 2**53 stays a float (`9007199254740992.0`):
-    written as an integer it would pass for an exact count it is not."""
-    if isinstance(value, float) and math.isfinite(value) and abs(value) >= FLOAT_EXACT:
-        return value
-    return plain_number(value)
-
-
-def _group_record(row: dict[str, Any], by: Sequence[str]) -> dict[str, Any]:
-    row = {**row, "tokens_per_accepted_result": exact_per_accepted(row)}
-    record: dict[str, Any] = {}
-    outcomes = {name: row[name] for name in OUTCOMES}
-    for name, value in row.items():
-        if name in by or name in OUTCOMES:
-            continue
-        if name in _RENAMED:
-            record[_RENAMED[name]] = bool(value)
-            continue
-        base, _, end = name.rpartition("_")
-        if base in _INTERVALS and end in ("lo", "hi"):
-            if end == "lo":
-                pair = [row[f"{base}_lo"], row[f"{base}_hi"]]
-                record[f"{base}_ci"] = (
-                    None if pair == [None, None] else [json_number(v) for v in pair]
-                )
-            continue
-        record[name] = (
-            json_number(value)
-            if isinstance(value, (int, float, Decimal)) and not isinstance(value, bool)
-            else value
-        )
-        if name == "pass_rate":
-            record["outcomes"] = outcomes
-    return record
-
-
-def view_json(comparison: Comparison, view: View) -> dict[str, dict[str, Any]]:
-    """One view as an object keyed by group: the article script's key names and more."""
-    frame = comparison.view(view)
-    records = {
-        label: _group_record(row, comparison.key_columns)
-        for label, row in zip(comparison.labels, frame.iter_rows(named=True), strict=True)
-    }
-    if comparison.pairs is not None:
-        ranks = noise_rank_columns(comparison, view)
-        for label, record in records.items():
-            # The rank range the pairwise verdicts support (null: not compared, or capped).
-            best, worst = ranks.get(label, (None, None))
-            record["rank_noise_best"], record["rank_noise_worst"] = best, worst
-    return records
-
-
-def summary_json(
-    comparison: Comparison,
-    view: View | None = None,
-    warnings: Iterable[Finding] = (),
-    checks: Iterable[Check] = (),
-) -> dict[str, Any]:
-    """The JSON document of `summary`: one view keyed by group, or everything.
-
-    Everything: `views` (keep and drop, keyed by group), `trap`, the totals, `callout`,
-    `warnings` (what the loader and the price table said), `checks` (every fair-comparison
-    check, those warnings included) and `intervals` (how the 95% intervals were computed).
-    """
-    if view is not None:
-        return view_json(comparison, view)
-    from tui_ledger.accounting.checks import (
-        check_json,  # the checks' own JSON (imported when needed)
-    )
-
-    trap = {
-        label: {
-            name: json_number(value)
-            for name, value in row.items()
-            if name not in comparison.key_columns
-        }
-        for label, row in zip(comparison.labels, comparison.trap.iter_rows(named=True), strict=True)
-    }
-    document: dict[str, Any] = {
-        "by": list(comparison.by),
-        "accepted": comparison.accepted,
-        "views": {name: view_json(comparison, name) for name in VIEWS},
-        "trap": trap,
-        "hidden_tokens": comparison.hidden_tokens,
-    }
-    if comparison.has_cost:
-        document["hidden_cost"] = plain_number(comparison.hidden_cost)
-    document.update(
-        {
-            # true / false only where every value the bounds allow agrees; null: undecided.
-            "ranking_flips": None if comparison.flip_undecided() else comparison.flips(),
-            "ranking_undecided": undecided(comparison) if comparison.flip_undecided() else None,
-            "usage_not_recorded": comparison.not_recorded(),
-            # Groups whose rank may differ between the views; `certain`: it does, whatever the
-            # missing usage was. keep_rank / drop_rank are the best places, *_worst the worst.
-            "moves": [
-                {
-                    "group": m.group,
-                    "keep_rank": m.keep_rank,
-                    "keep_rank_worst": m.keep_worst,
-                    "drop_rank": m.drop_rank,
-                    "drop_rank_worst": m.drop_worst,
-                    "certain": m.certain,
-                }
-                for m in comparison.possible_moves()
-            ],
-            "callout": callout(comparison),
-            # Every pair's ratio, 95% interval and verdict per view (null until drawn).
-            "pairs": pairs_json(comparison),
-            "intervals": {
-                "level": 0.95,
-                "method": comparison.intervals.method,
-                "description": comparison.intervals.describe(),
-                "bootstrap_resamples": comparison.intervals.resamples,
-                "bootstrap_seed": comparison.intervals.seed,
-                "bootstrap_below_attempts": comparison.intervals.bootstrap_below,
-            },
-            "warnings": [_warning_json(w) for w in warnings],
-            "checks": [check_json(c) for c in checks],
-        }
-    )
-    return document
-
-
-def _warning_json(warning: Finding) -> dict[str, Any]:
-    return {
-        "kind": warning.kind,
-        "message": warning.message,
-        "count": warning.count,
-        "lines": list(warning.lines),
-        "sources": list(warning.sources),
-    }
 
 
 # --------------------------------------------------------------------------- tables
@@ -689,47 +420,6 @@ def _csv_value(value: Any) -> Any:
         number = json_number(value)
         return format(number, "f") if isinstance(number, Decimal) else number
     return value
-
-
-# Characters JSON may carry raw but a terminal could act on (C1 controls, DEL, bidi and
-# zero-width characters); JSON itself already escapes C0 controls.
-_JSON_ESCAPES = {
-    codepoint: "".join(
-        f"\\u{unit:04x}"
-        for unit in (
-            [codepoint]
-            if codepoint < 0x10000
-            else [0xD800 + ((codepoint - 0x10000) >> 10), 0xDC00 + ((codepoint - 0x10000) & 0x3FF)]
-        )
-    )
-    for codepoint in UNSAFE_CODEPOINTS
-    if codepoint >= 0x20  # json.dumps escapes C0 in strings; outside them, \n is layout
-}
-
-
-def json_text(document: Any) -> str:
-    """`document` as indented JSON that is safe to print and exact to read back.
-
-    Non-ASCII text stays readable, but every character `safe_text` would escape is written as
-    a `\\uXXXX` escape (valid JSON, read back as the same string), so printing the JSON
-    cannot act on a terminal. A `Decimal` (an exact ratio past 2**53) is written with all
-    its digits, never through a float.
-    """
-    exact: list[str] = []
-    nonce = secrets.token_hex(8)  # no string from a file can forge a marker
-
-    def encode(value: Any) -> Any:
-        if isinstance(value, Decimal):
-            exact.append(format(value, "f"))
-            return f"\x00{nonce}:{len(exact) - 1}\x00"
-        raise TypeError(f"{type(value).__name__} is not JSON")
-
-    text = json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False, default=encode)
-    text = text.translate(_JSON_ESCAPES)
-    for index, digits in enumerate(exact):
-        # The marker's NULs are `\u0000` escapes now; the quoted marker becomes a number.
-        text = text.replace(f'"\\u0000{nonce}:{index}\\u0000"', digits, 1)
-    return text + "\n"
 
 
 def render_summary(
