@@ -149,3 +149,28 @@ def test_the_medians_second_question_is_one_round_trip(
     ours = expected.select(keys).join(middles, on=keys, how="left", nulls_equal=True)
     assert ours.select(names).rows() == expected.select(names).rows()
     assert not expected.filter(pl.col("keep__median_tokens_per_attempt").is_null()).is_empty()
+
+
+def test_opening_and_validating_a_parquet_input_asks_no_settings_for_its_answer(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Opening a Parquet ledger and validating it: its schema, the validation pass and the
+    setting a small input is interpreted by; no settings read for the pass's answer (a
+    `collect` reads two first: one more round trip before)."""
+    import polars as pl
+
+    from tui_ledger.spark.commands import open_input
+
+    path = tmp_path / "ledger.parquet"
+    pl.DataFrame(
+        {"workflow": ["a", "a", "b"], "task": ["t1", "t2", "t1"], "tokens": [10, 20, 30]}
+        | {"passed": [True, False, True]}
+    ).write_parquet(path)
+    counter = count_requests(spark)
+    before = counter.counts()
+    opened = open_input(None, [str(path)], load_options={}, connect_to=lambda _url: spark)
+    counts = counter.since(before)
+    assert opened.report.rows == 3
+    assert counts.get("AnalyzePlan") == 1 and counts.get("ExecutePlan") == 1, counts
+    assert counts.get("Config", 0) <= 1, counts  # (`interpret`, where the session lacks it)
+    assert round_trips(counts) <= 3, counts
