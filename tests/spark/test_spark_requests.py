@@ -103,28 +103,22 @@ def test_a_csv_summary_is_its_checkpoint_and_one_query(spark: Any) -> None:
         ), by
 
 
-@pytest.mark.parametrize(("most_named", "per_doubling"), [(64, 1), (64, None), (0, None)])
+@pytest.mark.parametrize("most_named", [64, 0])
 def test_the_medians_second_question_is_one_round_trip(
-    spark: Any,
-    most_named: int,
-    per_doubling: int | None,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
+    spark: Any, most_named: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Where a middle lies inside a bucket, its values are asked in one request when the
     buckets are few (named in the condition: no `createDataFrame` settings request, no
-    schema request): by number where the histogram's buckets a doubling are known, else by
-    range; past `MOST_NAMED_BUCKETS` they travel as a table to join. Every way gives the
-    loader's medians."""
+    schema request); past `MOST_NAMED_BUCKETS` they travel as a table to join. Both ways
+    give the loader's medians."""
     import polars as pl
 
     import tui_ledger.spark.aggregate as aggregate
     from tests.spark.reference import polars_aggregate_frame
     from tui_ledger import load
-    from tui_ledger.spark import bucket_values
     from tui_ledger.spark.opening import open_ledger
 
-    monkeypatch.setattr(bucket_values, "MOST_NAMED_BUCKETS", most_named)
+    monkeypatch.setattr(aggregate, "MOST_NAMED_BUCKETS", most_named)
     path = tmp_path / "middles.csv"
     lines = ["workflow,model,tokens,passed"]
     lines += [f"a,m,{tokens},{tokens % 3 == 0}" for tokens in (1000, 1001, 1001, 1005, 1013)]
@@ -136,9 +130,7 @@ def test_the_medians_second_question_is_one_round_trip(
     histogram = aggregate.run_parts({"h": aggregate.median_plan(attempts, keys, 1)})["h"]
     counter = count_requests(spark)
     before = counter.counts()
-    middles = aggregate.medians_from_middles(
-        aggregate.middles_of(histogram, attempts, keys, per_doubling)
-    )
+    middles = aggregate.medians_from_middles(aggregate.middles_of(histogram, attempts, keys))
     counts = counter.since(before)
     if most_named:
         assert round_trips(counts) == 1 and counts.get("ExecutePlan") == 1, counts

@@ -351,7 +351,7 @@ def spark_figures(
         cells, pair_tasks = split_cells_and_pairs(cells, keys, with_cost)
     return SparkFigures(
         by=tuple(keys),
-        aggregates=aggregates_from(cells, found["medians"], attempts, keys, with_cost, buckets),
+        aggregates=aggregates_from(cells, found["medians"], attempts, keys, with_cost),
         with_cost=with_cost,
         bootstrap=found.get("bootstrap"),
         check_cells=finish_check_cells(found["check_cells"]) if checks else None,
