@@ -3,6 +3,7 @@ method, on a real server."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -100,3 +101,68 @@ def test_a_csv_summary_is_its_checkpoint_and_one_query(spark: Any) -> None:
         assert got.keep.select(*by, "attempts", "total_tokens").equals(
             want.keep.select(*by, "attempts", "total_tokens")
         ), by
+
+
+@pytest.mark.parametrize("most_named", [64, 0])
+def test_the_medians_second_question_is_one_round_trip(
+    spark: Any, most_named: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where a middle lies inside a bucket, its values are asked in one request when the
+    buckets are few (named in the condition: no `createDataFrame` settings request, no
+    schema request); past `MOST_NAMED_BUCKETS` they travel as a table to join. Both ways
+    give the loader's medians."""
+    import polars as pl
+
+    import tui_ledger.spark.aggregate as aggregate
+    from tests.spark.reference import polars_aggregate_frame
+    from tui_ledger import load
+    from tui_ledger.spark.opening import open_ledger
+
+    monkeypatch.setattr(aggregate, "MOST_NAMED_BUCKETS", most_named)
+    path = tmp_path / "middles.csv"
+    lines = ["workflow,model,tokens,passed"]
+    lines += [f"a,m,{tokens},{tokens % 3 == 0}" for tokens in (1000, 1001, 1001, 1005, 1013)]
+    lines += [f"a,,{tokens},{tokens > 1010}" for tokens in (1002, 1004, 1004, 1011, 1020)]
+    lines += ["b,m,,true", "c,m,1003,false", "c,m,1009,false", "c,m,1010,true"]
+    path.write_text("\n".join(lines) + "\n")
+    attempts = open_ledger(spark, str(path)).attempts()
+    keys = ["workflow", "model"]
+    histogram = aggregate.run_parts({"h": aggregate.median_plan(attempts, keys, 1)})["h"]
+    counter = count_requests(spark)
+    before = counter.counts()
+    middles = aggregate.medians_from_middles(aggregate.middles_of(histogram, attempts, keys))
+    counts = counter.since(before)
+    if most_named:
+        assert round_trips(counts) == 1 and counts.get("ExecutePlan") == 1, counts
+    else:
+        assert counts.get("ExecutePlan") == 1 and round_trips(counts) >= 2, counts
+    expected = polars_aggregate_frame(load.load(path).attempts, keys)
+    names = [*keys, *[f"{view}__median_tokens_per_attempt" for view in ("keep", "drop")]]
+    ours = expected.select(keys).join(middles, on=keys, how="left", nulls_equal=True)
+    assert ours.select(names).rows() == expected.select(names).rows()
+    assert not expected.filter(pl.col("keep__median_tokens_per_attempt").is_null()).is_empty()
+
+
+def test_opening_and_validating_a_parquet_input_asks_no_settings_for_its_answer(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Opening a Parquet ledger and validating it: its schema, the validation pass and the
+    setting a small input is interpreted by; no settings read for the pass's answer (a
+    `collect` reads two first: one more round trip before)."""
+    import polars as pl
+
+    from tui_ledger.spark.commands import open_input
+
+    path = tmp_path / "ledger.parquet"
+    pl.DataFrame(
+        {"workflow": ["a", "a", "b"], "task": ["t1", "t2", "t1"], "tokens": [10, 20, 30]}
+        | {"passed": [True, False, True]}
+    ).write_parquet(path)
+    counter = count_requests(spark)
+    before = counter.counts()
+    opened = open_input(None, [str(path)], load_options={}, connect_to=lambda _url: spark)
+    counts = counter.since(before)
+    assert opened.report.rows == 3
+    assert counts.get("AnalyzePlan") == 1 and counts.get("ExecutePlan") == 1, counts
+    assert counts.get("Config", 0) <= 1, counts  # (`interpret`, where the session lacks it)
+    assert round_trips(counts) <= 3, counts

@@ -221,3 +221,40 @@ def test_a_sessions_file_keyed_by_urls_loses_them_at_its_next_write(
     path.write_text(json.dumps({f"{url} compiled": str(uuid.uuid4())}))
     assert kept_session(url, "compiled") is not None
     assert "SECRET" not in path.read_text()
+
+
+def test_a_kept_session_is_joined_with_one_settings_request(
+    spark_url: str, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Joining the session the last run left: one `Config` request reads the case setting,
+    the codegen settings and the client's plan-compression settings at once; nothing is set
+    that the session already has, and the first plan asks no settings of its own (three
+    `Config` requests before: the case setting, `interpret`'s, the plan compression's)."""
+    from pyspark.sql import SparkSession
+
+    from tui_ledger.spark.requests import count_requests
+    from tui_ledger.spark.session import connect, interpret, leave
+
+    first = connect(spark_url, keep="interpreted")
+    assert interpret(first)
+    leave(first)
+    counters: list[Any] = []
+    create = SparkSession.Builder.create
+
+    def counted(self: Any) -> Any:
+        made = create(self)
+        counters.append(count_requests(made))
+        return made
+
+    monkeypatch.setattr(SparkSession.Builder, "create", counted)
+    second = connect(spark_url, keep="interpreted")
+    try:
+        assert second.session_id == first.session_id
+        assert interpret(second)
+        assert second.range(3).columns == ["id"]
+        counts = counters[0].counts()
+        assert counts == {"Config": 1, "AnalyzePlan": 1}, counts
+        assert second.conf.get("spark.sql.caseSensitive") == "true"
+        assert second.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+    finally:
+        leave(second)

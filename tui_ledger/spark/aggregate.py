@@ -47,6 +47,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import reduce
+from typing import Any
 
 import polars as pl
 from pyspark.sql import Column, DataFrame
@@ -68,7 +69,7 @@ from tui_ledger.schema import (
     SOURCE_COLUMN,
     normalise_name,
 )
-from tui_ledger.spark.batch import Part, run_parts
+from tui_ledger.spark.batch import Part, arrow_table, run_parts
 from tui_ledger.spark.engine import HELPER_PREFIX, ORDER_COLUMNS, SparkLedger
 from tui_ledger.spark.fine_cells import COUNTED, SPEND, TASK, TOKENS, cell_names
 from tui_ledger.spark.inputs import column
@@ -277,6 +278,8 @@ def middles_of(histogram: pl.DataFrame, attempts: DataFrame, keys: Sequence[str]
     accepted = F.col("outcome") == ACCEPTED
 
     def values_in(buckets: pl.DataFrame) -> pl.DataFrame:
+        if buckets.height <= MOST_NAMED_BUCKETS:
+            return _values_named(attempts, keys, buckets)
         wanted = attempts.sparkSession.createDataFrame(buckets.to_arrow()).select(
             *[column(k).alias(f"__wanted_{i}") for i, k in enumerate(keys)],
             F.col(BUCKET),
@@ -294,6 +297,44 @@ def middles_of(histogram: pl.DataFrame, attempts: DataFrame, keys: Sequence[str]
         return to_polars(counted).select(*keys, BUCKET, VALUE, "keep_n", "drop_n")
 
     return middle_values(histogram, keys, values_in)
+
+
+# Up to this many buckets, `middles_of`'s second question names them in its condition
+# (`_values_named`); past it, they travel as a table to join (`createDataFrame`).
+MOST_NAMED_BUCKETS = 64
+
+
+def _values_named(attempts: DataFrame, keys: list[str], buckets: pl.DataFrame) -> pl.DataFrame:
+    """`middles_of`'s second question for a few buckets: the usage in each (group, range
+    of values) named in the condition, counted by group and value, and each value put in
+    its bucket here (a group's buckets' ranges do not overlap). One round trip: the
+    buckets sent as a table cost a settings request (`createDataFrame`) and a broadcast
+    join; at 1M Parquet rows the question went from 3 requests to 1."""
+    tokens = F.col("tokens")
+    accepted = F.col("outcome") == ACCEPTED
+
+    def same(name: str, value: Any) -> Column:
+        return column(name).isNull() if value is None else column(name) == F.lit(value)
+
+    named = [
+        reduce(
+            lambda both, other: both & other,
+            [same(k, row[k]) for k in keys],
+            tokens.between(F.lit(row["__from"]), F.lit(row["__to"])),
+        )
+        for row in buckets.iter_rows(named=True)
+    ]
+    counted = (
+        attempts.where(reduce(lambda either, other: either | other, named))
+        .groupBy(*[column(k).alias(k) for k in keys], tokens.alias(VALUE))
+        .agg(F.count(F.lit(1)).alias("keep_n"), F.count_if(accepted).alias("drop_n"))
+    )
+    found = run_parts({"values": Part(counted, [*keys, VALUE, "keep_n", "drop_n"])})["values"]
+    return (
+        found.join(buckets, on=keys, how="inner", nulls_equal=True)
+        .filter(pl.col(VALUE).is_between(pl.col("__from"), pl.col("__to")))
+        .select(*keys, BUCKET, VALUE, "keep_n", "drop_n")
+    )
 
 
 def _within_ranges(tokens: Column, buckets: pl.DataFrame, most: int = 64) -> Column:
@@ -333,7 +374,8 @@ def medians_from_middles(frame: pl.DataFrame) -> pl.DataFrame:
 
 
 def to_polars(frame: DataFrame) -> pl.DataFrame:
-    result = pl.from_arrow(frame.toArrow())
+    """`frame`'s rows, asked in one round trip (`batch.arrow_table`: no schema request)."""
+    result = pl.from_arrow(arrow_table(frame))
     assert isinstance(result, pl.DataFrame)
     return result
 

@@ -28,7 +28,7 @@ from pyspark.sql.pandas.types import to_arrow_schema
 
 from tui_ledger.spark.inputs import column
 
-__all__ = ["Part", "run_parts"]
+__all__ = ["Part", "arrow_table", "run_parts"]
 
 PART = "__part"
 
@@ -54,7 +54,7 @@ def run_parts(parts: Mapping[str, Part]) -> dict[str, pl.DataFrame]:
         for index, name in enumerate(names)
     ]
     union = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), packed)
-    table = pl.from_arrow(_arrow(union))
+    table = pl.from_arrow(arrow_table(union))
     assert isinstance(table, pl.DataFrame)
     return {
         name: table.filter(pl.col(PART) == index).select(
@@ -64,7 +64,7 @@ def run_parts(parts: Mapping[str, Part]) -> dict[str, pl.DataFrame]:
     }
 
 
-def _arrow(frame: DataFrame) -> Any:
+def arrow_table(frame: DataFrame) -> Any:
     """`frame.toArrow()` without its schema request: `toArrow` asks the server for the
     schema first (an AnalyzePlan, one more round trip a query), then casts the answer to
     it; the query's own answer carries the same schema, cast to here as `toArrow` casts."""

@@ -26,6 +26,7 @@ from pyspark.sql import types as T
 
 from tui_ledger import schema
 from tui_ledger.load.outcomes import status_vocabulary
+from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.cells import (
     BAD,
     CONTRADICTING,
@@ -160,7 +161,10 @@ class SparkLedger:
         once; later calls return the same report."""
         if self._report is None:
             with read_errors(self):
-                summary = to_rows(validation_plan(self).collect())
+                # (`run_parts`, not `collect`: a collect reads two settings first, one
+                # more round trip)
+                asked = {"validation": Part(validation_plan(self), validation_columns(self))}
+                summary = run_parts(asked)["validation"].row(0, named=True)
             finish_validation(self, summary)
         assert self._report is not None
         return self._report
@@ -250,11 +254,6 @@ def read_errors(ledger: SparkLedger) -> Iterator[None]:
         yield
     except PySparkException as error:
         raise input_error(Input(ledger.source, ledger.source, ledger.fmt, {}), error) from None
-
-
-def to_rows(rows: list[Any]) -> dict[str, Any]:
-    """The one row of a global aggregation as a dict."""
-    return dict(rows[0].asDict())
 
 
 # --------------------------------------------------------------------------- validation

@@ -84,7 +84,7 @@ def _session(url: str, session_id: str | None) -> SparkSession:
     spark = SparkSession.builder.remote(url).create()
     try:
         _few_retries(spark)
-        spark.conf.set("spark.sql.caseSensitive", "true")  # (the first request: raises here)
+        _settle_settings(spark)  # (the first request: raises here)
     except PySparkException:
         with contextlib.suppress(Exception):
             spark.client.close()
@@ -92,6 +92,49 @@ def _session(url: str, session_id: str | None) -> SparkSession:
         raise
     _no_call_sites()
     return spark
+
+
+# The settings the client reads before its first plan (`_plan_compression_...`), and the
+# value it assumes when the server has none of them (an older server).
+_PLAN_COMPRESSION = {
+    "spark.connect.session.planCompression.threshold": "-1",
+    "spark.connect.session.planCompression.defaultAlgorithm": "NONE",
+}
+CASE_SENSITIVE = "spark.sql.caseSensitive"
+# What `_settle_settings` found the session's settings to be, by session (`interpret` reads
+# it to send nothing when a kept session already has them).
+_SETTINGS: weakref.WeakKeyDictionary[SparkSession, dict[str, str]] = weakref.WeakKeyDictionary()
+
+
+def _settle_settings(spark: SparkSession) -> None:
+    """Column names read case-sensitively, in as few requests as the session allows: one
+    request reads `spark.sql.caseSensitive`, the codegen settings `interpret` sets and the
+    plan-compression settings the client would otherwise ask in a request of its own before
+    its first plan; the case setting is then set only where it is not already (a session a
+    run left warm has it). So a kept session's first plan costs one `Config` where it cost
+    two, and a small input's `interpret` none where the session has its settings."""
+    client: Any = spark.client
+    asked = {CASE_SENSITIVE: "false", **dict.fromkeys(INTERPRETED), **_PLAN_COMPRESSION}
+    if not hasattr(client, "get_config_with_defaults"):
+        spark.conf.set(CASE_SENSITIVE, "true")
+        return
+    values = dict(zip(asked, client.get_config_with_defaults(*asked.items()), strict=True))
+    if values.get(CASE_SENSITIVE) != "true":
+        spark.conf.set(CASE_SENSITIVE, "true")
+        values[CASE_SENSITIVE] = "true"
+    threshold, algorithm = (values.get(key) for key in _PLAN_COMPRESSION)
+    if (
+        getattr(client, "_plan_compression_threshold", 0) is None
+        and getattr(client, "_plan_compression_algorithm", "") is None
+        and threshold is not None
+        and algorithm is not None
+    ):
+        try:
+            client._plan_compression_threshold = int(threshold)
+            client._plan_compression_algorithm = algorithm
+        except ValueError:
+            pass  # (the client asks them itself)
+    _SETTINGS[spark] = {key: value for key, value in values.items() if value is not None}
 
 
 def with_session_id(url: str, session_id: str) -> str:
@@ -264,6 +307,9 @@ def interpret(spark: SparkSession, settings: dict[str, str] = INTERPRETED) -> bo
     twice as much (31-37 s against 15-20 s), so only inputs known to be small are run so
     (`inputs.local_rows_at_most` below `INTERPRET_BELOW_ROWS`). One `Config` request; a
     server that refuses the settings (a managed cluster may) keeps compiling: False."""
+    known = _SETTINGS.get(spark, {})
+    if all(known.get(key) == value for key, value in settings.items()):
+        return True  # (a session a run left warm has them: nothing to send)
     conf: Any = spark.conf
     try:
         if hasattr(conf, "_set_all"):
@@ -273,6 +319,7 @@ def interpret(spark: SparkSession, settings: dict[str, str] = INTERPRETED) -> bo
                 conf.set(key, value)
     except PySparkException:
         return False
+    _SETTINGS.setdefault(spark, {}).update(settings)
     return True
 
 
