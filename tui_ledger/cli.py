@@ -19,6 +19,7 @@ from tui_ledger import __version__
 from tui_ledger.allocator import use_fewer_arenas
 from tui_ledger.cli_options import (
     UsageError,
+    add_accepted_option,
     add_load_options,
     add_price_options,
     add_spark_option,
@@ -52,6 +53,7 @@ def _app_parser() -> argparse.ArgumentParser:
         help="presenter mode: one idea per screen in large text (keep, drop, the flip, what "
         "dropping hides); Space/→ next, ← back, Enter on the last opens the app, q quits",
     )
+    add_accepted_option(parser)
     add_watch_option(parser)
     add_load_options(parser)
     add_price_options(parser)
@@ -86,6 +88,7 @@ def run_app(argv: Sequence[str]) -> int:
         watch_files=args.watch,
         present=args.present,
         early=early,
+        accepted=args.accepted,
     )
 
 

@@ -428,6 +428,19 @@ def check_paths(paths: Sequence[str]) -> None:
 
 def app_argv(args: argparse.Namespace) -> list[str]:
     """The interactive app's command line for parsed options: its files, then every load,
-    price and watch option as `add_load_options`, `add_price_options` and `add_watch_option`
-    read them (what each browser tab of `ledger-tui serve` runs)."""
-    return [*args.files, *load_argv(args), *price_argv(args), *watch_argv(args)]
+    price, watch and accepted option as `add_load_options`, `add_price_options`,
+    `add_watch_option` and `add_accepted_option` read them (what each browser tab of
+    `ledger-tui serve` runs)."""
+    return [
+        *args.files,
+        *load_argv(args),
+        *price_argv(args),
+        *watch_argv(args),
+        *accepted_argv(args),
+    ]
+
+
+def accepted_argv(args: argparse.Namespace) -> list[str]:
+    """The inverse of `add_accepted_option` (nothing for the default, as graded)."""
+    accepted = getattr(args, "accepted", "graded")
+    return [] if accepted == "graded" else ["--accepted", accepted]

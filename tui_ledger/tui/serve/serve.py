@@ -43,6 +43,7 @@ from textual_serve.server import Server
 from tui_ledger.cli_options import (
     SERVER_PID_VARIABLE,
     UsageError,
+    add_accepted_option,
     add_load_options,
     add_price_options,
     add_watch_option,
@@ -141,6 +142,7 @@ def _serve_parser() -> argparse.ArgumentParser:
         help="let sessions write exports into DIR (and only there); without it, exports are "
         "downloaded by the browser and nothing is written on this machine",
     )
+    add_accepted_option(parser)
     add_watch_option(parser)
     add_load_options(parser)
     add_price_options(parser)
