@@ -14,11 +14,13 @@ import itertools
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
 from rich.cells import cell_len
 from textual.app import App
+from textual.pilot import Pilot
 from textual.widgets import Static
 
 from tests import real_shaped
@@ -28,6 +30,7 @@ from tui_ledger.accounting.prices import PriceTable
 from tui_ledger.exports.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.text.numbers import format_money
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.arrangement import NARROW_BELOW
 from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
 from tui_ledger.tui.widgets.attempts_columns import (
     OUTCOME_GLYPH_WIDTH,
@@ -73,6 +76,19 @@ def bar_labels(pane: SummaryPane) -> list[str]:
     return [line.split(" keep ")[0].strip() for line in lines if " keep " in line]
 
 
+async def focus_block_text(pilot: Pilot[Any], app: LedgerApp) -> str:
+    """The screen with the summary scrolled to the focused group's block."""
+    app.summary.scroll_to_widget(app.summary.query_one("#focus", Static), animate=False)
+    await settle(pilot)
+    return screen_text(app)
+
+
+async def show_attempts(pilot: Pilot[Any], size: tuple[int, int]) -> None:
+    """Below 100 columns the summary has the first turn: Tab gives it to the attempts."""
+    if size[0] < NARROW_BELOW:
+        await press(pilot, "tab")
+
+
 @pytest.mark.parametrize("size", SIZES, ids=[f"{w}x{h}" for w, h in SIZES])
 async def test_labels_distinct_focus_whole_and_attempts_show_outcome_and_tokens(
     real_csv: Path, size: tuple[int, int]
@@ -88,11 +104,14 @@ async def test_labels_distinct_focus_whole_and_attempts_show_outcome_and_tokens(
         bars = bar_labels(pane)
         assert len(bars) == len(real_shaped.GROUPS)
         assert len(set(bars)) == len(bars), bars
-        # The group under focus is named whole somewhere on screen.
+        # The group under focus is named whole in its block (below 120x40 the callout comes
+        # first, so the block may be a scroll away).
         text = screen_text(app)
         assert pane.focus_label is not None
-        assert pane.focus_label in text
-        # The attempts pane shows the outcome and the tokens without scrolling.
+        assert pane.focus_label in await focus_block_text(pilot, app)
+        # The attempts pane shows the outcome and the tokens without scrolling (below 100
+        # columns once Tab gives it the turn).
+        await show_attempts(pilot, size)
         shown = visible_columns(app.table)
         assert {"outcome", "tokens"} <= set(shown), shown
         assert "≥ 0" not in text
@@ -100,7 +119,8 @@ async def test_labels_distinct_focus_whole_and_attempts_show_outcome_and_tokens(
         pane.groups_table.focus()
         for _ in range(len(labels) - 1):
             await press(pilot, "down")
-            assert pane.focus_label is not None and pane.focus_label in screen_text(app)
+            assert pane.focus_label is not None
+            assert pane.focus_label in await focus_block_text(pilot, app)
 
 
 @pytest.mark.parametrize("size", SIZES[1:], ids=[f"{w}x{h}" for w, h in SIZES[1:]])
@@ -136,6 +156,7 @@ async def test_a_priced_ledger_shows_outcome_tokens_and_cost_whole(
     app = LedgerApp([str(real_csv)], prices=PriceTable().with_flat(3.0))
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
+        await show_attempts(pilot, size)
         shown = visible_columns(app.table)
         assert {"outcome", "tokens", "cost"} <= set(shown), shown
         # Whole, not clipped by the pane: every cost on screen is one the ledger holds.
@@ -149,6 +170,8 @@ async def test_a_priced_ledger_shows_outcome_tokens_and_cost_whole(
             assert format_money(value) in text
         # The focus block still fits both views' figures beside each other, whole (only a
         # trailing `…`, which says an interval goes on, may be cut at 80 columns).
+        app.summary.groups_table.focus()
+        await settle(pilot)
         focus = app.summary.query_one("#focus", Static)
         room = focus.content_size.width
         lines = focus.render().plain.splitlines()
@@ -162,6 +185,7 @@ async def test_cursor_still_reaches_every_column_at_80(real_csv: Path) -> None:
         await settle(pilot)
         table = app.table
         table.focus()
+        await settle(pilot)
         seen = set()
         for _ in range(len(table.column_names)):
             seen.add(app.column_under_cursor())
@@ -404,6 +428,7 @@ async def test_the_focus_block_follows_a_narrower_terminal(real_csv: Path) -> No
         await settle(pilot)
         await pilot.resize_terminal(80, 24)
         await settle(pilot)
+        await press(pilot, "shift+tab")  # the attempts had the focus: the summary's turn
         focus = app.summary.query_one("#focus", Static)
         room = focus.content_size.width
         lines = focus.render().plain.splitlines()

@@ -692,3 +692,22 @@ def test_a_tool_calls_long_id_is_cut_to_one_short_line() -> None:
     lines = step_body(step).plain.split("\n")
     assert lines[0].startswith("▶ tool call shot  call_7576__thought__")
     assert len(lines[0]) <= len("▶ tool call shot  ") + 40 and lines[0].endswith("…")
+
+
+def test_the_figures_line_breaks_between_values_never_inside_one() -> None:
+    """Issue 56: at 80 columns `took 30m` ended one line and `00s` began the next."""
+    row = {"workflow": "lean", "task": "t0", "outcome": "failed", "tokens": 1_234_567}
+    row.update(input_tokens=1_000_000, cached_input_tokens=34_567, output_tokens=200_000)
+    row.update(cost=12.5, duration_s=1800.0)
+    one = head_text(row, 0, 6, 200).plain.split("\n")[1]
+    assert one == (
+        "tokens 1,234,567 (input 1,000,000 · cached input 34,567 · output 200,000)"
+        " · cost $12.50 · took 30m 00s"
+    ), one
+    values = ["tokens 1,234,567", "(input 1,000,000", "cached input 34,567", "output 200,000)"]
+    values += ["cost $12.50", "took 30m 00s"]
+    for width in range(30, 100):
+        lines = head_text(row, 0, 6, width).plain.split("\n")[1:]
+        assert all(len(line) <= width for line in lines), (width, lines)
+        pieces = [piece for line in lines for piece in line.replace(" (", " · (").split(" · ")]
+        assert pieces == values, (width, lines)

@@ -92,3 +92,18 @@ def test_pareto_chart(snap_compare: object) -> None:
         await settle(pilot)
 
     assert snap_compare(demo_app(), terminal_size=SIZE, run_before=charted)  # type: ignore[operator]
+
+
+FIRST_SCREEN_SIZES = [(80, 24), (100, 30), (120, 40), (160, 45)]
+
+
+@pytest.mark.parametrize(
+    "size", FIRST_SCREEN_SIZES, ids=[f"{w}x{h}" for w, h in FIRST_SCREEN_SIZES]
+)
+@pytest.mark.parametrize("which", ["demo", "article"])
+def test_first_screen_at_every_size(
+    snap_compare: object, which: str, size: tuple[int, int]
+) -> None:
+    """Issue 56: with no key pressed, the trap at a glance (docs/LAYOUT.md, "The first screen")."""
+    app = LedgerApp(["sample_data/demo.csv"], demo=True) if which == "demo" else article_app()
+    assert snap_compare(app, terminal_size=size, run_before=settle)  # type: ignore[operator]

@@ -22,6 +22,7 @@ from textual.command import CommandPalette
 from textual.containers import Horizontal
 from textual.notifications import SeverityLevel
 from textual.reactive import var
+from textual.widget import Widget
 from textual.widgets import Footer
 from textual.worker import Worker, WorkerState
 
@@ -34,6 +35,7 @@ from tui_ledger.accounting.ledger import (
 )
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
+from tui_ledger.tui.arrangement import NARROW_BELOW, Turns, callout_first, taking_turns
 from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
 from tui_ledger.tui.snapshot import Request, Snapshot, Timings
@@ -74,8 +76,8 @@ class LedgerShell(App[int]):
     """The app's state and drawing (`app.LedgerApp` adds what keys and reports do)."""
 
     CSS_PATH = "ledger.tcss"
-    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (100, "-wide")]  # noqa: RUF012 (as App declares it)
-    """Below 100 columns the summary gives up 4 of its cells (`Screen.-narrow` in ledger.tcss)."""
+    HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (NARROW_BELOW, "-wide")]  # noqa: RUF012 (as App declares it)
+    """Below 100 columns the panes take turns (`Screen.-narrow` in ledger.tcss, `arrangement`)."""
     TITLE = "ledger-tui"
     BINDINGS: ClassVar = commands.bindings()
     COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS
@@ -165,7 +167,11 @@ class LedgerShell(App[int]):
         self.show_title()
         self.table.border_title = "Attempts"
         self.summary.border_title = "Summary"
-        self.table.focus()
+        self.turns = Turns(self.table, self.summary.groups_table, self.filter_input)
+        """Which pane has the width below 100 columns (`arrangement`)."""
+        self.watch(self.screen, "focused", self._focus_moved)
+        self._arrange()
+        (self.turns.first() if taking_turns(self.size.width) else self.table).focus()
         # Recomputes run in worker threads, and each makes a few dozen small polars calls that
         # need the GIL back when they return. While this thread draws (a dialog closing
         # repaints the whole screen), Python's default 5 ms switch interval makes every such
@@ -655,8 +661,35 @@ class LedgerShell(App[int]):
         return self._filter_bar.parse(ledger.attempts.schema, self.pipeline.text_values)
 
     def on_resize(self) -> None:
-        """The badge picks big or plain letters by width."""
+        """The badge picks big or plain letters by width; the panes arrange themselves."""
         self._header.badge.refresh(layout=True)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """Where the summary's callout goes for the terminal's size (`arrangement`)."""
+        width, height = self.size
+        self.summary.place_callout(first=callout_first(width, height))
+
+    def _focus_moved(self, focused: Widget | None) -> None:
+        """The focused pane takes the turn (it only shows below 100 columns)."""
+        if focused is not None and focused.screen is self._body.screen:
+            self.turns.follow(focused.screen, focused)
+
+    def action_focus_next(self) -> None:
+        """Tab: at a narrow size, summary → attempts → filter (`arrangement.Turns`)."""
+        self._focus_step(1)
+
+    def action_focus_previous(self) -> None:
+        """Shift+Tab: the other way round."""
+        self._focus_step(-1)
+
+    def _focus_step(self, step: int) -> None:
+        if self.screen is self._body.screen and taking_turns(self.size.width):
+            self.turns.next(self.focused, step).focus()
+        elif step > 0:
+            self.screen.focus_next()
+        else:
+            self.screen.focus_previous()
 
     def say(
         self,

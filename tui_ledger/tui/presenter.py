@@ -26,6 +26,7 @@ from tui_ledger.accounting.ledger import Comparison
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.trajectory.failure_walk import failure_walk
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.arrangement import NARROW_BELOW
 from tui_ledger.tui.screens.present_slides import body, keys_hint, progress, title
 from tui_ledger.tui.screens.present_steps import (
     STEPS,
@@ -290,7 +291,8 @@ class PresentingApp(LedgerApp):
 
     def _presented(self, _result: None) -> None:
         self.presenter = None
-        self.table.focus()
+        narrow = self.size.width < NARROW_BELOW  # the summary's turn first (arrangement)
+        (self.turns.first() if narrow else self.table).focus()
 
     def show_snapshot(self, first: bool) -> None:
         """New figures are in: the app draws them, and so does the presenter."""

@@ -140,24 +140,49 @@ def head_text(row: Mapping[str, Any], position: int, count: int, width: int = 20
         text.append(shown_outcome, style=f"bold {OUTCOME_STYLES.get(outcome, '')}")
     text.append(place, style=MUTED)
     text.append("\n")
+    # The figures: a line breaks between them, never inside one (`took 30m 00s` stays whole).
     tokens = row.get("tokens")
-    text.append("tokens ", style=MUTED)
-    text.append(format_tokens(tokens) if isinstance(tokens, int) else MISSING, style="bold")
+    figures = [
+        Text.assemble(
+            ("tokens ", MUTED),
+            (format_tokens(tokens) if isinstance(tokens, int) else MISSING, "bold"),
+        )
+    ]
     buckets = [
         f"{BUCKET_WORDS[name]} {format_tokens(row[name])}"
         for name in BUCKETS
         if isinstance(row.get(name), int)
     ]
-    if buckets:
-        text.append(f" ({' · '.join(buckets)})")
+    for number, bucket in enumerate(buckets):
+        opening = "(" if number == 0 else ""
+        closing = ")" if number == len(buckets) - 1 else ""
+        figures.append(Text(opening + bucket + closing))
     cost = row.get(COST_COLUMN)
     if isinstance(cost, float):
-        text.append(" · cost ", style=MUTED)
-        text.append(format_money(cost))
+        figures.append(Text.assemble(("cost ", MUTED), format_money(cost)))
     duration = _duration(row.get("duration_s"))
     if duration:
-        text.append(" · took ", style=MUTED)
-        text.append(duration)
+        figures.append(Text.assemble(("took ", MUTED), duration))
+    text.append_text(values_lines(figures, width, buckets=len(buckets)))
+    return text
+
+
+def values_lines(values: list[Text], width: int, *, buckets: int = 0) -> Text:
+    """`values` joined by ` · ` (the first of the `buckets` that follow the first value by a
+    space: they read as its parenthesis), on as many lines of `width` cells as they need: a
+    line breaks between two values, never inside one."""
+    text = Text()
+    used = 0
+    for number, value in enumerate(values):
+        joiner = " " if number == 1 and buckets else " · "
+        if number and used + len(joiner) + value.cell_len > width:
+            text.append("\n")
+            used = 0
+        elif number:
+            text.append(joiner, style="" if number <= buckets else MUTED)
+            used += len(joiner)
+        text.append_text(value)
+        used += value.cell_len
     return text
 
 

@@ -116,6 +116,7 @@ class SummaryPane(VerticalScroll, can_focus=False):
         """What the budget (`B`) did per group, by label; None without one."""
         self._empty: str | None = None  # why no attempt is selected, when not the filter
         self._grader: Text | None = None  # the grader's audit's line under the callout
+        self._callout_first = False  # the callout sits right under the groups table
 
     def compose(self) -> ComposeResult:
         """The pieces, top to bottom."""
@@ -126,6 +127,19 @@ class SummaryPane(VerticalScroll, can_focus=False):
         yield Static(id="callout")
         yield Bars(id="bars")
         yield Static(id="warnings-line")
+
+    def place_callout(self, *, first: bool) -> None:
+        """The callout right under the groups table (`first`: a smaller terminal, where the
+        first screen must still hold it), or under the focused group's block
+        (`arrangement.callout_first`)."""
+        if first == self._callout_first or not self.is_mounted:
+            return
+        self._callout_first = first
+        callout = self.query_one("#callout", Static)
+        if first:
+            self.move_child(callout, before=self.query_one("#focus-name", Static))
+        else:
+            self.move_child(callout, after=self.query_one("#focus", Static))
 
     @property
     def groups_table(self) -> GroupsTable:
