@@ -30,11 +30,11 @@ def _in_repo(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def summary_text(app: LedgerApp) -> str:
-    """What the screen shows of the summary pane, on one line (its borders and line ends out,
-    so a wrapped sentence reads as one)."""
+    """What the screen shows of the summary pane, on one line (its borders, its scrollbar's
+    thumb and line ends out, so a wrapped sentence reads as one)."""
     region = app.summary.region
     lines = screen_text(app).splitlines()[region.y : region.bottom]
-    cut = [line[region.x : region.right].strip(" │╭╮╰╯─") for line in lines]
+    cut = [line[region.x : region.right].strip(" │╭╮╰╯─▁▂▃▄▅▆▇█") for line in lines]
     return re.sub(r"\s+", " ", " ".join(cut))
 
 
