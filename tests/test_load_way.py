@@ -15,8 +15,11 @@ from typing import Any
 import polars as pl
 import pytest
 
+import tui_ledger.load.columns
 import tui_ledger.load.inputs
 import tui_ledger.load.opened
+import tui_ledger.load.read_csv
+import tui_ledger.load.readers
 from tui_ledger.load import expand, load, scan
 from tui_ledger.load.formats import Head, head_of
 
@@ -147,3 +150,25 @@ def test_the_loader_opens_a_file_only_for_what_is_its_own(
     monkeypatch.setattr(Path, "open", counted)
     assert _rows_read(path, how) == len(ROWS)
     assert dict(opens) == OPENS[kind]
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet"])
+def test_columns_typed_as_read_are_mapped_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    """An eager CSV/Parquet read maps the columns to type them; the rest of the load takes
+    that mapping (`Opened.mapping`) instead of mapping the same names again."""
+    path = WRITERS[kind](tmp_path)
+    original = tui_ledger.load.columns.map_names
+    asked: list[list[str]] = []
+
+    def counted(names: Any, *args: Any, **kwargs: Any) -> dict[str, str]:
+        asked.append(list(names))
+        return original(names, *args, **kwargs)
+
+    for module in (tui_ledger.load.columns, tui_ledger.load.read_csv, tui_ledger.load.readers):
+        monkeypatch.setattr(module, "map_names", counted, raising=False)
+    ledger = load(path, columns={"tokens": "tokens"})
+    assert ledger.attempts["tokens"].to_list() == [row["tokens"] for row in ROWS]
+    assert ledger.attempts["task"].dtype == pl.Categorical  # typed as it was read
+    assert len(asked) == 1

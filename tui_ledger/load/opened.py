@@ -4,6 +4,7 @@ as a LazyFrame, and how it was read."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import polars as pl
@@ -32,6 +33,10 @@ class Opened:
     notes: tuple[tuple[str, str], ...] = ()  # (kind, sentence): importer and join warnings
     whole_files: frozenset[str] = frozenset()  # importers: sources holding one attempt each
     joined: tuple[str, ...] = ()  # --outcomes: what the join did, for the report's "Derived"
+    # canonical -> column, where the reader already mapped the columns (`--col` as the load was
+    # given it, then the aliases) to type them as it read: `columns.map_columns` says it again
+    # instead of mapping twice. None: not mapped yet (or the columns changed since).
+    mapping: Mapping[str, str] | None = None
 
 
 def refuse(item: Input, what: str) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load.columns import map_columns
+from tui_ledger.load.columns import map_names
 from tui_ledger.load.csv_errors import first_ragged_record, ragged
 from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import (
@@ -46,6 +46,7 @@ def open_csv(
         "row_index_name": LINE,
         "row_index_offset": 2,
     }
+    mapping: dict[str, str] | None = None  # what typed the read, when it was typed
     if lazy:
         encoding = "utf8-lossy" if lossy else "utf8"
         frame = pl.scan_csv(item.path, encoding=encoding, **options)  # type: ignore[arg-type]
@@ -55,7 +56,10 @@ def open_csv(
             raise empty(item) from None
     else:
         source = item.path if head is None else head
-        typed = None if lossy else _read_csv_typed(item, source, options, columns or {})
+        if not lossy:
+            typed, mapping = _read_csv_typed(item, source, options, columns or {})
+        else:
+            typed = None
         try:
             data = (
                 typed if typed is not None else _read_csv_eager(item, source, options, lossy=lossy)
@@ -90,6 +94,7 @@ def open_csv(
         in_memory=not lazy,
         infer=True,
         duplicates=duplicates,
+        mapping=mapping,
         unterminated=head is None
         and not found.compressed  # gzip: a cut stream fails to decompress instead
         and _ends_without_line_end(item.path),
@@ -181,10 +186,11 @@ def _read_csv_eager(
 
 def _read_csv_typed(
     item: Input, source: Path | bytes, options: dict[str, object], explicit: Mapping[str, str]
-) -> pl.DataFrame | None:
+) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
     """The whole file read with its accounting columns typed by the parser itself, or None
     when even its keys cannot be read so (the caller then reads every column as text, and
-    says what is wrong).
+    says what is wrong); and the mapping of its header's names that typed it (`Opened.mapping`:
+    the rest of the load maps them once).
 
     Token counts are read as Int64 (only plain integers parse; anything else, a missing word
     or a decimal, makes a second read with the counts as text), and the repetitive text keys
@@ -196,12 +202,10 @@ def _read_csv_typed(
         header = pl.read_csv(source, n_rows=0, **options)  # type: ignore[arg-type]
         own = [name for name in header.columns if name != LINE]
         renamed, duplicates = _header_names(own)
-        probe = Opened(
-            item, item.fmt or "csv", header.lazy(), renamed, "line", duplicates=duplicates
-        )
-        mapping = map_columns(probe, explicit)
+        written = {name: duplicates.get(name, name) for name in renamed}
+        mapping = map_names(renamed, explicit, item.display, written)
     except (LoadError, pl.exceptions.PolarsError, OSError, ValueError):
-        return None  # the text read says what is wrong
+        return None, None  # the text read says what is wrong
     original = dict(zip(renamed, own, strict=True))
     counts = {
         original[name]: pl.Int64()
@@ -219,10 +223,11 @@ def _read_csv_typed(
         if not overrides:
             continue
         try:
-            return pl.read_csv(source, schema_overrides=overrides, **options)  # type: ignore[arg-type]
+            typed = pl.read_csv(source, schema_overrides=overrides, **options)  # type: ignore[arg-type]
         except (pl.exceptions.PolarsError, OSError, ValueError):
             continue
-    return None
+        return typed, mapping
+    return None, None
 
 
 def _header_names(names: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load.columns import map_columns
+from tui_ledger.load.columns import map_names
 from tui_ledger.load.csv_errors import first_ragged_record, ragged, stray_quote, unclosed_quote
 from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import FORMAT_LABEL
@@ -62,8 +62,10 @@ def _open_parquet(item: Input, *, lazy: bool, columns: Mapping[str, str]) -> Ope
     Categorical from the read itself, as a CSV's do (`read_csv._read_csv_typed`): 4 bytes a
     row instead of each row's string, and no text copy beside the typed one."""
     frame = pl.scan_parquet(item.path, glob=False)
+    mapping = None
     if not lazy:
-        frame = frame.with_columns(_categorical_keys(item, frame, columns))
+        keys, mapping = _categorical_keys(item, frame, columns)
+        frame = frame.with_columns(keys)
     frame = frame.with_row_index(LINE, offset=1)
     if lazy:
         names = frame.collect_schema().names()
@@ -73,24 +75,25 @@ def _open_parquet(item: Input, *, lazy: bool, columns: Mapping[str, str]) -> Ope
         frame = data.lazy()
     frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
     own = [name for name in names if name != LINE]
-    return Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
+    return Opened(item, "parquet", frame, own, "row", in_memory=not lazy, mapping=mapping)
 
 
 def _categorical_keys(
     item: Input, frame: pl.LazyFrame, explicit: Mapping[str, str]
-) -> list[pl.Expr]:
-    """The casts to Categorical of the file's String columns that map onto a text key."""
+) -> tuple[list[pl.Expr], dict[str, str] | None]:
+    """The casts to Categorical of the file's String columns that map onto a text key, and
+    the mapping they follow (None when the columns cannot be mapped: prepare says why)."""
     types = frame.collect_schema()
-    probe = Opened(item, "parquet", frame, types.names(), "row")
     try:
-        mapping = map_columns(probe, explicit)
+        mapping = map_names(types.names(), explicit, item.display)
     except LoadError:
-        return []  # prepare says what is wrong
-    return [
+        return [], None
+    casts = [
         pl.col(name).cast(pl.Categorical)
         for canonical, name in mapping.items()
         if canonical in TYPED_TEXT and types[name] == pl.String
     ]
+    return casts, mapping
 
 
 def _open_imported(item: Input, imports: ImportOptions | None, several: bool) -> Opened:
