@@ -20,7 +20,7 @@ import tui_ledger.load.inputs
 import tui_ledger.load.opened
 import tui_ledger.load.read_csv
 import tui_ledger.load.readers
-from tui_ledger.load import expand, load, scan
+from tui_ledger.load import LoadError, expand, load, scan
 from tui_ledger.load.formats import Head, head_of
 
 ROWS = [
@@ -172,3 +172,18 @@ def test_columns_typed_as_read_are_mapped_once(
     assert ledger.attempts["tokens"].to_list() == [row["tokens"] for row in ROWS]
     assert ledger.attempts["task"].dtype == pl.Categorical  # typed as it was read
     assert len(asked) == 1
+
+
+@pytest.mark.parametrize("how", ["load", "scan"])
+def test_a_cut_gzip_stream_is_one_line_not_a_traceback(tmp_path: Path, how: str) -> None:
+    """Finding the place of a CSV error reads the file again; a gzip stream cut short cannot
+    be, and polars' own words are said instead of the decompressor's EOFError escaping."""
+    whole = gzip.compress(pl.DataFrame(ROWS).write_csv().encode())
+    path = tmp_path / "runs.csv.gz"
+    path.write_bytes(whole[: len(whole) // 2])
+    with pytest.raises(LoadError) as raised:
+        _rows_read(path, how)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: cannot be read as CSV (")
+    assert message.endswith("check the file is complete and in that format.")
+    assert "\n" not in message

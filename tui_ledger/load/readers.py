@@ -178,6 +178,23 @@ def read_error(item: Input, error: Exception) -> LoadError:
         )
     if isinstance(error, LoadError):
         return error
+    try:
+        located = _located(item, error)
+    except (OSError, EOFError):
+        located = None  # it cannot be read again to find the place (a cut gzip stream)
+    if located is not None:
+        return located
+    label = FORMAT_LABEL.get(item.fmt or "", "NDJSON")
+    return LoadError(
+        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
+        "is complete and in that format.",
+        source=item.display,
+    )
+
+
+def _located(item: Input, error: Exception) -> LoadError | None:
+    """The CSV/TSV error polars' words point at, found by reading the file again (a quote
+    that never closes, a row with more fields, a stray quote); None for the others."""
     if item.fmt in ("csv", "tsv") and "malformed" not in str(error):
         unclosed = unclosed_quote(item)
         if unclosed is not None:
@@ -186,9 +203,4 @@ def read_error(item: Input, error: Exception) -> LoadError:
         return ragged(item, first_ragged_record(item, None))
     if item.fmt in ("csv", "tsv") and "malformed" in str(error):
         return stray_quote(item)
-    label = FORMAT_LABEL.get(item.fmt or "", "NDJSON")
-    return LoadError(
-        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
-        "is complete and in that format.",
-        source=item.display,
-    )
+    return None
