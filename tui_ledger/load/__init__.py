@@ -89,7 +89,8 @@ The package, one module per job (each imports only those above it in this list, 
   UTF-16/32, binary), and what opening one input gives the rest of the loader;
 - `columns`: a file's columns onto the canonical ones (`--col`, the aliases);
 - `csv_errors`, `read_csv`, `read_json`, `readers`: opening one input, each reader only its own
-  format (`readers.open_input` makes the shared checks, then hands the input on);
+  format (`readers.open_input` makes the shared checks, then hands the input on); a reader
+  that maps the columns to type them as it reads hands that mapping on (`Opened.mapping`);
 - `joined`: `--outcomes`, a grading file joined onto one opened input (any format);
 - `counts`, `prepare`: one file's counts parsed, its columns selected;
 - `outcomes`: the outcome vocabularies;
