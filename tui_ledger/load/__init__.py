@@ -17,7 +17,7 @@ Decisions the spec leaves open (all of them written down in docs, too):
   Importers: their own `line` column if they give one, else record index + 1.
 - Blank lines (and rows whose every cell is empty) are skipped (`prepare`); they still count in
   line numbers.
-- Encoding (`read_csv`, `read_json`, `readers`, `validate`): a file that is not valid UTF-8 is
+- Encoding (`opened`, `read_csv`, `read_json`, `validate`): a file that is not valid UTF-8 is
   read anyway, with U+FFFD in place of the bad bytes, and a "lossy_decode" warning lists the
   rows affected (the accounting columns are validated after decoding, so a damaged number still
   stops the load). A damaged *workflow* name is an error instead, since two names that differ
@@ -80,12 +80,17 @@ The package, one module per job (each imports only those above it in this list, 
 - `warning_rules`: every warning as a named row flag beside its sentence (`checks` and `watch`
   use the same table);
 - `load_report`: `LoadError`, `LoadWarning`, `LoadReport`, `Ledger`, and building the report;
-- `formats`: suffixes and formats, sniffing, gzip, a file's bytes and text;
-- `inputs`: paths -> inputs (folders, links, pipes, permissions, importers);
+- `formats`: suffixes and formats; a file's `Head` (its size, gzip or not, first bytes and the
+  format they say), read once per file; gzip, a file's bytes and text;
+- `inputs`: paths -> inputs (folders, links, pipes, permissions, importers), each table file
+  with its `Head`: the memory check and the readers use it, none opens the file's start again;
 - `memory`: whether an eager read fits in the memory left;
-- `opened`: what opening one input gives the rest of the loader;
+- `opened`: the checks every table file shares, made once before its reader (`checked`: empty,
+  UTF-16/32, binary), and what opening one input gives the rest of the loader;
 - `columns`: a file's columns onto the canonical ones (`--col`, the aliases);
-- `csv_errors`, `read_csv`, `read_json`, `readers`: opening one input by its format;
+- `csv_errors`, `read_csv`, `read_json`, `readers`: opening one input, each reader only its own
+  format (`readers.open_input` makes the shared checks, then hands the input on); a reader
+  that maps the columns to type them as it reads hands that mapping on (`Opened.mapping`);
 - `joined`: `--outcomes`, a grading file joined onto one opened input (any format);
 - `counts`, `prepare`: one file's counts parsed, its columns selected;
 - `outcomes`: the outcome vocabularies;

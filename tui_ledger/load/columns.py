@@ -38,7 +38,10 @@ def free_name(name: str, taken: set[str]) -> str:
 
 
 def map_columns(opened: Opened, explicit: Mapping[str, str]) -> dict[str, str]:
-    """canonical -> file column: the explicit mapping first, then the aliases."""
+    """canonical -> file column: the explicit mapping first, then the aliases (as the reader
+    found it, if it mapped the columns already: `Opened.mapping`)."""
+    if opened.mapping is not None:
+        return dict(opened.mapping)
     names = opened.columns
     header = {name: opened.duplicates.get(name, name) for name in names}
     return map_names(names, explicit, opened.item.display, header)

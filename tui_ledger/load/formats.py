@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+from dataclasses import dataclass
 from pathlib import Path
 
 # Longest first, so `.csv.gz` wins over any shorter match.
@@ -54,20 +56,49 @@ def suffix_of(path: Path) -> str:
     return next((suffix for suffix in SUFFIX_FORMATS if name.endswith(suffix)), "")
 
 
-def sniff(path: Path) -> str | None:
-    """The format of a file of unknown extension, from its first bytes; None if not ours."""
-    head = head_bytes(path)
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.startswith(GZIP_MAGIC):
+HEAD_SIZE = 65536
+"""How much of a file's start is read once, for every check that looks at it."""
+
+
+@dataclass(frozen=True)
+class Head:
+    """What the loader needs to know of a file before reading it, found once when its input
+    is found (`inputs.expand`): its supported suffix, size, whether it is gzip, its first bytes
+    (decompressed), and the format they say it is where its name does not say."""
+
+    suffix: str  # `suffix_of` its name
+    size: int
+    compressed: bool  # gzip, by its first bytes (not its name)
+    text: bytes | None  # the first HEAD_SIZE bytes, decompressed; None: gzip that cannot be
+    sniffed: str | None  # no suffix or `.json` only: the format the bytes say (`sniff`)
+
+
+def head_of(path: Path) -> Head:
+    """`path`'s `Head`: one stat and one read of its start (raises OSError)."""
+    suffix = suffix_of(path)
+    with path.open("rb") as stream:
+        size = os.fstat(stream.fileno()).st_size
+        start = stream.read(HEAD_SIZE)
+    compressed = start.startswith(GZIP_MAGIC)
+    text: bytes | None = start
+    if compressed:
         try:
-            with gzip.open(path, "rb") as stream:
-                head = stream.read(65536)
+            with gzip.open(path, "rb") as unpacked:
+                text = unpacked.read(HEAD_SIZE)
         except (OSError, EOFError):
-            return None
-    if b"\x00" in head:
+            text = None
+    sniffed = sniff(start, text) if suffix in ("", ".json") else None
+    return Head(suffix, size, compressed, text, sniffed)
+
+
+def sniff(start: bytes, text_head: bytes | None) -> str | None:
+    """The format of a file of unknown extension, from its first bytes as stored (`start`) and
+    decompressed (`text_head`, None: gzip that cannot be); None if not ours."""
+    if start.startswith(b"PAR1"):
+        return "parquet"
+    if text_head is None or b"\x00" in text_head:
         return None
-    text = head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    text = text_head.decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
     if text.startswith("["):
         return "json"
     first = text.split("\n", 1)[0]
@@ -80,17 +111,6 @@ def sniff(path: Path) -> str | None:
     return "tsv" if first.count("\t") > first.count(",") else "csv"
 
 
-def head_bytes(path: Path, size: int = 65536) -> bytes:
-    """The first `size` bytes of a file (all of it when shorter)."""
-    with path.open("rb") as stream:
-        return stream.read(size)
-
-
-def is_gzip(path: Path) -> bool:
-    """Whether the file is gzip-compressed (by its first bytes, not its name)."""
-    return head_bytes(path, 2) == GZIP_MAGIC
-
-
 def read_bytes(path: Path, compressed: bool) -> bytes:
     """The whole file's bytes, decompressed when `compressed`."""
     if compressed:
@@ -99,9 +119,13 @@ def read_bytes(path: Path, compressed: bool) -> bytes:
     return path.read_bytes()
 
 
-def file_text(path: Path) -> str:
-    """The whole file as text (gzip decompressed; bytes that are not UTF-8 as U+FFFD)."""
-    raw = read_bytes(path, is_gzip(path))
+def file_text(path: Path, compressed: bool | None = None) -> str:
+    """The whole file as text (gzip decompressed; bytes that are not UTF-8 as U+FFFD).
+    `compressed`: whether it is gzip, when known (`Head.compressed`); else its first bytes say."""
+    if compressed is None:
+        with path.open("rb") as stream:
+            compressed = stream.read(2) == GZIP_MAGIC
+    raw = read_bytes(path, compressed)
     return raw.decode("utf-8", errors="replace")
 
 

@@ -7,7 +7,7 @@ import errno
 import os
 import stat
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -19,7 +19,8 @@ from tui_ledger.load.formats import (
     FORMAT_NAMES,
     SUFFIX_FORMATS,
     SUPPORTED_SUFFIXES,
-    sniff,
+    Head,
+    head_of,
     suffix_of,
 )
 
@@ -46,6 +47,9 @@ class Input:
     display: str
     fmt: str | None  # None: an importer reads it
     importer: Importer | None = None
+    # A table file's size and first bytes, read once when it is found (`expand`); None when
+    # that read failed (opening it says why) or an importer reads the path.
+    head: Head | None = field(default=None, compare=False, repr=False)
 
 
 def find_importer(path: Path) -> Importer | None:
@@ -113,7 +117,7 @@ def _inputs_for(path: Path, display: str, forced: str | None) -> list[Input]:
     if importer is not None:
         return [Input(path, display, None, importer)]
     if not path.is_dir():
-        return [Input(path, display, forced or _format_of(path, display))]
+        return [_table(path, display, forced)]
     inputs = []
     for child in files_below(path, display):
         shown = str(Path(display) / child.relative_to(path))
@@ -122,7 +126,7 @@ def _inputs_for(path: Path, display: str, forced: str | None) -> list[Input]:
         if child_importer is not None:
             inputs.append(Input(child, shown, None, child_importer))
         else:
-            inputs.append(Input(child, shown, forced or _format_of(child, shown)))
+            inputs.append(_table(child, shown, forced))
     if not inputs:
         raise LoadError(
             f"{display}: the folder holds no {FORMAT_LABELS} files "
@@ -232,13 +236,22 @@ def _format_name(fmt: str | None) -> tuple[str | None, Importer | None]:
     raise LoadError(f"Unknown format {fmt!r}; use one of {', '.join(known)}.")
 
 
-def _format_of(path: Path, display: str) -> str:
-    suffix = suffix_of(path)
-    if suffix == ".json" and sniff(path) == "ndjson":
+def _table(path: Path, display: str, forced: str | None) -> Input:
+    """A table file's input: its head read once, its format forced or found from it."""
+    try:
+        head: Head | None = head_of(path)
+    except OSError:
+        head = None  # opening it says what is wrong
+    return Input(path, display, forced or _format_of(path, display, head), head=head)
+
+
+def _format_of(path: Path, display: str, head: Head | None) -> str:
+    suffix = suffix_of(path) if head is None else head.suffix
+    sniffed = None if head is None else head.sniffed
+    if suffix == ".json" and sniffed == "ndjson":
         return "ndjson"  # JSON Lines saved as .json, as many tools do
     if suffix:
         return SUFFIX_FORMATS[suffix]
-    sniffed = sniff(path)
     if sniffed is None:
         kind = path.suffix or "no extension"
         raise LoadError(

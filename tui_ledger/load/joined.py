@@ -76,7 +76,12 @@ def join_file(
         f"from {outcomes}, joined by {joined.key}"
     )
     replaced = dataclasses.replace(
-        opened, frame=result.lazy(), columns=columns, in_memory=True, joined=(said,)
+        opened,
+        frame=result.lazy(),
+        columns=columns,
+        in_memory=True,
+        joined=(said,),
+        mapping=None,  # the verdict columns are new: mapped again
     )
     return replaced, joined
 

@@ -11,7 +11,6 @@ from pathlib import Path
 import polars as pl
 
 from tui_ledger.load.errors import LoadError
-from tui_ledger.load.formats import is_gzip
 from tui_ledger.load.inputs import Input, expand
 from tui_ledger.procfs import kilobytes, proc_field
 from tui_ledger.text.numbers import format_bytes
@@ -65,8 +64,10 @@ def _memory_needed(item: Input) -> int:
     if item.importer is not None or item.fmt is None:
         return 0  # importers read harness logs their own way
     try:
-        size = item.path.stat().st_size
-        if is_gzip(item.path):
+        if item.head is None:
+            return 0  # opening it says what is wrong
+        size = item.head.size
+        if item.head.compressed:
             # gzip's trailer holds the uncompressed size modulo 2**32: trust it only when it
             # is at least the compressed size (text compresses, so it is never smaller).
             with item.path.open("rb") as stream:
@@ -86,10 +87,7 @@ def read_whole(item: Input) -> bool:
     """Whether `scan` has to hold this input in memory whole (JSON arrays, gzip, importers)."""
     if item.fmt in (None, "json"):
         return True
-    try:
-        return is_gzip(item.path)
-    except OSError:
-        return False
+    return item.head is not None and item.head.compressed
 
 
 def _memory_shortfall(inputs: list[Input], factor: float = 1.0) -> tuple[str, str, str] | None:

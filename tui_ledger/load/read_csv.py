@@ -11,14 +11,14 @@ from pathlib import Path
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load.columns import map_columns
+from tui_ledger.load.columns import map_names
 from tui_ledger.load.csv_errors import first_ragged_record, ragged
 from tui_ledger.load.errors import LoadError
 from tui_ledger.load.formats import (
     GZIP_MAGIC,
+    Head,
     field_separator,
     file_text,
-    is_gzip,
     is_utf8_error,
 )
 from tui_ledger.load.helper_columns import LINE, PHYSICAL, TYPED_TEXT
@@ -28,6 +28,7 @@ from tui_ledger.load.opened import Opened, empty
 
 def open_csv(
     item: Input,
+    found: Head,
     *,
     lazy: bool,
     lossy: bool,
@@ -35,9 +36,8 @@ def open_csv(
     head: bytes | None = None,
 ) -> Opened:
     """Open a CSV or TSV file: typed where it can be (eagerly), as text otherwise. `head`: read
-    only these first whole records of it (`csv_head`), eagerly."""
-    if item.path.stat().st_size == 0:
-        raise empty(item)
+    only these first whole records of it (`csv_head`), eagerly. `found`: its size and first
+    bytes, read once (`opened.checked` has refused an empty or binary file)."""
     separator = field_separator(item.fmt)
     options = {
         "separator": separator,
@@ -46,6 +46,7 @@ def open_csv(
         "row_index_name": LINE,
         "row_index_offset": 2,
     }
+    mapping: dict[str, str] | None = None  # what typed the read, when it was typed
     if lazy:
         encoding = "utf8-lossy" if lossy else "utf8"
         frame = pl.scan_csv(item.path, encoding=encoding, **options)  # type: ignore[arg-type]
@@ -55,7 +56,10 @@ def open_csv(
             raise empty(item) from None
     else:
         source = item.path if head is None else head
-        typed = None if lossy else _read_csv_typed(item, source, options, columns or {})
+        if not lossy:
+            typed, mapping = _read_csv_typed(item, source, options, columns or {})
+        else:
+            typed = None
         try:
             data = (
                 typed if typed is not None else _read_csv_eager(item, source, options, lossy=lossy)
@@ -72,7 +76,7 @@ def open_csv(
     frame = frame.rename(dict(zip(own, renamed, strict=True)))
     frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
     # A head holds whole lines only, each one record (`csv_head`): records are lines there.
-    starts = _record_starts(item) if head is None else None
+    starts = _record_starts(item, found.compressed) if head is None else None
     if starts is not None:
         # polars numbers records; people (and editors) number lines.
         frame = (
@@ -90,7 +94,10 @@ def open_csv(
         in_memory=not lazy,
         infer=True,
         duplicates=duplicates,
-        unterminated=head is None and _ends_without_line_end(item.path),
+        mapping=mapping,
+        unterminated=head is None
+        and not found.compressed  # gzip: a cut stream fails to decompress instead
+        and _ends_without_line_end(item.path),
     )
 
 
@@ -113,14 +120,13 @@ def csv_head(path: Path, size: int) -> bytes | None:
     return data
 
 
-def _record_starts(item: Input) -> pl.LazyFrame | None:
+def _record_starts(item: Input, compressed: bool) -> pl.LazyFrame | None:
     """The line each record starts on, keyed by its record number as `LINE` counts them,
     where some quoted cell holds a line end; None where records and lines are the same.
 
     A line starts a record unless an odd number of quotes came before it (polars has already
     refused quotes inside unquoted cells). A file without a quote costs one byte search.
     """
-    compressed = is_gzip(item.path)
     if not compressed and not _contains_byte(item.path, b'"'):
         return None
     try:
@@ -129,7 +135,7 @@ def _record_starts(item: Input) -> pl.LazyFrame | None:
         lines = pl.scan_lines(item.path, name="text", glob=False)
         lines.head(0).collect()
     except pl.exceptions.PolarsError:  # compressed, or not UTF-8: decode it here
-        lines = pl.LazyFrame({"text": file_text(item.path).split("\n")})
+        lines = pl.LazyFrame({"text": file_text(item.path, compressed).split("\n")})
     quotes = pl.col("text").str.count_matches('"', literal=True)
     inside = (quotes.cum_sum() - quotes) % 2 == 1
     marked = lines.select(inside.alias("inside")).with_row_index(PHYSICAL, offset=1)
@@ -160,8 +166,6 @@ def _ends_without_line_end(path: Path) -> bool:
     """Whether an uncompressed file's last byte is not a line end (a file cut off mid-row
     loads without complaint when the cut falls inside its last cell)."""
     with path.open("rb") as stream:
-        if stream.read(2) == GZIP_MAGIC:
-            return False  # gzip: a cut stream fails to decompress instead
         stream.seek(-1, os.SEEK_END)
         return stream.read(1) not in (b"\n", b"\r")
 
@@ -182,10 +186,11 @@ def _read_csv_eager(
 
 def _read_csv_typed(
     item: Input, source: Path | bytes, options: dict[str, object], explicit: Mapping[str, str]
-) -> pl.DataFrame | None:
+) -> tuple[pl.DataFrame | None, dict[str, str] | None]:
     """The whole file read with its accounting columns typed by the parser itself, or None
     when even its keys cannot be read so (the caller then reads every column as text, and
-    says what is wrong).
+    says what is wrong); and the mapping of its header's names that typed it (`Opened.mapping`:
+    the rest of the load maps them once).
 
     Token counts are read as Int64 (only plain integers parse; anything else, a missing word
     or a decimal, makes a second read with the counts as text), and the repetitive text keys
@@ -197,12 +202,10 @@ def _read_csv_typed(
         header = pl.read_csv(source, n_rows=0, **options)  # type: ignore[arg-type]
         own = [name for name in header.columns if name != LINE]
         renamed, duplicates = _header_names(own)
-        probe = Opened(
-            item, item.fmt or "csv", header.lazy(), renamed, "line", duplicates=duplicates
-        )
-        mapping = map_columns(probe, explicit)
+        written = {name: duplicates.get(name, name) for name in renamed}
+        mapping = map_names(renamed, explicit, item.display, written)
     except (LoadError, pl.exceptions.PolarsError, OSError, ValueError):
-        return None  # the text read says what is wrong
+        return None, None  # the text read says what is wrong
     original = dict(zip(renamed, own, strict=True))
     counts = {
         original[name]: pl.Int64()
@@ -220,10 +223,11 @@ def _read_csv_typed(
         if not overrides:
             continue
         try:
-            return pl.read_csv(source, schema_overrides=overrides, **options)  # type: ignore[arg-type]
+            typed = pl.read_csv(source, schema_overrides=overrides, **options)  # type: ignore[arg-type]
         except (pl.exceptions.PolarsError, OSError, ValueError):
             continue
-    return None
+        return typed, mapping
+    return None, None
 
 
 def _header_names(names: list[str]) -> tuple[list[str], dict[str, str]]:

@@ -11,18 +11,19 @@ import polars as pl
 
 from tui_ledger import schema
 from tui_ledger.load.errors import LoadError
-from tui_ledger.load.formats import is_gzip, read_bytes
+from tui_ledger.load.formats import Head, read_bytes
 from tui_ledger.load.helper_columns import LINE, VALIDATED
 from tui_ledger.load.inputs import Input
 from tui_ledger.load.opened import Opened, empty
 from tui_ledger.text.wording import first_line
 
 
-def open_json(item: Input, *, lazy: bool) -> Opened:
-    """Open a JSON (array or one record) or NDJSON file, its numbers read exactly."""
+def open_json(item: Input, found: Head, *, lazy: bool) -> Opened:
+    """Open a JSON (array or one record) or NDJSON file, its numbers read exactly. `found`:
+    its size and first bytes, read once (`opened.checked` has refused an empty file)."""
     ndjson = item.fmt == "ndjson"
     unit = "line" if ndjson else "record"
-    compressed = is_gzip(item.path)
+    compressed = found.compressed
     if lazy and ndjson and not compressed:
         frame = pl.scan_ndjson(item.path, infer_schema_length=None)
         try:

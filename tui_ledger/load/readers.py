@@ -1,9 +1,9 @@
-"""Opening one input by its format: the text check every text format gets, Parquet, what a
-harness importer gives, and the one-line message for anything polars refuses."""
+"""Opening one input: the checks every table file shares (`opened.checked`), once, then its
+format's own reader (CSV/TSV, JSON/NDJSON, Parquet here, or what a harness importer gives),
+and the one-line message for anything polars refuses."""
 
 from __future__ import annotations
 
-import gzip
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from tui_ledger import schema
-from tui_ledger.load.columns import map_columns
+from tui_ledger.load.columns import map_names
 from tui_ledger.load.csv_errors import first_ragged_record, ragged, stray_quote, unclosed_quote
 from tui_ledger.load.errors import LoadError
-from tui_ledger.load.formats import FORMAT_LABEL, GZIP_MAGIC, head_bytes
+from tui_ledger.load.formats import FORMAT_LABEL
 from tui_ledger.load.helper_columns import LINE, TYPED_TEXT
 from tui_ledger.load.inputs import Input
-from tui_ledger.load.opened import Opened, empty, refuse
+from tui_ledger.load.opened import Opened, checked
 from tui_ledger.load.read_csv import open_csv
 from tui_ledger.load.read_json import open_json
 from tui_ledger.text.wording import first_line
@@ -45,71 +45,27 @@ def open_input(
         return _open_imported(item, imports, several)
     assert item.fmt is not None
     try:
-        if item.fmt != "parquet":
-            _check_text(item)
+        found = checked(item)
         if item.fmt in ("csv", "tsv"):
-            return open_csv(item, lazy=lazy, lossy=lossy, columns=columns, head=head)
+            return open_csv(item, found, lazy=lazy, lossy=lossy, columns=columns, head=head)
         if item.fmt == "parquet":
             return _open_parquet(item, lazy=lazy, columns=columns or {})
-        return open_json(item, lazy=lazy)
+        return open_json(item, found, lazy=lazy)
     except LoadError:
         raise
     except (pl.exceptions.PolarsError, OSError, ValueError) as error:
         raise read_error(item, error) from None
 
 
-_WIDE_TEXT = {
-    b"\xff\xfe\x00\x00": "UTF-32",
-    b"\x00\x00\xfe\xff": "UTF-32",
-    b"\xff\xfe": "UTF-16",
-    b"\xfe\xff": "UTF-16",
-}
-
-
-def _check_text(item: Input) -> None:
-    """Refuse a text format whose first bytes are not 8-bit text: UTF-16/32 (Excel's
-    "Unicode text"), or NUL bytes (a binary file under a text extension). Read as UTF-8,
-    either would only fail later with a baffling list of columns."""
-    head = head_bytes(item.path, 4096)
-    if head.startswith(GZIP_MAGIC):
-        with gzip.open(item.path, "rb") as stream:
-            try:
-                head = stream.read(4096)
-            except (OSError, EOFError):
-                return  # reading says what is wrong
-    label = FORMAT_LABEL.get(item.fmt or "", "text")
-    for bom, encoding in _WIDE_TEXT.items():
-        if head.startswith(bom):
-            return refuse(
-                item,
-                f"the file is {encoding} text; save it as {label} in UTF-8, or convert it "
-                f"(iconv -f {encoding} -t UTF-8 FILE > NEW)",
-            )
-    header = head.split(b"\n", 1)[0]
-    try:
-        header.decode("utf-8")
-        text_header = b"\x00" not in header
-    except UnicodeDecodeError:
-        text_header = False
-    # A NUL in a cell of a text file is named with its cell; beside a header that is not
-    # text, it means a binary file.
-    if b"\x00" in head and not text_header:
-        refuse(
-            item,
-            f"the file holds NUL bytes, so it is binary, not {label} text; check it is the "
-            "right file",
-        )
-
-
 def _open_parquet(item: Input, *, lazy: bool, columns: Mapping[str, str]) -> Opened:
     """Open a Parquet file. Eagerly, its text keys and outcome words (`TYPED_TEXT`) arrive as
     Categorical from the read itself, as a CSV's do (`read_csv._read_csv_typed`): 4 bytes a
     row instead of each row's string, and no text copy beside the typed one."""
-    if item.path.stat().st_size == 0:
-        raise empty(item)
     frame = pl.scan_parquet(item.path, glob=False)
+    mapping = None
     if not lazy:
-        frame = frame.with_columns(_categorical_keys(item, frame, columns))
+        keys, mapping = _categorical_keys(item, frame, columns)
+        frame = frame.with_columns(keys)
     frame = frame.with_row_index(LINE, offset=1)
     if lazy:
         names = frame.collect_schema().names()
@@ -119,24 +75,25 @@ def _open_parquet(item: Input, *, lazy: bool, columns: Mapping[str, str]) -> Ope
         frame = data.lazy()
     frame = frame.with_columns(pl.col(LINE).cast(pl.Int64))
     own = [name for name in names if name != LINE]
-    return Opened(item, "parquet", frame, own, "row", in_memory=not lazy)
+    return Opened(item, "parquet", frame, own, "row", in_memory=not lazy, mapping=mapping)
 
 
 def _categorical_keys(
     item: Input, frame: pl.LazyFrame, explicit: Mapping[str, str]
-) -> list[pl.Expr]:
-    """The casts to Categorical of the file's String columns that map onto a text key."""
+) -> tuple[list[pl.Expr], dict[str, str] | None]:
+    """The casts to Categorical of the file's String columns that map onto a text key, and
+    the mapping they follow (None when the columns cannot be mapped: prepare says why)."""
     types = frame.collect_schema()
-    probe = Opened(item, "parquet", frame, types.names(), "row")
     try:
-        mapping = map_columns(probe, explicit)
+        mapping = map_names(types.names(), explicit, item.display)
     except LoadError:
-        return []  # prepare says what is wrong
-    return [
+        return [], None
+    casts = [
         pl.col(name).cast(pl.Categorical)
         for canonical, name in mapping.items()
         if canonical in TYPED_TEXT and types[name] == pl.String
     ]
+    return casts, mapping
 
 
 def _open_imported(item: Input, imports: ImportOptions | None, several: bool) -> Opened:
@@ -221,6 +178,23 @@ def read_error(item: Input, error: Exception) -> LoadError:
         )
     if isinstance(error, LoadError):
         return error
+    try:
+        located = _located(item, error)
+    except (OSError, EOFError):
+        located = None  # it cannot be read again to find the place (a cut gzip stream)
+    if located is not None:
+        return located
+    label = FORMAT_LABEL.get(item.fmt or "", "NDJSON")
+    return LoadError(
+        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
+        "is complete and in that format.",
+        source=item.display,
+    )
+
+
+def _located(item: Input, error: Exception) -> LoadError | None:
+    """The CSV/TSV error polars' words point at, found by reading the file again (a quote
+    that never closes, a row with more fields, a stray quote); None for the others."""
     if item.fmt in ("csv", "tsv") and "malformed" not in str(error):
         unclosed = unclosed_quote(item)
         if unclosed is not None:
@@ -229,9 +203,4 @@ def read_error(item: Input, error: Exception) -> LoadError:
         return ragged(item, first_ragged_record(item, None))
     if item.fmt in ("csv", "tsv") and "malformed" in str(error):
         return stray_quote(item)
-    label = FORMAT_LABEL.get(item.fmt or "", "NDJSON")
-    return LoadError(
-        f"{item.display}: cannot be read as {label} ({first_line(error)}); check the file "
-        "is complete and in that format.",
-        source=item.display,
-    )
+    return None
