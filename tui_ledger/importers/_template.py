@@ -24,17 +24,27 @@ DETECT_FANOUT = 3
 Verdict = Callable[[Path, list[str]], "bool | None"]
 
 
-def detect(path: Path, looks_like: Callable[[Path], bool], verdict: Verdict, depth: int) -> bool:
-    """True when `path` is a file that `looks_like` one, or a folder with one (by `verdict`)
-    at most `depth` levels down; a path that cannot be read is no match."""
+def detect_in(
+    path: Path,
+    looks_like: Callable[[Path], bool],
+    in_folder: Callable[[Path], bool] | None = None,
+) -> bool:
+    """True when `path` is a file that `looks_like` one, or a folder that `in_folder` accepts
+    (never, without one); a path that cannot be read is no match."""
     try:
         if path.is_file():
             return looks_like(path)
-        if path.is_dir():
-            return find_below(path, depth, verdict)
+        if path.is_dir() and in_folder is not None:
+            return in_folder(path)
     except OSError:
         return False
     return False
+
+
+def detect(path: Path, looks_like: Callable[[Path], bool], verdict: Verdict, depth: int) -> bool:
+    """True when `path` is a file that `looks_like` one, or a folder with one (by `verdict`)
+    at most `depth` levels down; a path that cannot be read is no match."""
+    return detect_in(path, looks_like, lambda folder: find_below(folder, depth, verdict))
 
 
 def find_below(folder: Path, depth: int, verdict: Verdict, fanout: int = DETECT_FANOUT) -> bool:
