@@ -49,6 +49,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect
 from tui_ledger.importers.atif_usage import AtifError
 from tui_ledger.importers.atif_usage import usage as trajectory_usage
 from tui_ledger.importers.harbor_job import (
@@ -69,7 +70,6 @@ TRAJECTORY_FILE = Path("agent") / "trajectory.json"
 
 # Detection: jobs/<job>/<trial>/result.json is at most 2 levels below a folder of jobs.
 _DETECT_DEPTH = 2
-_DETECT_FANOUT = 3
 _TRIAL_HINT = re.compile(r'"trial_name"\s*:')
 _TASK_HINT = re.compile(r'"task_name"\s*:')
 _JOB_HINT = re.compile(r'"n_total_trials"\s*:')
@@ -186,16 +186,7 @@ class HarborImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A trial `result.json`, or a folder with one (or a job's) within two levels."""
-        try:
-            if path.is_file():
-                if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
-                    return _unfinished_config(path)
-                return path.name == RESULT_FILE and _looks_like_trial(path)
-            if path.is_dir():
-                return _find_result(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_trial_file, _result_here, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trial below `path` (or the one trial it is), one row each."""
@@ -261,27 +252,20 @@ def _looks_like_job(path: Path) -> bool:
     return head.lstrip().startswith("{") and _JOB_HINT.search(head) is not None
 
 
-def _find_result(folder: Path, depth: int) -> bool:
-    """Whether a trial (or job) result.json sits at most `depth` levels below `folder`."""
-    candidate = folder / RESULT_FILE
-    if candidate.is_file():
+def _looks_like_trial_file(path: Path) -> bool:
+    if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
+        return _unfinished_config(path)
+    return path.name == RESULT_FILE and _looks_like_trial(path)
+
+
+def _result_here(folder: Path, names: list[str]) -> bool | None:
+    """A trial (or job) result.json decides; a trial's config.json alone is a trial."""
+    if RESULT_FILE in names:
+        candidate = folder / RESULT_FILE
         return _looks_like_trial(candidate) or _looks_like_job(candidate)
-    config = folder / CONFIG_FILE
-    if config.is_file() and looks_like_trial_config(config):
+    if CONFIG_FILE in names and looks_like_trial_config(folder / CONFIG_FILE):
         return True
-    if depth == 0:
-        return False
-    tried = 0
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda entry: entry.name):
-            if tried == _DETECT_FANOUT:
-                break
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            tried += 1
-            if _find_result(Path(entry.path), depth - 1):
-                return True
-    return False
+    return None
 
 
 def _is_trial(document: Any) -> bool:
