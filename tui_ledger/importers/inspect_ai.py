@@ -50,6 +50,7 @@ from tui_ledger.importers._base import (
     real_number,
     whole_number,
 )
+from tui_ledger.importers._template import detect_in, input_files
 
 # Limits that end a sample for lack of time are timeouts; an operator stop is not the agent's
 # doing; every other limit (token, message, context, turn, cost, custom) is the agent's failure.
@@ -116,15 +117,7 @@ class InspectImporter(ImporterBase):
         A folder that also holds other data files or subfolders is left to the loader's own
         walk, which asks again about each file, so nothing in it goes unread.
         """
-        try:
-            if path.is_file():
-                return _is_log_file(path)
-            if path.is_dir():
-                files, has_subfolders = _folder_contents(path)
-                return bool(files) and not has_subfolders and all(map(_is_log_file, files))
-        except OSError:
-            return False
-        return False
+        return detect_in(path, _is_log_file, _log_folder)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every sample of a log (or of every log in a folder) as one attempt per epoch.
@@ -133,17 +126,7 @@ class InspectImporter(ImporterBase):
         """
         if options is not None and options.pass_threshold is not None:
             return replace(self, score_threshold=options.pass_threshold).read_imported(path)
-        if path.is_dir():
-            files, _ = _folder_contents(path)
-            for file in files:
-                if not _is_log_file(file):
-                    raise ImporterError.at(file, "is not an Inspect AI log (.eval or .json)")
-            if not files:
-                raise ImporterError.at(path, "holds no Inspect AI log (.eval or .json)")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _log_files, "holds no Inspect AI log (.eval or .json)")
         frames, logs = [], _Logs()
         for file in files:
             frame = self._read_log(file, logs)
@@ -273,6 +256,21 @@ def _chosen(config: Mapping[str, Any], size: Any) -> Any:
     if isinstance(limit, list) and len(limit) == 2 and all(isinstance(n, int) for n in limit):
         return limit[1] - limit[0]
     return size
+
+
+def _log_folder(folder: Path) -> bool:
+    """A folder of Inspect logs and nothing else to read."""
+    files, has_subfolders = _folder_contents(folder)
+    return bool(files) and not has_subfolders and all(map(_is_log_file, files))
+
+
+def _log_files(folder: Path) -> list[Path]:
+    """The data files at the top of `folder`, each an Inspect log or an `ImporterError`."""
+    files, _ = _folder_contents(folder)
+    for file in files:
+        if not _is_log_file(file):
+            raise ImporterError.at(file, "is not an Inspect AI log (.eval or .json)")
+    return files
 
 
 def _folder_contents(folder: Path) -> tuple[list[Path], bool]:
