@@ -33,7 +33,6 @@ from tui_ledger.importers._base import (
     ImporterBase,
     ImporterError,
     ImportOptions,
-    build_frame,
     counted,
     first_line,
     load_json,
@@ -41,6 +40,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect, input_files, rows_frame
 from tui_ledger.importers.recorded import listed, priced
 
 RESULTS_FILE = ".aider.results.json"
@@ -48,7 +48,6 @@ HISTORY_FILE = ".aider.chat.history.md"
 _RUN_NAME = re.compile(r"^\d{4}-\d{2}-\d{2}-\d{2}-\d{2}-\d{2}--")
 # Detection: <folder>/tmp.benchmarks/<run>/<lang>/exercises/practice/<exercise>/ is 6 down.
 _DETECT_DEPTH = 6
-_DETECT_FANOUT = 3
 
 CONVENTIONS = (
     "Aider prompt_tokens is all input sent, with no cache split (and, for Anthropic models with "
@@ -94,32 +93,17 @@ class AiderImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A `.aider.results.json`, or a folder with one at most six levels down."""
-        try:
-            if path.is_file():
-                return path.name == RESULTS_FILE
-            if path.is_dir():
-                return _find_results(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _is_results_file, _results_here, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every exercise below `path` (or the one it is), one attempt each."""
-        if path.is_dir():
-            files = _walk_results(path)
-            if not files:
-                raise ImporterError.at(path, f"holds no Aider {RESULTS_FILE}")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _walk_results, f"holds no Aider {RESULTS_FILE}")
         rows = [
             _unfinished(file) if file.name == HISTORY_FILE else _row(file, load_json(file))
             for file in files
         ]
         unfinished = [row["source"] for row in rows if row.get("stop_reason") == "unfinished"]
         crashed = _name_crashes(rows) - len(unfinished)
-        columns: dict[str, list[Any]] = {name: [row.get(name) for row in rows] for name in _SCHEMA}
         notes = []
         if crashed:
             notes.append(
@@ -133,20 +117,16 @@ class AiderImporter(ImporterBase):
                 f"{RESULTS_FILE} ({listed(shown)}: only its {HISTORY_FILE}): counted as "
                 "attempts that did not finish, outcome error, usage unknown"
             )
-        frame = build_frame(columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
+        frame = rows_frame(rows, _SCHEMA, _OPTIONAL)
         return Imported(frame, CONVENTIONS, tuple(notes))
 
 
-def _find_results(folder: Path, depth: int) -> bool:
-    if (folder / RESULTS_FILE).is_file():
-        return True
-    if depth == 0:
-        return False
-    with os.scandir(folder) as entries:
-        subfolders = sorted(
-            entry.path for entry in entries if entry.is_dir() and not entry.name.startswith(".")
-        )
-    return any(_find_results(Path(sub), depth - 1) for sub in subfolders[:_DETECT_FANOUT])
+def _is_results_file(path: Path) -> bool:
+    return path.name == RESULTS_FILE
+
+
+def _results_here(folder: Path, names: list[str]) -> bool | None:
+    return True if RESULTS_FILE in names else None
 
 
 def _walk_results(root: Path) -> list[Path]:

@@ -20,7 +20,6 @@ Usage, as ccusage reads it:
 
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -46,13 +45,13 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect, first_file_decides, input_files, walk_files
 
 SYNTHETIC_MODEL = "<synthetic>"
 _HINT = re.compile(r'"sessionId"\s*:')
 _SHAPE_HINT = re.compile(r'"(parentUuid|isSidechain|userType)"\s*:')
 # Detection: ~/.claude/projects/<slug>/<session>.jsonl is 2 folders below ~/.claude.
 _DETECT_DEPTH = 2
-_DETECT_FANOUT = 3
 # The ledger's bucket -> message.usage's key (the trajectory reader counts steps by it too).
 USAGE_BUCKETS = (
     ("input_tokens", "input_tokens"),
@@ -92,25 +91,11 @@ class ClaudeCodeImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A Claude Code transcript, or a folder with one at most two levels down."""
-        try:
-            if path.is_file():
-                return _looks_like_session(path)
-            if path.is_dir():
-                return _find_session(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_session, _SESSION_VERDICT, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """One attempt per session below `path` (or the session `path` is)."""
-        if path.is_dir():
-            files = _walk_sessions(path)
-            if not files:
-                raise ImporterError.at(path, "holds no Claude Code session (*.jsonl)")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _walk_sessions, "holds no Claude Code session (*.jsonl)")
         sessions: dict[str, _Session] = {}
         responses: dict[tuple[str, str], _Response] = {}
         duplicates = 0
@@ -147,24 +132,15 @@ def _looks_like_session(path: Path) -> bool:
     )
 
 
-def _find_session(folder: Path, depth: int) -> bool:
-    with os.scandir(folder) as entries:
-        ordered = sorted(entries, key=lambda entry: entry.name)
-    for entry in ordered:
-        if entry.is_file() and entry.name.endswith(".jsonl"):
-            return _looks_like_session(Path(entry.path))
-    if depth == 0:
-        return False
-    subfolders = [e for e in ordered if e.is_dir() and not e.name.startswith(".")]
-    return any(_find_session(Path(e.path), depth - 1) for e in subfolders[:_DETECT_FANOUT])
+def _is_jsonl(name: str) -> bool:
+    return name.endswith(".jsonl")
+
+
+_SESSION_VERDICT = first_file_decides(_is_jsonl, _looks_like_session)
 
 
 def _walk_sessions(root: Path) -> list[Path]:
-    found = []
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        found += [Path(folder) / name for name in sorted(files) if name.endswith(".jsonl")]
-    return found
+    return walk_files(root, _is_jsonl)
 
 
 @dataclass

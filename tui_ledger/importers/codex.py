@@ -16,7 +16,6 @@ input + output. No cache-write bucket, no cost in the file.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -31,7 +30,6 @@ from tui_ledger.importers._base import (
     ImporterBase,
     ImporterError,
     ImportOptions,
-    build_frame,
     counted,
     json_lines,
     parse_timestamp,
@@ -40,13 +38,19 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import (
+    detect,
+    first_file_decides,
+    input_files,
+    rows_frame,
+    walk_files,
+)
 
 _FILE_NAME = re.compile(r"^rollout-.*\.jsonl$")
 _UUID = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.jsonl$")
 _HINT = re.compile(r'"type"\s*:\s*"(session_meta|turn_context|event_msg|response_item)"')
 # Detection: ~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl is 4 folders below ~/.codex.
 _DETECT_DEPTH = 4
-_DETECT_FANOUT = 3
 
 CONVENTIONS = (
     "Codex token_count events carry the session's cumulative total_token_usage and are written "
@@ -78,27 +82,12 @@ class CodexImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A `rollout-*.jsonl` of Codex lines, or a folder with one at most four levels down."""
-        try:
-            if path.is_file():
-                return _looks_like_rollout(path)
-            if path.is_dir():
-                return _find_rollout(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_rollout, _ROLLOUT_VERDICT, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """One attempt per rollout below `path` (or the rollout `path` is)."""
-        if path.is_dir():
-            files = _walk_rollouts(path)
-            if not files:
-                raise ImporterError.at(path, "holds no Codex rollout (rollout-*.jsonl)")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _walk_rollouts, "holds no Codex rollout (rollout-*.jsonl)")
         rows = [_read_rollout(file) for file in files]
-        columns = {name: [row.get(name) for row in rows] for name in _SCHEMA}
         unmetered = sum(row["tokens"] is None for row in rows)
         notes = []
         if unmetered:
@@ -106,7 +95,7 @@ class CodexImporter(ImporterBase):
                 f"{counted(unmetered, 'rollout')} with no token_count event (Codex before "
                 "2025-09, or a session that made no call): usage missing"
             )
-        frame = build_frame(columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
+        frame = rows_frame(rows, _SCHEMA, _OPTIONAL)
         return Imported(frame, CONVENTIONS, tuple(notes))
 
 
@@ -117,24 +106,15 @@ def _looks_like_rollout(path: Path) -> bool:
     return head.lstrip().startswith("{") and _HINT.search(head) is not None
 
 
-def _find_rollout(folder: Path, depth: int) -> bool:
-    with os.scandir(folder) as entries:
-        ordered = sorted(entries, key=lambda entry: entry.name)
-    for entry in ordered:
-        if entry.is_file() and _FILE_NAME.match(entry.name):
-            return _looks_like_rollout(Path(entry.path))
-    if depth == 0:
-        return False
-    subfolders = [e for e in ordered if e.is_dir() and not e.name.startswith(".")]
-    return any(_find_rollout(Path(e.path), depth - 1) for e in subfolders[:_DETECT_FANOUT])
+def _is_rollout_name(name: str) -> bool:
+    return _FILE_NAME.match(name) is not None
+
+
+_ROLLOUT_VERDICT = first_file_decides(_is_rollout_name, _looks_like_rollout)
 
 
 def _walk_rollouts(root: Path) -> list[Path]:
-    found = []
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        found += [Path(folder) / name for name in sorted(files) if _FILE_NAME.match(name)]
-    return found
+    return walk_files(root, _is_rollout_name)
 
 
 def _read_rollout(file: Path) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect
 from tui_ledger.importers.atif_usage import AtifError
 from tui_ledger.importers.atif_usage import usage as trajectory_usage
 from tui_ledger.importers.harbor_job import (
@@ -62,6 +63,13 @@ from tui_ledger.importers.harbor_job import (
     task_of,
     unfinished,
 )
+from tui_ledger.importers.harbor_verdict import (
+    EXCEPTION_POLICY,
+    exceptions_of,
+    outcome,
+    reward_of,
+    valid_flag,
+)
 from tui_ledger.importers.recorded import listed, only_at_run_level, priced
 
 RESULT_FILE = "result.json"
@@ -69,74 +77,9 @@ TRAJECTORY_FILE = Path("agent") / "trajectory.json"
 
 # Detection: jobs/<job>/<trial>/result.json is at most 2 levels below a folder of jobs.
 _DETECT_DEPTH = 2
-_DETECT_FANOUT = 3
 _TRIAL_HINT = re.compile(r'"trial_name"\s*:')
 _TASK_HINT = re.compile(r'"task_name"\s*:')
 _JOB_HINT = re.compile(r'"n_total_trials"\s*:')
-
-# Harbor's error_policy.py (0.26): exception type -> (should_grade, has_valid_reward). A type
-# not listed is graded with a valid reward, as Harbor's UNKNOWN_ERROR_POLICY says.
-_INFRASTRUCTURE = (
-    "EnvironmentStartTimeoutError",
-    "SandboxBuildFailedError",
-    "AgentSetupTimeoutError",
-    "HealthcheckError",
-    "SandboxLikelyOutOfMemoryError",
-    "MemoryLimitExceededError",
-    "SSHAccessError",
-    "GKEExecStreamClosedError",
-    "GKEPodNotFoundError",
-    "RuntimeRequestError",
-    "AddTestsDirError",
-    "DownloadVerifierDirError",
-    "AgentAuthenticationError",
-    "ModelNotFoundError",
-    "ApiProviderResourceNotFoundError",
-    "AuthenticationError",
-    "PermissionDeniedError",
-    "NotFoundError",
-    "ServiceOperationsUnsupportedError",
-    "VercelScopeError",
-    "DspyImportError",
-    "MissingExtraError",
-    "RegradeError",
-    "CancelledError",
-)
-_GRADED_INVALID_REWARD = (
-    "ApiError",
-    "ApiRateLimitError",
-    "ApiInternalServerError",
-    "ApiOverloadedError",
-    "ApiConnectionClosedError",
-    "ApiResponseStalledError",
-    "UnknownApiError",
-    "NetworkConnectionError",
-    "ApiConnectionError",
-    "ApiUsageLimitError",
-    "RateLimitError",
-    "InternalServerError",
-    "ServiceUnavailableError",
-    "APIConnectionError",
-    "APIError",
-    "Timeout",
-    "UnsupportedModelParametersError",
-    "BadRequestError",
-    "UnprocessableEntityError",
-    "UnsupportedParamsError",
-    "APIResponseValidationError",
-    "BudgetExceededError",
-    "VerifierTimeoutError",
-    "RewardFileNotFoundError",
-    "RewardFileEmptyError",
-    "VerifierOutputParseError",
-)
-EXCEPTION_POLICY: dict[str, tuple[bool, bool]] = {
-    **dict.fromkeys(_INFRASTRUCTURE, (False, False)),
-    **dict.fromkeys(_GRADED_INVALID_REWARD, (True, False)),
-}
-# Valid-reward exceptions that mean the agent ran out of time (the rest are its own failures:
-# a non-zero exit, a full context window, a refusal).
-TIMEOUT_EXCEPTIONS = frozenset({"AgentTimeoutError"})
 
 CONVENTIONS = (
     "Harbor n_input_tokens includes cache reads (AgentContext: 'including cache'): "
@@ -186,16 +129,7 @@ class HarborImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A trial `result.json`, or a folder with one (or a job's) within two levels."""
-        try:
-            if path.is_file():
-                if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
-                    return _unfinished_config(path)
-                return path.name == RESULT_FILE and _looks_like_trial(path)
-            if path.is_dir():
-                return _find_result(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_trial_file, _result_here, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trial below `path` (or the one trial it is), one row each."""
@@ -261,27 +195,20 @@ def _looks_like_job(path: Path) -> bool:
     return head.lstrip().startswith("{") and _JOB_HINT.search(head) is not None
 
 
-def _find_result(folder: Path, depth: int) -> bool:
-    """Whether a trial (or job) result.json sits at most `depth` levels below `folder`."""
-    candidate = folder / RESULT_FILE
-    if candidate.is_file():
+def _looks_like_trial_file(path: Path) -> bool:
+    if path.name == CONFIG_FILE:  # a trial that never wrote its result.json
+        return _unfinished_config(path)
+    return path.name == RESULT_FILE and _looks_like_trial(path)
+
+
+def _result_here(folder: Path, names: list[str]) -> bool | None:
+    """A trial (or job) result.json decides; a trial's config.json alone is a trial."""
+    if RESULT_FILE in names:
+        candidate = folder / RESULT_FILE
         return _looks_like_trial(candidate) or _looks_like_job(candidate)
-    config = folder / CONFIG_FILE
-    if config.is_file() and looks_like_trial_config(config):
+    if CONFIG_FILE in names and looks_like_trial_config(folder / CONFIG_FILE):
         return True
-    if depth == 0:
-        return False
-    tried = 0
-    with os.scandir(folder) as entries:
-        for entry in sorted(entries, key=lambda entry: entry.name):
-            if tried == _DETECT_FANOUT:
-                break
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            tried += 1
-            if _find_result(Path(entry.path), depth - 1):
-                return True
-    return False
+    return None
 
 
 def _is_trial(document: Any) -> bool:
@@ -354,9 +281,9 @@ class _Rows:
         usage = self._usage(trial, steps or [], file)
         if not steps and _usage_lost(usage):
             usage = self._trajectory_usage(usage, file)
-        reward = _reward(trial.get("verifier_result"), file)
-        exceptions = _exceptions(trial, steps or [], file)
-        passed, status, graded = _outcome(reward, exceptions, self.threshold)
+        reward = reward_of(trial.get("verifier_result"), file)
+        exceptions = exceptions_of(trial, steps or [], file)
+        passed, status, graded = outcome(reward, exceptions, self.threshold)
         if reward is not None and 0 < reward < 1 and self.threshold >= 1:
             self.fractional += 1
         if not graded:
@@ -381,7 +308,7 @@ class _Rows:
             "stop_reason": first["exception_type"] if first else None,
             "error_message": first_line(first.get("exception_message")) if first else None,
             "reward": reward,
-            "reward_valid": _valid(trial.get("reward_valid"), file),
+            "reward_valid": valid_flag(trial.get("reward_valid"), file),
             "exception_type": ", ".join(item["exception_type"] for item in exceptions) or None,
             "agent_name": agent_name,
             "agent_version": text_or_none(agent.get("version")),
@@ -450,7 +377,7 @@ class _Rows:
                 }
                 for kind in trial.exceptions
             ]
-            passed, status, graded = _outcome(trial.reward, exceptions, self.threshold)
+            passed, status, graded = outcome(trial.reward, exceptions, self.threshold)
             if not graded:
                 self.never_graded += 1
             if trial.reward is not None and 0 < trial.reward < 1 and self.threshold >= 1:
@@ -647,97 +574,6 @@ def _usage_lost(usage: Mapping[str, Any]) -> bool:
     could not count)."""
     counts = [usage[name] for name in ("input_tokens", "cached_input_tokens", "output_tokens")]
     return all(value is None or value == 0 for value in counts)
-
-
-def _outcome(
-    reward: float | None, exceptions: list[dict[str, Any]], threshold: float
-) -> tuple[bool | None, str, bool]:
-    """(passed, status, whether the reward counts) of a trial, as Harbor's error policy reads it.
-
-    - An exception whose policy has no valid reward (API, verifier and infrastructure errors)
-      makes the trial an `error` with no verdict, whatever reward it may hold.
-    - Otherwise the reward decides: >= threshold is passed, even after an AgentTimeoutError (a
-      timed-out agent whose work still passed the tests is accepted); below it, `timeout` after
-      an AgentTimeoutError, else `failed`.
-    - No reward: `timeout` after an AgentTimeoutError, `error` after any other exception,
-      ungraded (`unset`) when nothing went wrong (the verifier gave nothing).
-    """
-    valid = all(exception["has_valid_reward"] for exception in exceptions)
-    if not valid:
-        return None, "error", False
-    timed_out = any(exception["exception_type"] in TIMEOUT_EXCEPTIONS for exception in exceptions)
-    if reward is not None:
-        if reward >= threshold:
-            return True, "passed", True
-        return False, "timeout" if timed_out else "failed", True
-    if timed_out:
-        return None, "timeout", True
-    return None, ("error" if exceptions else "unset"), True
-
-
-def _exceptions(trial: Mapping[str, Any], steps: list[Any], file: Path) -> list[dict[str, Any]]:
-    """The trial's exception, then its steps', each with `has_valid_reward` resolved."""
-    found = []
-    infos = [("exception_info", trial.get("exception_info"))]
-    infos += [
-        (f"step_results[{index}].exception_info", step.get("exception_info"))
-        for index, step in enumerate(steps)
-        if isinstance(step, dict)
-    ]
-    for where, info in infos:
-        if info is None:
-            continue
-        if not isinstance(info, dict):
-            raise ImporterError.at(file, f"{where} is not an object")
-        kind = info.get("exception_type")
-        if not isinstance(kind, str):
-            raise ImporterError.at(file, f"{where}.exception_type is {kind!r}, not a type name")
-        found.append(
-            {
-                "exception_type": kind,
-                "exception_message": info.get("exception_message"),
-                "has_valid_reward": _has_valid_reward(kind, info),
-            }
-        )
-    return found
-
-
-def _has_valid_reward(kind: str, info: Mapping[str, Any]) -> bool:
-    """The policy Harbor wrote beside the exception (newer files), else its table's."""
-    for key in ("policy", "policy_override"):
-        policy = info.get(key)
-        if isinstance(policy, dict) and isinstance(policy.get("has_valid_reward"), bool):
-            return bool(policy["has_valid_reward"])
-    return EXCEPTION_POLICY.get(kind, (True, True))[1]
-
-
-def _reward(verifier: Any, file: Path) -> float | None:
-    """The `reward` of `verifier_result.rewards` (or its only value); None when there is none."""
-    if verifier is None:
-        return None
-    if not isinstance(verifier, dict):
-        raise ImporterError.at(file, "verifier_result is not an object")
-    rewards = verifier.get("rewards")
-    if rewards is None or rewards == {}:
-        return None
-    if not isinstance(rewards, dict):
-        raise ImporterError.at(file, f"verifier_result.rewards is {rewards!r}, not an object")
-    if "reward" in rewards:
-        key = "reward"
-    elif len(rewards) == 1:
-        key = next(iter(rewards))
-    else:
-        names = ", ".join(sorted(map(str, rewards)))
-        raise ImporterError.at(
-            file, f"verifier_result.rewards has {names} but no 'reward'; one verdict is needed"
-        )
-    return real_number(rewards[key], path=file, record=None, field=f"verifier_result.rewards.{key}")
-
-
-def _valid(value: Any, file: Path) -> bool | None:
-    if value is None or isinstance(value, bool):
-        return value
-    raise ImporterError.at(file, f"reward_valid is {value!r}, not true or false")
 
 
 def _model(info: Mapping[str, Any]) -> str | None:

@@ -21,11 +21,9 @@ Decisions (docs/IMPORTERS.md has the full table):
 
 from __future__ import annotations
 
-import io
 import math
 import os
 import re
-import sys
 import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -43,13 +41,13 @@ from tui_ledger.importers._base import (
     build_frame,
     counted,
     first_line,
-    load_json,
-    parse_json,
     parse_timestamp,
     peek_text,
     real_number,
     whole_number,
 )
+from tui_ledger.importers._template import detect_in, input_files
+from tui_ledger.importers.inspect_log import read_eval_archive, read_json_log
 
 # Limits that end a sample for lack of time are timeouts; an operator stop is not the agent's
 # doing; every other limit (token, message, context, turn, cost, custom) is the agent's failure.
@@ -65,11 +63,8 @@ _FALSE_WORDS = frozenset({"no", "false"})
 _DATA_SUFFIXES = (".eval", ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".gz")
 _SIDE_FILES = frozenset({"logs.json", "eval-set.json"})
 
-_ZIP_ZSTANDARD = 93  # zip compression method id of zstd (what recent Inspect versions write)
 _JSON_LOG_HINT = re.compile(r'"eval"\s*:\s*\{')
 _JSON_VERSION_HINT = re.compile(r'"version"\s*:\s*\d')
-_JOURNAL_SUMMARY = re.compile(r"^_journal/summaries/(\d+)\.json$")
-_SAMPLE_FILE = re.compile(r"^samples/.+_epoch_(\d+)\.json$")
 
 _SCHEMA: dict[str, pl.DataType] = {
     **HARNESS_SCHEMA,
@@ -116,15 +111,7 @@ class InspectImporter(ImporterBase):
         A folder that also holds other data files or subfolders is left to the loader's own
         walk, which asks again about each file, so nothing in it goes unread.
         """
-        try:
-            if path.is_file():
-                return _is_log_file(path)
-            if path.is_dir():
-                files, has_subfolders = _folder_contents(path)
-                return bool(files) and not has_subfolders and all(map(_is_log_file, files))
-        except OSError:
-            return False
-        return False
+        return detect_in(path, _is_log_file, _log_folder)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every sample of a log (or of every log in a folder) as one attempt per epoch.
@@ -133,17 +120,7 @@ class InspectImporter(ImporterBase):
         """
         if options is not None and options.pass_threshold is not None:
             return replace(self, score_threshold=options.pass_threshold).read_imported(path)
-        if path.is_dir():
-            files, _ = _folder_contents(path)
-            for file in files:
-                if not _is_log_file(file):
-                    raise ImporterError.at(file, "is not an Inspect AI log (.eval or .json)")
-            if not files:
-                raise ImporterError.at(path, "holds no Inspect AI log (.eval or .json)")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _log_files, "holds no Inspect AI log (.eval or .json)")
         frames, logs = [], _Logs()
         for file in files:
             frame = self._read_log(file, logs)
@@ -161,9 +138,9 @@ class InspectImporter(ImporterBase):
     def _read_log(self, path: Path, logs: _Logs) -> pl.DataFrame | None:
         """The log's samples, one row each; None (noted in `logs`) when it kept none."""
         if path.suffix == ".eval":
-            header, samples = _read_eval_archive(path)
+            header, samples = read_eval_archive(path)
         else:
-            header, samples = _read_json_log(path)
+            header, samples = read_json_log(path)
         if not isinstance(header.get("eval"), dict):
             raise ImporterError.at(path, "is not an Inspect AI log (no eval header)")
         if not logs.note(path, header, len(samples)):
@@ -275,6 +252,21 @@ def _chosen(config: Mapping[str, Any], size: Any) -> Any:
     return size
 
 
+def _log_folder(folder: Path) -> bool:
+    """A folder of Inspect logs and nothing else to read."""
+    files, has_subfolders = _folder_contents(folder)
+    return bool(files) and not has_subfolders and all(map(_is_log_file, files))
+
+
+def _log_files(folder: Path) -> list[Path]:
+    """The data files at the top of `folder`, each an Inspect log or an `ImporterError`."""
+    files, _ = _folder_contents(folder)
+    for file in files:
+        if not _is_log_file(file):
+            raise ImporterError.at(file, "is not an Inspect AI log (.eval or .json)")
+    return files
+
+
 def _folder_contents(folder: Path) -> tuple[list[Path], bool]:
     """(data files at the top of `folder`, sorted; whether it has visible subfolders).
 
@@ -310,118 +302,6 @@ def _is_log_file(path: Path) -> bool:
             and _JSON_VERSION_HINT.search(head) is not None
         )
     return False
-
-
-def _read_json_log(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    document = load_json(path)
-    if not isinstance(document, dict):
-        raise ImporterError.at(path, "is not an Inspect AI log (not a JSON object)")
-    samples = document.get("samples") or []
-    if not isinstance(samples, list):
-        raise ImporterError.at(path, "has a samples field that is not a list")
-    return document, samples
-
-
-def _read_eval_archive(path: Path) -> tuple[dict[str, Any], list[Any]]:
-    """(header, per-sample records) of a `.eval` zip: summaries if present, else samples."""
-    try:
-        archive = zipfile.ZipFile(path)
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise ImporterError.at(path, f"is not a readable .eval archive ({exc})") from None
-    with archive:
-        names = archive.namelist()
-        if "header.json" in names:
-            header = _member_json(archive, path, "header.json")
-        elif "_journal/start.json" in names:
-            header = _member_json(archive, path, "_journal/start.json")
-            if isinstance(header, dict):
-                header = {**header, "status": "started"}  # a log still being written
-        else:
-            raise ImporterError.at(path, "is not an Inspect AI log (no header.json)")
-        if not isinstance(header, dict):
-            raise ImporterError.at(path, "has a header.json that is not an object")
-
-        records: list[Any] = []
-        if "summaries.json" in names:
-            records = _member_list(archive, path, "summaries.json")
-        else:
-            # An unfinished log keeps its summaries in numbered journal files.
-            journal = sorted(
-                (int(match.group(1)), name)
-                for name in names
-                if (match := _JOURNAL_SUMMARY.match(name))
-            )
-            for _, name in journal:
-                records.extend(_member_list(archive, path, name))
-        if not records:
-            for name in sorted(name for name in names if _SAMPLE_FILE.match(name)):
-                records.append(_member_json(archive, path, name))
-        return header, records
-
-
-def _member_list(archive: zipfile.ZipFile, path: Path, name: str) -> list[Any]:
-    value = _member_json(archive, path, name)
-    if not isinstance(value, list):
-        raise ImporterError.at(path, "is not a list", record=name)
-    return value
-
-
-def _member_json(archive: zipfile.ZipFile, path: Path, name: str) -> Any:
-    return parse_json(member_bytes(archive, path, name), path, record=name)
-
-
-def member_bytes(archive: zipfile.ZipFile, path: Path, name: str) -> bytes:
-    """A member's bytes; zstd members (unknown to zipfile before Python 3.14) decoded apart."""
-    info = archive.getinfo(name)
-    try:
-        return archive.read(info)
-    except NotImplementedError:
-        if info.compress_type != _ZIP_ZSTANDARD:
-            raise ImporterError.at(
-                path, f"uses zip compression method {info.compress_type}", record=name
-            ) from None
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
-        raise ImporterError.at(path, f"is damaged ({exc})", record=name) from None
-    return _zstd_decompress(_raw_member(archive, info), path, name)
-
-
-def _raw_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> bytes:
-    """The compressed bytes of a member, read past its local header."""
-    handle = archive.fp
-    if handle is None:  # pragma: no cover - the archive is open here
-        raise ValueError("archive is closed")
-    handle.seek(info.header_offset)
-    local_header = handle.read(30)
-    name_length = int.from_bytes(local_header[26:28], "little")
-    extra_length = int.from_bytes(local_header[28:30], "little")
-    handle.seek(info.header_offset + 30 + name_length + extra_length)
-    return handle.read(info.compress_size)
-
-
-def _zstd_decompress(data: bytes, path: Path, name: str) -> bytes:
-    """A zstd member's bytes, with Python 3.14's decoder or the optional `zstandard` package."""
-    try:
-        if sys.version_info >= (3, 14):
-            from compression import zstd  # type: ignore[import-not-found, unused-ignore]
-
-            return bytes(zstd.decompress(data))
-        try:
-            import zstandard  # type: ignore[import-not-found, import-untyped, unused-ignore]
-        except ImportError:
-            raise ImporterError.at(
-                path,
-                "is zstd-compressed, as recent Inspect versions write .eval logs; install the "
-                "`zstandard` package, use Python 3.14+, or run `inspect log convert --to json`",
-                record=name,
-            ) from None
-        with zstandard.ZstdDecompressor().stream_reader(
-            io.BytesIO(data), read_across_frames=True
-        ) as reader:
-            return bytes(reader.read())
-    except ImporterError:
-        raise
-    except Exception as exc:  # the decoders raise their own error types for damaged data
-        raise ImporterError.at(path, f"is damaged ({exc})", record=name) from None
 
 
 class _Rows:

@@ -24,6 +24,7 @@ Decisions (docs/IMPORTERS.md has the full table):
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Mapping
@@ -49,6 +50,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect, input_files
 from tui_ledger.importers.recorded import only_at_run_level, priced
 from tui_ledger.importers.swebench import Verdict, read_reports
 from tui_ledger.importers.swebench_records import Recorded as _Recorded
@@ -61,7 +63,6 @@ _CRITIC_FILE = re.compile(r"^output\.critic_attempt_(\d+)\.jsonl$")
 _HINT = re.compile(r'"instance_id"\s*:')
 _RESULT_HINT = re.compile(r'"(test_result|metrics|metadata)"\s*:')
 _DETECT_DEPTH = 3
-_DETECT_FANOUT = 3
 
 CONVENTIONS = (
     "OpenHands metrics.accumulated_token_usage.prompt_tokens is litellm's prompt_tokens summed "
@@ -98,28 +99,14 @@ class OpenHandsImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """An OpenHands output JSONL, or a folder with one at most three levels down."""
-        try:
-            if path.is_file():
-                return _looks_like_output(path)
-            if path.is_dir():
-                return _find_output(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_output, _output_here, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every line of the run's output files, one attempt each."""
         rows = _Rows()
-        if path.is_dir():
-            runs = _runs(path)
-            if not runs:
-                raise ImporterError.at(path, "holds no OpenHands output.jsonl")
-            for folder, files in runs:
-                rows.add_run(folder, files)
-        elif path.is_file():
-            rows.add_run(path.parent, [path])
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(path, _run_files, "holds no OpenHands output.jsonl")
+        for folder, run in itertools.groupby(files, key=lambda file: file.parent):
+            rows.add_run(folder, list(run))
         frame = build_frame(rows.columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
         return Imported(frame, CONVENTIONS, tuple(rows.notes()))
 
@@ -145,25 +132,20 @@ def _looks_like_output(path: Path) -> bool:
     )
 
 
-def _find_output(folder: Path, depth: int) -> bool:
-    with os.scandir(folder) as entries:
-        ordered = sorted(entries, key=lambda entry: entry.name)
-    names = [entry.name for entry in ordered if entry.is_file()]
+def _output_here(folder: Path, names: list[str]) -> bool | None:
     for name in _output_files(names):
         return _looks_like_output(folder / name)
-    if depth == 0:
-        return False
-    subfolders = [e for e in ordered if e.is_dir() and not e.name.startswith(".")]
-    return any(_find_output(Path(e.path), depth - 1) for e in subfolders[:_DETECT_FANOUT])
+    return None
 
 
-def _runs(root: Path) -> list[tuple[Path, list[Path]]]:
+def _run_files(root: Path) -> list[Path]:
+    """The output files of every run folder below `root`, run by run."""
     found = []
     for folder, subfolders, files in os.walk(root):
         subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
         chosen = _output_files(files)
         if chosen:
-            found.append((Path(folder), [Path(folder) / name for name in chosen]))
+            found += [Path(folder) / name for name in chosen]
             subfolders[:] = [n for n in subfolders if n not in ("llm_completions", "infer_logs")]
     return found
 

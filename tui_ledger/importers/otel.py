@@ -43,13 +43,13 @@ from tui_ledger.importers._base import (
     ImporterBase,
     ImporterError,
     ImportOptions,
-    build_frame,
     counted,
     json_lines,
     load_json,
     peek_text,
     text_or_none,
 )
+from tui_ledger.importers._template import detect_in, rows_frame
 from tui_ledger.schema import FALSE_WORDS, STATUS_WORDS, TRUE_WORDS, normalise_word
 
 _HINT = re.compile(r'"resource_?[sS]pans"\s*:')
@@ -105,13 +105,7 @@ class OtelImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A `.json`/`.jsonl` file whose first bytes hold `resourceSpans`."""
-        try:
-            if not path.is_file() or not path.name.lower().endswith(_SUFFIXES):
-                return False
-        except OSError:
-            return False
-        head = peek_text(path, 2048)
-        return head.lstrip().startswith("{") and _HINT.search(head) is not None
+        return detect_in(path, _looks_like_traces)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """One attempt per trace (or per top-level invoke_agent span) in the file."""
@@ -125,12 +119,15 @@ class OtelImporter(ImporterBase):
         if not spans:
             raise ImporterError.at(path, "holds no spans (no resourceSpans)")
         reader = _Attempts(path, spans, options)
-        columns: dict[str, list[Any]] = {name: [] for name in _SCHEMA}
-        for row in reader.rows():
-            for name in columns:
-                columns[name].append(row.get(name))
-        frame = build_frame(columns, _SCHEMA, drop_if_all_null=_OPTIONAL)
+        frame = rows_frame(list(reader.rows()), _SCHEMA, _OPTIONAL)
         return Imported(frame, CONVENTIONS, tuple(reader.notes()))
+
+
+def _looks_like_traces(path: Path) -> bool:
+    if not path.name.lower().endswith(_SUFFIXES):
+        return False
+    head = peek_text(path, 2048)
+    return head.lstrip().startswith("{") and _HINT.search(head) is not None
 
 
 def _batches(path: Path) -> Iterator[tuple[int, Any]]:

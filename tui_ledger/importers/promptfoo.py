@@ -50,6 +50,7 @@ from tui_ledger.importers._base import (
     real_number,
     whole_number,
 )
+from tui_ledger.importers._template import detect_in
 from tui_ledger.importers.recorded import only_at_run_level
 
 # ResultFailureReason in promptfoo's types.
@@ -94,17 +95,7 @@ class PromptfooImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A JSON file whose first few KB carry promptfoo's evalId / testIdx / promptIdx."""
-        try:
-            if not path.is_file() or path.suffix not in (".json", ".jsonl"):
-                return False
-        except OSError:
-            return False
-        head = peek_text(path)
-        if path.suffix == ".jsonl":
-            return (
-                head.lstrip().startswith("{") and _HINT.search(head.split("\n", 1)[0]) is not None
-            )
-        return head.lstrip().startswith("{") and _HINT.search(head) is not None
+        return detect_in(path, _looks_like_results)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """One row per promptfoo result."""
@@ -116,6 +107,15 @@ class PromptfooImporter(ImporterBase):
         unit = "line" if path.suffix == ".jsonl" else "result"
         frame, notes = _counted_only(_frame(path, results, meta, unit), results, meta, path)
         return Imported(frame, CONVENTIONS, notes)
+
+
+def _looks_like_results(path: Path) -> bool:
+    if path.suffix not in (".json", ".jsonl"):
+        return False
+    head = peek_text(path)
+    if path.suffix == ".jsonl":
+        return head.lstrip().startswith("{") and _HINT.search(head.split("\n", 1)[0]) is not None
+    return head.lstrip().startswith("{") and _HINT.search(head) is not None
 
 
 @dataclass(frozen=True)

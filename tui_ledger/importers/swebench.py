@@ -49,6 +49,7 @@ from tui_ledger.importers._base import (
     text_or_none,
     whole_number,
 )
+from tui_ledger.importers._template import detect, input_files, walk_files
 from tui_ledger.importers.recorded import only_at_run_level, priced
 from tui_ledger.importers.swebench_records import (
     PREDICTIONS_FILE,
@@ -66,7 +67,6 @@ TRAJS = "trajs"
 # Detection: <submissions>/<submission>/trajs/<id>/<id>.traj.json is 3 folders below a folder
 # of submissions (<runs>/<run>/<id>/<id>.traj.json 2).
 _DETECT_DEPTH = 3
-_DETECT_FANOUT = 3
 _RUN_REPORT_KEYS = ("resolved_ids", "unresolved_ids", "empty_patch_ids", "error_ids")
 # Report list -> (passed, status, verdict). An empty patch is the agent's failure to produce
 # one; an evaluation error is the harness's, so no verdict.
@@ -124,26 +124,14 @@ class SWEBenchImporter(ImporterBase):
 
     def matches(self, path: Path) -> bool:
         """A trajectory file, or a folder with one at most two levels down."""
-        try:
-            if path.is_file():
-                return _is_trajectory_name(path.name) and peek_text(path, 64).lstrip()[:1] == "{"
-            if path.is_dir():
-                return _find_trajectory(path, _DETECT_DEPTH)
-        except OSError:
-            return False
-        return False
+        return detect(path, _looks_like_trajectory, _trajectory_here, _DETECT_DEPTH)
 
     def read_imported(self, path: Path, options: ImportOptions | None = None) -> Imported:
         """Every trajectory below `path` (or the one it is), each with its report verdict."""
         options = options or ImportOptions()
-        if path.is_dir():
-            files = sorted(_walk_trajectories(path))
-            if not files:
-                raise ImporterError.at(path, "holds no SWE-bench trajectory (*.traj.json, *.traj)")
-        elif path.is_file():
-            files = [path]
-        else:
-            raise ImporterError.at(path, "does not exist")
+        files = input_files(
+            path, _walk_trajectories, "holds no SWE-bench trajectory (*.traj.json, *.traj)"
+        )
         given = read_reports([options.report]) if options.report is not None else None
         rows = _Rows()
         by_run: dict[Path, list[Path]] = {}
@@ -197,32 +185,16 @@ def _instance_of_name(name: str) -> str:
     return name
 
 
-def _find_trajectory(folder: Path, depth: int) -> bool:
-    tried = 0
-    with os.scandir(folder) as entries:
-        ordered = sorted(entries, key=lambda entry: entry.name)
-    for entry in ordered:
-        if entry.is_file() and _is_trajectory_name(entry.name):
-            return True
-    if depth == 0:
-        return False
-    for entry in ordered:
-        if tried == _DETECT_FANOUT:
-            break
-        if entry.name.startswith(".") or not entry.is_dir():
-            continue
-        tried += 1
-        if _find_trajectory(Path(entry.path), depth - 1):
-            return True
-    return False
+def _looks_like_trajectory(path: Path) -> bool:
+    return _is_trajectory_name(path.name) and peek_text(path, 64).lstrip()[:1] == "{"
 
 
-def _walk_trajectories(root: Path) -> Iterator[Path]:
-    for folder, subfolders, files in os.walk(root):
-        subfolders[:] = sorted(name for name in subfolders if not name.startswith("."))
-        for name in sorted(files):
-            if _is_trajectory_name(name):
-                yield Path(folder) / name
+def _trajectory_here(folder: Path, names: list[str]) -> bool | None:
+    return True if any(_is_trajectory_name(name) for name in names) else None
+
+
+def _walk_trajectories(root: Path) -> list[Path]:
+    return sorted(walk_files(root, _is_trajectory_name))
 
 
 def _run_folder(file: Path) -> Path:

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from tui_ledger.importers import ImporterError
-from tui_ledger.importers.inspect_ai import member_bytes, split_usage
+from tui_ledger.importers.inspect_ai import split_usage
+from tui_ledger.importers.inspect_log import member_bytes
 from tui_ledger.trajectory._json_text import Absent, value_at
 from tui_ledger.trajectory.files import failure, importer_problem, parse, read_text, unreadable
 from tui_ledger.trajectory.model import (
