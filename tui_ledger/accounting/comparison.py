@@ -136,6 +136,12 @@ class Comparison:
     def _moves_cache(self) -> dict[str, pl.DataFrame]:
         return {}
 
+    @cached_property
+    def said(self) -> dict[tuple[str, ...], str]:
+        """What the reports have said of this comparison, by what they said (the callout by
+        metric): made once, as the comparison's figures never change."""
+        return {}
+
     def _moves(self, frame: pl.DataFrame) -> list[Move]:
         labels = self.labels
         return [

@@ -14,6 +14,17 @@ from tui_ledger.text.wording import NO_ATTEMPTS_MATCH, listing, plural
 
 
 def callout(comparison: Comparison, metric: Metric = "tokens") -> str:
+    """One computed sentence (see `_callout`), made once per comparison and metric: the app
+    draws it again on every toggle and every follow-up (a frozen comparison's figures do not
+    change; its pairs or intervals arriving make a new comparison, with its own sentences)."""
+    said = comparison.said
+    key = ("callout", metric)
+    if key not in said:
+        said[key] = _callout(comparison, metric)
+    return said[key]
+
+
+def _callout(comparison: Comparison, metric: Metric) -> str:
     """One computed sentence: what dropping failures hides (tokens, or spend for `metric`
     "cost"), and whether the ranking by that metric per accepted result flips.
 
