@@ -515,6 +515,11 @@ RANGE_CHUNK = 2**22
 """The range tables are built over this many values at a time (their temporaries are a few
 times its size)."""
 
+RANGE_CHUNK_ENTRIES = 2**18
+"""... and over this many table entries (cells x edges) at most: each entry has a few Int64
+and Float64 temporaries (at 1M rows, the whole table at once added about 80 MB to the app's
+peak while its cube was built; each cell's figures are the same whatever the chunk)."""
+
 
 def _range_tables(
     packed: np.ndarray, starts: np.ndarray, known: np.ndarray, table: np.ndarray, scale: int
@@ -532,7 +537,7 @@ def _range_tables(
     first = 0
     while first < cells:
         last = int(np.searchsorted(ends, starts[first] + RANGE_CHUNK, side="right"))
-        last = max(last, first + 1)
+        last = max(min(last, first + RANGE_CHUNK_ENTRIES // width), first + 1)
         begin, end = int(starts[first]), int(ends[last - 1])
         if end > begin:
             offsets = packed[begin:end] & mask
