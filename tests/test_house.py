@@ -65,7 +65,6 @@ STILL_PAST_600 = frozenset(
         "importers/terminal_bench.py",
         "spark/aggregate.py",
         "tui/app_shell.py",
-        "tui/commands.py",
         "tui/pipeline.py",
         "tui/screens/attempt_screen.py",
         "tui/screens/audit_screens.py",

@@ -36,6 +36,7 @@ from tui_ledger.accounting.ledger import (
 from tui_ledger.text.textsafe import safe_text
 from tui_ledger.tui import commands
 from tui_ledger.tui.arrangement import NARROW_BELOW, Turns, callout_first, taking_turns
+from tui_ledger.tui.command_palette import LedgerCommands
 from tui_ledger.tui.host import Inputs
 from tui_ledger.tui.pipeline import Pipeline, price
 from tui_ledger.tui.snapshot import Request, Snapshot, Timings
@@ -80,7 +81,7 @@ class LedgerShell(App[int]):
     """Below 100 columns the panes take turns (`Screen.-narrow` in ledger.tcss, `arrangement`)."""
     TITLE = "ledger-tui"
     BINDINGS: ClassVar = commands.bindings()
-    COMMANDS: ClassVar = {commands.LedgerCommands} | App.COMMANDS
+    COMMANDS: ClassVar = {LedgerCommands} | App.COMMANDS
     COMMAND_PALETTE_BINDING = "ctrl+p"
 
     view: var[View] = var("keep", init=False)
