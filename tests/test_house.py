@@ -67,7 +67,6 @@ STILL_PAST_600 = frozenset(
         "tui/app_shell.py",
         "tui/pipeline.py",
         "tui/screens/attempt_screen.py",
-        "tui/screens/audit_screens.py",
         "tui/screens/screens.py",
         "tui/spark_pipeline.py",
         "tui/widgets/attempts_table.py",
