@@ -70,7 +70,6 @@ STILL_PAST_600 = frozenset(
         "tui/screens/screens.py",
         "tui/spark_pipeline.py",
         "tui/widgets/attempts_table.py",
-        "tui/widgets/summary_text.py",
     }
 )
 

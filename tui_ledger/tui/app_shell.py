@@ -52,9 +52,9 @@ from tui_ledger.tui.widgets.attempts_table import AttemptsTable
 from tui_ledger.tui.widgets.attempts_titles import attempts_titles
 from tui_ledger.tui.widgets.cap_lines import cap_by_label
 from tui_ledger.tui.widgets.filter_bar import FilterBar, FilterInput
+from tui_ledger.tui.widgets.focus_text import empty_reason
 from tui_ledger.tui.widgets.header import LedgerHeader, counts_text, files_size, title_text
 from tui_ledger.tui.widgets.summary_pane import SummaryPane
-from tui_ledger.tui.widgets.summary_text import empty_reason
 
 # Imported on first use (the first frame must not wait for them): the loader, prices and checks
 # (in the workers that use them), the dialogs, the audit screens, exports and --watch.
