@@ -69,7 +69,6 @@ STILL_PAST_600 = frozenset(
         "tui/screens/attempt_screen.py",
         "tui/screens/screens.py",
         "tui/spark_pipeline.py",
-        "tui/widgets/attempts_table.py",
     }
 )
 

@@ -497,21 +497,11 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             self._line_cache.clear()
         self._line_cache[key] = strip
 
-    def _refresh_row(self, row: int) -> None:
-        """Repaint one row if it is on screen."""
-        line = row - self.scroll_offset.y + 1
-        if 1 <= line <= self._body_height():
-            self.refresh(Region(0, line, self.size.width, 1))
-
     def _refresh_header(self) -> None:
         """Repaint the header line."""
         self.refresh(Region(0, 0, self.size.width, 1))
 
     # ------------------------------------------------------------------ cursor
-
-    def validate_cursor_row(self, value: int) -> int:
-        """Keep the cursor on a row that exists."""
-        return clamp(value, 0, max(self.row_count - 1, 0))
 
     def validate_cursor_column(self, value: int) -> int:
         """Keep the cursor on a column that exists."""
@@ -550,13 +540,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         if region.height <= 1 or region.width <= 0:
             return  # not laid out yet
         scroll_x, scroll_y = self.scroll_offset
-        body = self._body_height()
-        row = self.cursor_row
-        target_y = scroll_y
-        if row < scroll_y:
-            target_y = row
-        elif row >= scroll_y + body:
-            target_y = row - body + 1
+        target_y = self._cursor_top(self._body_height())
         target_x = scroll_x
         if self._columns:
             column = self._columns[self.cursor_column]
