@@ -66,7 +66,6 @@ STILL_PAST_600 = frozenset(
         "spark/aggregate.py",
         "tui/app_shell.py",
         "tui/pipeline.py",
-        "tui/screens/screens.py",
         "tui/spark_pipeline.py",
     }
 )

@@ -45,7 +45,8 @@ from tui_ledger.tui.screens.attempt_text import (
     tokens_line,
     verdict_text,
 )
-from tui_ledger.tui.screens.screens import DetailScreen, FieldList, HelpScreen
+from tui_ledger.tui.screens.detail_screen import DetailScreen, FieldList
+from tui_ledger.tui.screens.screens import HelpScreen
 from tui_ledger.tui.screens.step_view import StepScreen, safe_block, step_matches
 from tui_ledger.tui.theme import ACCENT, DROP, ERROR_STYLE, KEY_STYLE, MUTED
 from tui_ledger.tui.widgets.steps_table import StepsTable
