@@ -98,7 +98,7 @@ async def _final(app: Any, pilot: Any, since: int, *, timeout: float = 300.0) ->
 
 async def app_figures(path: Path, reps: int) -> dict[str, list[float]]:
     from tui_ledger.tui.app import LedgerApp
-    from tui_ledger.tui.screens.audit_screens import ParetoScreen
+    from tui_ledger.tui.screens.pareto_screen import ParetoScreen
 
     app = LedgerApp([str(path)])
     figures: dict[str, list[float]] = {

@@ -154,7 +154,8 @@ def polars_side(path: Path, big: bool) -> tuple[dict[str, float], pl.DataFrame |
 
 
 def spark_side(spark: Any, path: Path) -> tuple[dict[str, float], pl.DataFrame]:
-    from tui_ledger.spark.aggregate import aggregate_frame, check_cells
+    from tui_ledger.spark.aggregate import aggregate_frame
+    from tui_ledger.spark.check_figures import check_cells
     from tui_ledger.spark.engine import polars_schema
     from tui_ledger.spark.filters import spark_filter
     from tui_ledger.spark.opening import open_ledger

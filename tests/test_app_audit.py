@@ -14,10 +14,11 @@ from textual.widgets import Footer, Input
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.accounting.prices import PriceTable, load_prices
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens.audit_screens import ParetoChart, ParetoScreen, PerTaskScreen
+from tui_ledger.tui.screens.audit_screens import PerTaskScreen
+from tui_ledger.tui.screens.detail_screen import DetailScreen
+from tui_ledger.tui.screens.pareto_screen import ParetoChart, ParetoScreen
 from tui_ledger.tui.screens.screens import (
     ConfirmScreen,
-    DetailScreen,
     HelpScreen,
     SaveScreen,
     WarningsScreen,

@@ -116,8 +116,8 @@ async def test_help_lists_the_budget_key(tmp_path: Path) -> None:
 
 
 async def test_the_chart_screen_draws_the_cap_sweep(tmp_path: Path) -> None:
-    from tui_ledger.tui.screens.audit_screens import ParetoScreen
     from tui_ledger.tui.screens.cap_chart import CapSweepChart, CapSweepScreen
+    from tui_ledger.tui.screens.pareto_screen import ParetoScreen
 
     app, _ = ledger_app(tmp_path)
     async with app.run_test(size=SIZE) as pilot:

@@ -13,9 +13,9 @@ from textual.widgets import Input, SelectionList
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.accounting import rows as rows_module
 from tui_ledger.tui.app import LedgerApp
+from tui_ledger.tui.screens.detail_screen import DetailScreen
 from tui_ledger.tui.screens.screens import (
     ConfirmScreen,
-    DetailScreen,
     ExportScreen,
     GroupByScreen,
     HelpScreen,

@@ -31,7 +31,7 @@ from tui_ledger.exports.pareto_svg import not_recorded_groups, pareto_svg
 from tui_ledger.text.numbers import format_money
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.arrangement import NARROW_BELOW
-from tui_ledger.tui.screens.audit_screens import LOWER_BOUND_ARROW, ParetoScreen
+from tui_ledger.tui.screens.pareto_screen import LOWER_BOUND_ARROW, ParetoScreen
 from tui_ledger.tui.widgets.attempts_columns import (
     OUTCOME_GLYPH_WIDTH,
     OUTCOME_SYMBOL_WIDTH,

@@ -23,14 +23,10 @@ from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger import trajectory
 from tui_ledger.trajectory import Opened, Step, ToolCall, Verdict
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens.attempt_screen import (
-    AttemptHelpScreen,
-    AttemptScreen,
-    files_text,
-    fit_path,
-    head_text,
-)
-from tui_ledger.tui.screens.screens import DetailScreen, HelpScreen
+from tui_ledger.tui.screens.attempt_screen import AttemptHelpScreen, AttemptScreen
+from tui_ledger.tui.screens.attempt_text import files_text, fit_path, head_text
+from tui_ledger.tui.screens.detail_screen import DetailScreen
+from tui_ledger.tui.screens.screens import HelpScreen
 from tui_ledger.tui.screens.step_view import StepScreen, safe_block, step_body
 
 SIZE = (120, 40)

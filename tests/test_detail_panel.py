@@ -12,7 +12,7 @@ import polars as pl
 
 from tests.pilot_helpers import press, screen_text, settle, wait_until
 from tui_ledger.tui.app import LedgerApp
-from tui_ledger.tui.screens.screens import DetailScreen, FieldList
+from tui_ledger.tui.screens.detail_screen import DetailScreen, FieldList
 
 SIZE = (160, 45)
 

@@ -63,16 +63,8 @@ STILL_PAST_600 = frozenset(
         "importers/harbor.py",
         "importers/inspect_ai.py",
         "importers/terminal_bench.py",
-        "spark/aggregate.py",
-        "tui/app_shell.py",
-        "tui/commands.py",
         "tui/pipeline.py",
-        "tui/screens/attempt_screen.py",
-        "tui/screens/audit_screens.py",
-        "tui/screens/screens.py",
         "tui/spark_pipeline.py",
-        "tui/widgets/attempts_table.py",
-        "tui/widgets/summary_text.py",
     }
 )
 

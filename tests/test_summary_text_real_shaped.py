@@ -17,13 +17,11 @@ from tests.real_shaped import (
     attempts_frame,
 )
 from tui_ledger.accounting.ledger import compare
+from tui_ledger.tui.widgets.focus_text import FOCUS_NAME_WIDTH, callout_text, focus_block
 from tui_ledger.tui.widgets.summary_text import (
     COST,
-    FOCUS_NAME_WIDTH,
     TOKENS,
-    callout_text,
     figure_text,
-    focus_block,
     group_columns,
     group_row,
     missing_notes,

@@ -277,7 +277,8 @@ def test_the_command_opens_the_app_and_fails_in_one_line(spark_url: str, tmp_pat
 
 async def audit_state(app: LedgerApp, pilot: Any) -> tuple[pl.DataFrame, int, int, str]:
     """`p` (the first group task by task), `c` (the chart opens), `w` (the warnings)."""
-    from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen
+    from tui_ledger.tui.screens.audit_screens import PerTaskScreen
+    from tui_ledger.tui.screens.pareto_screen import ParetoScreen
     from tui_ledger.tui.screens.screens import WarningsScreen
 
     await press(pilot, "p")

@@ -85,7 +85,7 @@ def test_sample_ledgers_aggregate_alike(
 
 
 def test_check_cells_and_duplicates_match_checks_py(spark: Any, evaluation: str) -> None:
-    from tui_ledger.spark.aggregate import check_cells, duplicate_figures
+    from tui_ledger.spark.check_figures import check_cells, duplicate_figures
     from tui_ledger.spark.opening import open_ledger
 
     path = SAMPLE / "demo.csv"
@@ -103,7 +103,7 @@ def test_check_cells_and_duplicates_match_checks_py(spark: Any, evaluation: str)
 
 
 def test_duplicate_ids_are_counted_as_checks_py_counts_them(spark: Any, tmp_path: Path) -> None:
-    from tui_ledger.spark.aggregate import duplicate_figures
+    from tui_ledger.spark.check_figures import duplicate_figures
     from tui_ledger.spark.opening import open_ledger
 
     path = tmp_path / "ids.csv"

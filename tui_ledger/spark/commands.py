@@ -31,7 +31,6 @@ from tui_ledger.spark.aggregate import (
     BUCKETS_PER_DOUBLING,
     COST_COLUMN,
     FINE_BUCKETS_PER_DOUBLING,
-    DuplicateFigures,
     aggregate_frame,
     aggregates_from,
     bootstrap_from,
@@ -39,16 +38,19 @@ from tui_ledger.spark.aggregate import (
     bootstrap_rows,
     cell_plan,
     cells_and_pairs_plan,
-    check_cell_plan,
-    duplicate_plans,
-    finish_check_cells,
-    finish_duplicates,
     median_plan,
     pair_columns,
     to_polars,
 )
 from tui_ledger.spark.batch import Part, run_parts
 from tui_ledger.spark.cells import RAW
+from tui_ledger.spark.check_figures import (
+    DuplicateFigures,
+    check_cell_plan,
+    duplicate_plans,
+    finish_check_cells,
+    finish_duplicates,
+)
 from tui_ledger.spark.engine import (
     SparkLedger,
     SparkLoadReport,

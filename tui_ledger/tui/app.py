@@ -557,7 +557,7 @@ class LedgerApp(LedgerShell):
         """i: the attempt's every field."""
         row = self.table.current_row() if self.loaded else None
         if row is not None:
-            from tui_ledger.tui.screens.screens import DetailScreen
+            from tui_ledger.tui.screens.detail_screen import DetailScreen
 
             self.push_screen(DetailScreen.of_attempt(row, self.table.cursor_row))
 

@@ -3,7 +3,7 @@
 The per-task figures are computed in a worker (`Pipeline.per_task`: `per_task.per_task`, or the
 engine on Spark), then shown in `audit_screens.PerTaskScreen`; choosing a task there filters the
 attempts table to it. The chart
-draws the comparison on screen (`audit_screens.ParetoScreen`), and `s` in it saves it as SVG
+draws the comparison on screen (`pareto_screen.ParetoScreen`), and `s` in it saves it as SVG
 (`exporting.save_chart`). Imported when first used, not with the app.
 """
 
@@ -19,7 +19,8 @@ from tui_ledger.accounting.ledger import Comparison, ParetoMetric
 from tui_ledger.filtering.filter_terms import filter_term
 from tui_ledger.tui.exporting import ExportHost, save_chart
 from tui_ledger.tui.messages import PerTaskReady
-from tui_ledger.tui.screens.audit_screens import ParetoScreen, PerTaskScreen, TaskChosen
+from tui_ledger.tui.screens.audit_screens import PerTaskScreen, TaskChosen
+from tui_ledger.tui.screens.pareto_screen import ParetoScreen
 from tui_ledger.tui.snapshot import Snapshot
 
 if TYPE_CHECKING:

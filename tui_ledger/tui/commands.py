@@ -7,226 +7,48 @@ table, and everything the user can learn about keys is derived from it:
 - `LedgerApp.check_action` asks each command's `available` predicate, so the footer greys out
   what cannot run now;
 - the help screen lists every entry, grouped by `section`;
-- `LedgerCommands` offers the available ones in the command palette, titled for the moment
-  ("Show DROP FAILURES (the trap)", "Filter to workflow = lean", ...).
+- `command_palette.LedgerCommands` offers the available ones in the command palette, titled
+  for the moment ("Show DROP FAILURES (the trap)", "Filter to workflow = lean", ...).
 
-Predicates receive the app through the small `CommandContext` protocol, so this module does not
-import the app (which imports this module).
+What a command is, its predicates (which receive the app through the small `CommandContext`
+protocol, so this module does not import the app, which imports this module) and its palette
+titles are `command_model.py`'s.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from functools import partial
-from typing import Protocol, TypeGuard
+from collections.abc import Iterator
 
 from textual.binding import Binding, BindingType
-from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.content import Content
-from textual.fuzzy import Matcher
 
-from tui_ledger.accounting.ledger import VIEW_GLOSSES, VIEW_TITLES
-from tui_ledger.text.textsafe import safe_text
-
-
-class CommandContext(Protocol):
-    """What the predicates and palette titles read from the app."""
-
-    @property
-    def loaded(self) -> bool:
-        """Whether attempts are loaded (most commands need them)."""
-
-    @property
-    def on_main_screen(self) -> bool:
-        """Whether no dialog is open over the ledger."""
-
-    @property
-    def view(self) -> str:
-        """The current view: "keep" or "drop"."""
-
-    @property
-    def filter_text(self) -> str:
-        """The filter as typed."""
-
-    @property
-    def filter_focused(self) -> bool:
-        """Whether the filter box has the keyboard."""
-
-    @property
-    def on_attempt_screen(self) -> bool:
-        """Whether the attempt screen (an attempt's steps) is the one on top."""
-
-    def cell_under_cursor(self) -> tuple[str, object] | None:
-        """(column, value) of the attempts table's cursor, if any."""
-
-    def column_under_cursor(self) -> str | None:
-        """The attempts table's current column, if any."""
-
-    def warning_count(self) -> int:
-        """How many warnings the warnings panel would list."""
-
-    @property
-    def has_cost(self) -> bool:
-        """Whether the attempts carry cost figures (prices, or a provider cost column)."""
-
-    @property
-    def metric(self) -> str:
-        """The summary's headline metric: "tokens" or "cost" (per accepted result)."""
-
-    @property
-    def matched_only(self) -> bool:
-        """Whether the comparison keeps only the tasks every group attempted."""
-
-    @property
-    def has_task_column(self) -> bool:
-        """Whether the attempts have a `task` column."""
-
-    @property
-    def grouped_by_task(self) -> bool:
-        """Whether `task` is one of the group-by columns."""
-
-    def run_action_now(self, action: str) -> None:
-        """Run an app action by name (used by the command palette)."""
-
-
-Predicate = Callable[[CommandContext], bool]
-Title = Callable[[CommandContext], str]
-
-
-def _always(_: CommandContext) -> bool:
-    return True
-
-
-def _on_main_screen(context: CommandContext) -> bool:
-    # Not behind a dialog: there the keys belong to the dialog (or to nothing), never to the
-    # hidden ledger's table.
-    return context.on_main_screen
-
-
-def _on_attempt_screen(context: CommandContext) -> bool:
-    return context.on_attempt_screen
-
-
-def _ready(context: CommandContext) -> bool:
-    return context.loaded and context.on_main_screen
-
-
-def _has_cell(context: CommandContext) -> bool:
-    return _ready(context) and context.cell_under_cursor() is not None
-
-
-def _has_column(context: CommandContext) -> bool:
-    return _ready(context) and context.column_under_cursor() is not None
-
-
-def _can_edit_filter(context: CommandContext) -> bool:
-    # Not while typing in the box: there, `/` is a character of the filter (a regex, a path).
-    return _ready(context) and not context.filter_focused
-
-
-def _has_filter(context: CommandContext) -> bool:
-    return _ready(context) and bool(context.filter_text.strip())
-
-
-def _has_cost(context: CommandContext) -> bool:
-    return _ready(context) and context.has_cost
-
-
-def _can_match_tasks(context: CommandContext) -> bool:
-    # Matching needs tasks to match on, and makes no sense when each group is one task.
-    return _ready(context) and context.has_task_column and not context.grouped_by_task
-
-
-def _has_tasks(context: CommandContext) -> bool:
-    return _ready(context) and context.has_task_column
-
-
-@dataclass(frozen=True)
-class Command:
-    """One thing the user can do: its keys, the app action it runs, and how it is explained."""
-
-    action: str
-    """The app action (`action_<name>` on `LedgerApp`)."""
-    keys: str
-    """Textual key names, comma separated; empty for a palette-only command."""
-    name: str
-    """A few words, for the footer and the palette."""
-    help: str
-    """One sentence for the help screen and the palette."""
-    section: str
-    """Help screen heading."""
-    display: str = ""
-    """How the keys read in the help screen (defaults to the footer's rendering)."""
-    footer: bool = False
-    """Shown in the footer."""
-    footer_key: str | None = None
-    """How the footer shows the key, where it differs from Textual's (`[ ]` for the sort pair)."""
-    available: Predicate = _ready
-    """Whether it can run now (greys it out in the footer, hides it from the palette)."""
-    palette: bool = True
-    """Offered in the command palette."""
-    title: Title | None = None
-    """The palette's title for the moment; defaults to `name`."""
-    priority: bool = False
-    """Bind with priority (runs even when a focused widget would take the key)."""
-    scope: str = "ledger"
-    """Where the keys are bound: the app (`LEDGER_SCOPE`) or the attempt screen
-    (`ATTEMPT_SCOPE`, whose actions are the screen's)."""
-
-    def palette_title(self, context: CommandContext) -> str:
-        """The name the palette shows now."""
-        return self.title(context) if self.title is not None else self.name.capitalize()
-
-
-def _toggle_title(context: CommandContext) -> str:
-    other = "drop" if context.view == "keep" else "keep"
-    return f"Show {VIEW_TITLES[other]} ({VIEW_GLOSSES[other]})"
-
-
-def _metric_title(context: CommandContext) -> str:
-    if context.metric == "cost":
-        return "Headline: tokens per accepted result (instead of cost)"
-    return "Headline: cost per accepted result (instead of tokens)"
-
-
-def _matched_title(context: CommandContext) -> str:
-    if context.matched_only:
-        return "Compare every task again (matched tasks only is on)"
-    return "Compare matched tasks only (tasks every group attempted)"
-
-
-def _cell_term_title(negate: bool) -> Title:
-    def title(context: CommandContext) -> str:
-        cell = context.cell_under_cursor()
-        if cell is None:
-            return "Exclude the value under the cursor" if negate else "Filter to the value"
-        column, value = cell
-        shown = "—" if value is None else safe_text(value)
-        if len(shown) > 30:
-            shown = shown[:29] + "…"
-        return f"{'Exclude' if negate else 'Filter to'} {safe_text(column)} = {shown}"
-
-    return title
-
-
-def _sort_title(descending: bool) -> Title:
-    def title(context: CommandContext) -> str:
-        column = context.column_under_cursor() or "the current column"
-        return f"Sort by {safe_text(column)}, {'descending' if descending else 'ascending'}"
-
-    return title
-
-
-LEDGER_SCOPE = "ledger"
-ATTEMPT_SCOPE = "attempt"
-
-MOVE = "Move"
-VIEW = "View and filter"
-AUDIT = "Audit"
-DATA = "Data"
-APP = "App"
-ATTEMPT = "The attempt screen (Enter on an attempt)"
+from tui_ledger.tui.command_model import (
+    APP,
+    ATTEMPT,
+    ATTEMPT_SCOPE,
+    AUDIT,
+    DATA,
+    LEDGER_SCOPE,
+    MOVE,
+    VIEW,
+    Command,
+    CommandContext,
+    always,
+    can_edit_filter,
+    can_match_tasks,
+    cell_term_title,
+    fixed_title,
+    has_cell,
+    has_column,
+    has_cost,
+    has_filter,
+    has_tasks,
+    matched_title,
+    metric_title,
+    on_attempt,
+    on_main,
+    sort_title,
+    toggle_title,
+)
 
 COMMANDS: tuple[Command, ...] = (
     Command(
@@ -237,7 +59,7 @@ COMMANDS: tuple[Command, ...] = (
         "attempts count, the trap).",
         VIEW,
         footer=True,
-        title=_toggle_title,
+        title=toggle_title,
     ),
     Command(
         "edit_filter",
@@ -248,7 +70,7 @@ COMMANDS: tuple[Command, ...] = (
         VIEW,
         display="/",
         footer=True,
-        available=_can_edit_filter,
+        available=can_edit_filter,
         title=lambda _: "Edit the filter",
         # Priority: the app takes `/` before the table sees it and moves focus at once, so keys
         # typed right after it (`/lean` typed fast, or pasted) land in the box, not on the table.
@@ -261,8 +83,8 @@ COMMANDS: tuple[Command, ...] = (
         "Add a filter term matching exactly the value under the cursor.",
         VIEW,
         footer=True,
-        available=_has_cell,
-        title=_cell_term_title(negate=False),
+        available=has_cell,
+        title=cell_term_title(negate=False),
     ),
     Command(
         "exclude_cell",
@@ -270,8 +92,8 @@ COMMANDS: tuple[Command, ...] = (
         "exclude cell",
         "Add a filter term excluding the value under the cursor.",
         VIEW,
-        available=_has_cell,
-        title=_cell_term_title(negate=True),
+        available=has_cell,
+        title=cell_term_title(negate=True),
     ),
     Command(
         "clear_filter",
@@ -279,7 +101,7 @@ COMMANDS: tuple[Command, ...] = (
         "clear filter",
         "Remove every filter term.",
         VIEW,
-        available=_has_filter,
+        available=has_filter,
     ),
     Command(
         "group_by",
@@ -299,8 +121,8 @@ COMMANDS: tuple[Command, ...] = (
         display="[",
         footer=True,
         footer_key="[ ]",
-        available=_has_column,
-        title=_sort_title(descending=False),
+        available=has_column,
+        title=sort_title(descending=False),
     ),
     Command(
         "sort_descending",
@@ -309,8 +131,8 @@ COMMANDS: tuple[Command, ...] = (
         "Sort the attempts by the current column, descending (missing values last).",
         VIEW,
         display="]",
-        available=_has_column,
-        title=_sort_title(descending=True),
+        available=has_column,
+        title=sort_title(descending=True),
     ),
     Command(
         "toggle_metric",
@@ -319,8 +141,8 @@ COMMANDS: tuple[Command, ...] = (
         "Headline: tokens ⇄ cost per accepted result (needs prices).",
         AUDIT,
         display="$",
-        available=_has_cost,
-        title=_metric_title,
+        available=has_cost,
+        title=metric_title,
     ),
     Command(
         "toggle_matched",
@@ -328,8 +150,8 @@ COMMANDS: tuple[Command, ...] = (
         "matched tasks",
         "Compare only the tasks every group attempted (again: all).",
         AUDIT,
-        available=_can_match_tasks,
-        title=_matched_title,
+        available=can_match_tasks,
+        title=matched_title,
     ),
     Command(
         "budget",
@@ -367,7 +189,7 @@ COMMANDS: tuple[Command, ...] = (
         "The focused group task by task, never-passed tasks and their spend; Enter filters "
         "to a task.",
         AUDIT,
-        available=_has_tasks,
+        available=has_tasks,
         title=lambda _: "Per task: where the focused group's spend went",
     ),
     Command(
@@ -386,7 +208,7 @@ COMMANDS: tuple[Command, ...] = (
         DATA,
         display="Enter  o",
         footer=True,
-        available=_has_cell,
+        available=has_cell,
         title=lambda _: "Open the attempt: its verdict and steps",
     ),
     Command(
@@ -395,7 +217,7 @@ COMMANDS: tuple[Command, ...] = (
         "fields",
         "Show every field of the attempt under the cursor.",
         DATA,
-        available=_has_cell,
+        available=has_cell,
         title=lambda _: "Show the attempt's every field",
     ),
     Command(
@@ -433,7 +255,7 @@ COMMANDS: tuple[Command, ...] = (
         APP,
         display="?  F1",
         footer=True,
-        available=_always,
+        available=always,
         title=lambda _: "Help: keys and views",
     ),
     Command(
@@ -443,7 +265,7 @@ COMMANDS: tuple[Command, ...] = (
         "The command palette, offering what makes sense now.",
         APP,
         display="Ctrl+P",
-        available=_always,
+        available=always,
         palette=False,
     ),
     Command(
@@ -453,7 +275,7 @@ COMMANDS: tuple[Command, ...] = (
         "Leave ledger-tui.",
         APP,
         footer=True,
-        available=_always,
+        available=always,
         palette=False,
     ),
     # Movement: the attempts table (or the summary, when it has focus).
@@ -465,7 +287,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="↓  j",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('up')",
@@ -475,7 +297,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="↑  k",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('left')",
@@ -485,7 +307,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="←  h",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('right')",
@@ -495,7 +317,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="→  l",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('page_up')",
@@ -505,7 +327,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="PgUp",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('page_down')",
@@ -515,7 +337,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="PgDn",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('top')",
@@ -525,7 +347,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="gg  Home",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "focus_next",
@@ -535,7 +357,7 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="Tab",
         palette=False,
-        available=_always,
+        available=always,
     ),
     Command(
         "g_prefix",
@@ -544,7 +366,7 @@ COMMANDS: tuple[Command, ...] = (
         "",
         MOVE,
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
     Command(
         "move('bottom')",
@@ -554,13 +376,9 @@ COMMANDS: tuple[Command, ...] = (
         MOVE,
         display="G  End",
         palette=False,
-        available=_on_main_screen,
+        available=on_main,
     ),
 )
-
-
-def _fixed(title: str) -> Title:
-    return lambda _: title
 
 
 ATTEMPT_COMMANDS: tuple[Command, ...] = tuple(
@@ -572,9 +390,9 @@ ATTEMPT_COMMANDS: tuple[Command, ...] = tuple(
         ATTEMPT,
         display=display,
         footer=footer,
-        available=_on_attempt_screen,
+        available=on_attempt,
         scope=ATTEMPT_SCOPE,
-        title=_fixed(title),
+        title=fixed_title(title),
     )
     for action, keys, display, name, text, footer, title in (
         (
@@ -752,51 +570,3 @@ def key_text(command: Command) -> str:
     if not command.keys:
         return "(palette)"
     return "  ".join(command.keys.split(","))
-
-
-class LedgerCommands(Provider):
-    """Command palette provider: the registry's commands that make sense now."""
-
-    def _offers(self) -> Iterator[tuple[str, str, Callable[[], object]]]:
-        context = self.app
-        if not _is_context(context):
-            return
-        for command in COMMANDS:
-            if not command.palette or not command.available(context):
-                continue
-            action = command.action
-            if command.scope == ATTEMPT_SCOPE:
-                action = f"screen.{action}"  # the attempt screen's own action
-            runner = partial(context.run_action_now, action)
-            yield command.palette_title(context), command.help, runner
-
-    async def discover(self) -> Hits:
-        """Everything available now, in registry order."""
-        for title, help_text, runner in self._offers():
-            yield DiscoveryHit(Content(title), runner, text=title, help=help_text)
-
-    async def search(self, query: str) -> Hits:
-        """Fuzzy-match the available commands' titles."""
-        matcher = self.matcher(query)
-        for title, help_text, runner in self._offers():
-            score = matcher.match(title)
-            if score > 0:
-                yield Hit(
-                    score, literal_highlight(matcher, title), runner, text=title, help=help_text
-                )
-
-
-def literal_highlight(matcher: Matcher, candidate: str) -> Content:
-    """`Matcher.highlight` without reading the candidate as markup (titles hold file values)."""
-    content = Content(candidate)
-    score, offsets = matcher.fuzzy_search.match(matcher.query, candidate)
-    if not score:
-        return content
-    for offset in offsets:
-        if not candidate[offset].isspace():
-            content = content.stylize(matcher.match_style, offset, offset + 1)
-    return content
-
-
-def _is_context(app: object) -> TypeGuard[CommandContext]:
-    return all(hasattr(app, name) for name in ("loaded", "view", "run_action_now"))

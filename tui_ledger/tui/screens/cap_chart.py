@@ -21,7 +21,7 @@ from tui_ledger.accounting.cap_sweep import Sweep
 from tui_ledger.accounting.comparison import group_labels
 from tui_ledger.text.labels import fit_labels
 from tui_ledger.text.numbers import MISSING, format_compact, format_count, format_tokens
-from tui_ledger.tui.screens.audit_screens import BrailleCanvas, XAxis
+from tui_ledger.tui.screens.pareto_screen import BrailleCanvas, XAxis
 from tui_ledger.tui.screens.screens import _Dialog
 from tui_ledger.tui.theme import KEY_STYLE, MUTED, SERIES
 

@@ -28,45 +28,30 @@ from textual.strip import Strip
 
 from tui_ledger.accounting.rows import Rows
 from tui_ledger.schema import LINE_COLUMN, SOURCE_COLUMN
-from tui_ledger.text.textsafe import safe_cell
 from tui_ledger.tui.widgets.attempts_columns import (
     CELL_PADDING,
-    MAX_COLUMN_WIDTH,
-    SAMPLE_ROWS,
     SORT_ASCENDING,
     SORT_DESCENDING,
     Column,
     Window,
-    column_kind,
+    column_extremes,
     fit_cell,
     fit_columns,
     format_cells,
+    measure_columns,
+)
+from tui_ledger.tui.widgets.attempts_look import (
+    ATTEMPTS_TABLE_COMPONENTS,
+    ATTEMPTS_TABLE_CSS,
+    FLAG_MARK,
+    only_background,
+    only_foreground,
 )
 from tui_ledger.tui.widgets.row_cursor import RowCursorView
 
 __all__ = ["AttemptsTable"]
 
 _LINE_CACHE_LIMIT = 4096
-FLAG_MARK = "⚑"
-"""Before the first cell of an attempt the grader's audit flags (one cell: the left pad)."""
-
-
-def _foreground(style: Style) -> Style:
-    """A style without its background, so the row's background shows through."""
-    return Style(
-        color=style.color,
-        bold=style.bold,
-        dim=style.dim,
-        italic=style.italic,
-        underline=style.underline,
-        strike=style.strike,
-        reverse=style.reverse,
-    )
-
-
-def _background(style: Style) -> Style:
-    """Only the background of a style."""
-    return Style(bgcolor=style.bgcolor)
 
 
 class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
@@ -91,78 +76,8 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         Binding("enter", "select_cursor", "Details", show=False),
     ]
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {
-        "attempts-table--header",
-        "attempts-table--header-cursor",
-        "attempts-table--odd-row",
-        "attempts-table--cursor-row",
-        "attempts-table--cursor",
-        "attempts-table--struck",
-        "attempts-table--null",
-        "attempts-table--passed",
-        "attempts-table--failed",
-        "attempts-table--timeout",
-        "attempts-table--error",
-        "attempts-table--ungraded",
-    }
-
-    DEFAULT_CSS = """
-    AttemptsTable {
-        height: 1fr;
-        width: 1fr;
-        background: $surface;
-        color: $foreground;
-
-        & > .attempts-table--header {
-            background: $panel;
-            color: $foreground;
-            text-style: bold;
-        }
-        & > .attempts-table--header-cursor {
-            background: $panel-lighten-1;
-            color: $foreground;
-            text-style: bold underline;
-        }
-        & > .attempts-table--odd-row {
-            background: $foreground 4%;
-        }
-        & > .attempts-table--cursor-row {
-            background: $foreground 10%;
-        }
-        & > .attempts-table--cursor {
-            background: $block-cursor-blurred-background;
-            color: $block-cursor-blurred-foreground;
-            text-style: $block-cursor-blurred-text-style;
-        }
-        &:focus > .attempts-table--cursor {
-            background: $block-cursor-background;
-            color: $block-cursor-foreground;
-            text-style: $block-cursor-text-style;
-        }
-        & > .attempts-table--struck {
-            color: $text-muted;
-            text-style: strike;
-        }
-        & > .attempts-table--null {
-            color: $text-muted;
-        }
-        & > .attempts-table--passed {
-            color: $text-success;
-        }
-        & > .attempts-table--failed {
-            color: $text-error;
-        }
-        & > .attempts-table--timeout {
-            color: $text-warning;
-        }
-        & > .attempts-table--error {
-            color: magenta;
-        }
-        & > .attempts-table--ungraded {
-            color: $text-muted;
-        }
-    }
-    """
+    COMPONENT_CLASSES: ClassVar[set[str]] = ATTEMPTS_TABLE_COMPONENTS
+    DEFAULT_CSS = ATTEMPTS_TABLE_CSS
 
     cursor_row: reactive[int] = reactive(0, repaint=False, init=False)
     """Index of the row under the cursor (0-based, in the current frame)."""
@@ -298,7 +213,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
 
         self._rows = frame
         self._struck = struck
-        self._measured = self._measure_columns(frame, self._measured, self._extremes(frame))
+        self._measured = measure_columns(frame, self._measured, self._extremes(frame))
         self._fitted_to = self._fit_width()
         self._columns = fit_columns(self._measured, self._fitted_to)
         self._column_offsets = [column.offset for column in self._columns]
@@ -381,68 +296,12 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             return None  # the id columns changed type: fall back to clamping the index
 
     def _extremes(self, frame: Rows) -> dict[str, list[object]]:
-        """The minimum and maximum of each numeric column of the frame the rows are over (one
-        vectorised pass per frame, kept while the rows shown are over the same one): a filter
-        or a sort never gathers a column to measure it, and no value it keeps is wider."""
+        """`column_extremes` of the frame the rows are over, kept while the rows shown are over
+        the same one: a filter or a sort never gathers a column to measure it."""
         source = frame.source
-        if self._bounds is not None and self._bounds[0] is source:
-            return self._bounds[1]
-        kinds = {name: column_kind(name, dtype) for name, dtype in source.schema.items()}
-        numeric = [name for name, kind in kinds.items() if kind in ("integer", "float", "money")]
-        extremes: dict[str, list[object]] = {name: [] for name in numeric}
-        if numeric and source.height:
-            bounds = source.select(
-                *(pl.col(name).min().alias(f"min{i}") for i, name in enumerate(numeric)),
-                *(pl.col(name).max().alias(f"max{i}") for i, name in enumerate(numeric)),
-            ).row(0)
-            for i, name in enumerate(numeric):
-                extremes[name] = [bounds[i], bounds[len(numeric) + i]]
-        self._bounds = (source, extremes)
-        return extremes
-
-    @staticmethod
-    def _measure_columns(
-        frame: Rows, previous: list[Column], extremes: dict[str, list[object]]
-    ) -> list[Column]:
-        """Column kinds and widths from the header and a sample of values, never every row.
-
-        Text columns are sized from the first and last `SAMPLE_ROWS` rows (the first twice as
-        many, of rows not all picked yet: `Rows.resolved`); numeric columns also
-        from the minimum and maximum of the frame the rows are over (`_extremes`). When the frame
-        has the same columns as before, no column narrows, so a filter or the view toggle does
-        not shift the table.
-        """
-        kinds = {name: column_kind(name, dtype) for name, dtype in frame.schema.items()}
-        previous_widths = {column.name: column.natural or column.width for column in previous}
-        previous_least = {column.name: column.least for column in previous}
-        same_columns = list(previous_widths) == frame.columns
-        # The same columns again (a filter, the toggle, a sort): the widths only grow, so a
-        # smaller sample suffices, and formatting it costs a quarter (about 10 -> 3 ms).
-        rows = SAMPLE_ROWS // 4 if same_columns else SAMPLE_ROWS
-        if frame.height > 2 * rows and frame.resolved < frame.height:
-            # Rows still being picked (the DROP FAILURES rows, `PickedRows`): their last rows
-            # would cost picking every one, so the first ones size the columns.
-            sample = frame.head(2 * rows)
-        elif frame.height > 2 * rows:
-            sample = pl.concat([frame.head(rows), frame.tail(rows)])
-        else:
-            sample = frame.head(frame.height)
-
-        columns: list[Column] = []
-        offset = 0
-        for name, kind in kinds.items():
-            label = safe_cell(name, MAX_COLUMN_WIDTH)
-            values = [*sample.get_column(name).to_list(), *extremes.get(name, [])]
-            widest = max((cell_len(text) for text, _ in format_cells(kind, values)), default=1)
-            # Two cells for the sort arrow, so sorting never resizes a column.
-            width = min(max(cell_len(label) + 2, widest, 1), MAX_COLUMN_WIDTH)
-            least = min(max(cell_len(label), widest, 1), width)
-            if same_columns:
-                width = max(width, previous_widths[name])
-                least = max(least, previous_least[name])
-            columns.append(Column(name, label, kind, width, offset, width, least))
-            offset += width + 2 * CELL_PADDING
-        return columns
+        if self._bounds is None or self._bounds[0] is not source:
+            self._bounds = (source, column_extremes(source))
+        return self._bounds[1]
 
     def _fit_width(self) -> int:
         """Cells a line has on screen, a vertical scrollbar's aside (0: not laid out yet)."""
@@ -558,7 +417,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             self.cursor_column,
         )
         cached = self._line_cache.get(key)
-        base = self._style() + _background(self._style("attempts-table--header"))
+        base = self._style() + only_background(self._style("attempts-table--header"))
         if cached is not None:
             return cached, base
         header = self._style("attempts-table--header")
@@ -594,7 +453,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         struck = window.struck is not None and window.struck[index]
         line_style = background
         if struck:
-            line_style += _foreground(self._style("attempts-table--struck"))
+            line_style += only_foreground(self._style("attempts-table--struck"))
         cursor = self._style("attempts-table--cursor")
         pad = " " * CELL_PADDING
         segments: list[Segment] = []
@@ -603,7 +462,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             style = line_style
             if style_name is not None:
                 kind_style = self._style(f"attempts-table--{style_name}")
-                style += _foreground(kind_style)
+                style += only_foreground(kind_style)
             if column_index == cursor_column:
                 style += cursor
             if column.width < column.natural:
@@ -613,7 +472,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
                     text = text.split(" ", 1)[0]  # the symbol; the colour says it too
             text = fit_cell(text, column.width, right=column.right)
             if column_index == 0 and self.flagged_row(row):  # the mark takes the left pad
-                mark = line_style + _foreground(self._style("attempts-table--error"))
+                mark = line_style + only_foreground(self._style("attempts-table--error"))
                 segments.append(Segment(FLAG_MARK, mark))
                 segments.append(Segment(pad[1:] + text + pad, style))
                 continue
@@ -630,7 +489,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             component = "attempts-table--odd-row"
         else:
             return self._style()
-        return self._style() + _background(self._style(component))
+        return self._style() + only_background(self._style(component))
 
     def _cache_line(self, key: tuple[object, ...], strip: Strip) -> None:
         """Remember a rendered line, forgetting everything when the cache grows too large."""
@@ -638,21 +497,11 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
             self._line_cache.clear()
         self._line_cache[key] = strip
 
-    def _refresh_row(self, row: int) -> None:
-        """Repaint one row if it is on screen."""
-        line = row - self.scroll_offset.y + 1
-        if 1 <= line <= self._body_height():
-            self.refresh(Region(0, line, self.size.width, 1))
-
     def _refresh_header(self) -> None:
         """Repaint the header line."""
         self.refresh(Region(0, 0, self.size.width, 1))
 
     # ------------------------------------------------------------------ cursor
-
-    def validate_cursor_row(self, value: int) -> int:
-        """Keep the cursor on a row that exists."""
-        return clamp(value, 0, max(self.row_count - 1, 0))
 
     def validate_cursor_column(self, value: int) -> int:
         """Keep the cursor on a column that exists."""
@@ -691,13 +540,7 @@ class AttemptsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         if region.height <= 1 or region.width <= 0:
             return  # not laid out yet
         scroll_x, scroll_y = self.scroll_offset
-        body = self._body_height()
-        row = self.cursor_row
-        target_y = scroll_y
-        if row < scroll_y:
-            target_y = row
-        elif row >= scroll_y + body:
-            target_y = row - body + 1
+        target_y = self._cursor_top(self._body_height())
         target_x = scroll_x
         if self._columns:
             column = self._columns[self.cursor_column]

@@ -18,7 +18,7 @@ from rich.style import Style
 from rich.text import Text
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size, clamp
+from textual.geometry import Size
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -139,8 +139,8 @@ class GroupsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         self._lines.clear()
         width = sum(self._widths) + 2 * CELL_PADDING * len(self._widths)
         self.virtual_size = Size(width, len(self._rows) + 1)
-        self.set_reactive(GroupsTable.cursor_row, clamp(cursor_row, 0, max(len(self._rows) - 1, 0)))
-        self._scroll_cursor_into_view()
+        self.set_reactive(GroupsTable.cursor_row, self.validate_cursor_row(cursor_row))
+        self._scroll_to_cursor_row()
         self.refresh()
 
     # ------------------------------------------------------------------ drawing
@@ -207,12 +207,6 @@ class GroupsTable(RowCursorView, can_focus=True, inherit_bindings=False):
         style = base + self._background(row, is_cursor)
         return Strip(Segment.apply_style(segments, style)).simplify()
 
-    def _refresh_row(self, row: int) -> None:
-        """Repaint one row if it is on screen."""
-        line = row - self.scroll_offset.y + 1
-        if 1 <= line <= self._body_height():
-            self.refresh(Region(0, line, self.size.width, 1))
-
     def on_focus(self) -> None:
         """The cursor row changes colour with focus."""
         self._refresh_row(self.cursor_row)
@@ -223,28 +217,12 @@ class GroupsTable(RowCursorView, can_focus=True, inherit_bindings=False):
 
     # ------------------------------------------------------------------ cursor
 
-    def validate_cursor_row(self, value: int) -> int:
-        """Keep the cursor on a row that exists."""
-        return clamp(value, 0, max(len(self._rows) - 1, 0))
-
     def watch_cursor_row(self, old_row: int, new_row: int) -> None:
         """Repaint the two rows, follow the cursor, tell the pane."""
         self._refresh_row(old_row)
         self._refresh_row(new_row)
-        self._scroll_cursor_into_view()
+        self._scroll_to_cursor_row()
         self.post_message(self.CursorMoved(self, new_row))
-
-    def _scroll_cursor_into_view(self) -> None:
-        """Scroll the least distance that shows the cursor's row."""
-        body = self._body_height()
-        if body <= 0:
-            return  # not laid out yet
-        scroll_y = self.scroll_offset.y
-        row = self.cursor_row
-        if row < scroll_y:
-            self.scroll_to(y=row, animate=False, force=True)
-        elif row >= scroll_y + body:
-            self.scroll_to(y=row - body + 1, animate=False, force=True)
 
     def move_cursor(self, row: int) -> None:
         """Put the cursor on a row (clamped to the table)."""

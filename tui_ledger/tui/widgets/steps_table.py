@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.style import Style
 from textual import events
 from textual.binding import Binding, BindingType
-from textual.geometry import Region, Size, clamp
+from textual.geometry import Size, clamp
 from textual.message import Message
 from textual.reactive import reactive
 from textual.strip import Strip
@@ -371,30 +371,16 @@ class StepsTable(RowCursorView, can_focus=True, inherit_bindings=False):
     def _body_height(self) -> int:
         return max(self.scrollable_content_region.height - 1, 0)
 
-    def validate_cursor_row(self, value: int) -> int:
-        """Keep the cursor on a step that exists."""
-        return clamp(value, 0, max(len(self._steps) - 1, 0))
-
     def watch_cursor_row(self, old: int, new: int) -> None:
         """Repaint the two lines and follow the cursor."""
-        for row in (old, new):
-            line = row - self.scroll_offset.y + 1
-            if 1 <= line <= self._body_height():
-                self.refresh(Region(0, line, self.size.width, 1))
+        self._refresh_row(old)
+        self._refresh_row(new)
         self.scroll_cursor_into_view()
 
     def scroll_cursor_into_view(self) -> None:
-        """Scroll the least distance that shows the cursor's line."""
-        body = self._body_height()
-        if body <= 0:
+        """Show the cursor's line (once laid out, if it is not yet)."""
+        if not self._scroll_to_cursor_row():
             self.call_after_refresh(self._scroll_later)
-            return
-        top = self.scroll_offset.y
-        row = self.cursor_row
-        if row < top:
-            self.scroll_to(y=row, animate=False, force=True)
-        elif row >= top + body:
-            self.scroll_to(y=row - body + 1, animate=False, force=True)
 
     def _scroll_later(self) -> None:
         if self._body_height() > 0:

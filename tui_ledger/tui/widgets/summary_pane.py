@@ -27,17 +27,19 @@ from tui_ledger.text.wording import listing, plural
 from tui_ledger.tui.theme import KEY_STYLE, LABEL_STYLE, MISSING_STYLE, VIEW_STYLES
 from tui_ledger.tui.widgets.bars import Bars
 from tui_ledger.tui.widgets.cap_lines import CapByLabel, cap_lines
-from tui_ledger.tui.widgets.groups_table import GroupsTable
-from tui_ledger.tui.widgets.summary_text import (
+from tui_ledger.tui.widgets.focus_text import (
     FOCUS_LABEL_WIDTH,
     FOCUS_NAME_WIDTH,
+    callout_text,
+    focus_block,
+)
+from tui_ledger.tui.widgets.groups_table import GroupsTable
+from tui_ledger.tui.widgets.summary_text import (
     MAX_TABLE_GROUPS,
     TOKENS,
     MetricColumns,
-    callout_text,
     cell,
     fit_columns,
-    focus_block,
     group_columns,
     group_row,
     metric_columns,
