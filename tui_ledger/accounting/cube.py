@@ -516,9 +516,8 @@ RANGE_CHUNK = 2**22
 times its size)."""
 
 RANGE_CHUNK_ENTRIES = 2**18
-"""... and over this many table entries (cells x edges) at most: each entry has a few Int64
-and Float64 temporaries (at 1M rows, the whole table at once added about 80 MB to the app's
-peak while its cube was built; each cell's figures are the same whatever the chunk)."""
+"""... and over this many table entries (cells x edges) at most: at 1M rows the whole table at
+once added ~80 MB to the peak; each cell's figures are the same whatever the chunk."""
 
 
 def _range_tables(
