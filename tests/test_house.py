@@ -63,7 +63,6 @@ STILL_PAST_600 = frozenset(
         "importers/harbor.py",
         "importers/inspect_ai.py",
         "importers/terminal_bench.py",
-        "tui/spark_pipeline.py",
     }
 )
 
