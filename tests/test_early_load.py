@@ -22,7 +22,7 @@ from tui_ledger import cli
 from tui_ledger.load import LoadError, load
 from tui_ledger.load import early as early_module
 from tui_ledger.load.early import EarlyLoad, worth_reading_early
-from tui_ledger.tui import pipeline as pipeline_module
+from tui_ledger.tui import loading as pipeline_module
 from tui_ledger.tui.app import LedgerApp
 
 SIZE = (160, 45)

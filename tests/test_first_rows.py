@@ -24,7 +24,7 @@ from tests.pilot_helpers import SETTLE_SECONDS, record_toasts, screen_text, sett
 from tui_ledger.load import LoadError, load, load_head
 from tui_ledger.tui.app import LedgerApp
 from tui_ledger.tui.load_progress import LOAD_BYTES_PER_SECOND, Partial, progress_text
-from tui_ledger.tui.pipeline import (
+from tui_ledger.tui.loading import (
     HEAD_BYTES,
     SMALL_LOAD_BYTES,
 )

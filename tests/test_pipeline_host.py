@@ -13,7 +13,7 @@ from tui_ledger.tui.host import PipelineHost
 TUI = Path(__file__).resolve().parent.parent / "tui_ledger" / "tui"
 ALLOWED = {"post_message", "run_worker", "set_timer"}
 ALSO_ALLOWED = {"spark_pipeline.py": {"call_from_thread"}}  # its queries' counts, on screen
-MODULES = ("pipeline.py", "follow_ups.py", "spark_pipeline.py")
+MODULES = ("pipeline.py", "loading.py", "follow_ups.py", "spark_pipeline.py")
 
 
 def uses_of_the_app(source: str, allowed: set[str]) -> list[str]:

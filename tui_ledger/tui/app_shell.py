@@ -34,7 +34,8 @@ from tui_ledger.tui.app_state import ShellState
 from tui_ledger.tui.arrangement import NARROW_BELOW, Turns, callout_first, taking_turns
 from tui_ledger.tui.command_palette import LedgerCommands
 from tui_ledger.tui.host import Inputs
-from tui_ledger.tui.pipeline import Pipeline, price
+from tui_ledger.tui.loading import price
+from tui_ledger.tui.pipeline import Pipeline
 from tui_ledger.tui.snapshot import Request, Snapshot, Timings
 from tui_ledger.tui.theme import APP_VARIABLES, LEDGER_THEME
 from tui_ledger.tui.vouching import (
