@@ -168,10 +168,7 @@ def compute_snapshot(
         matching = _rows(recent, attempts, where)
     else:
         if request.matched_only:
-            from tui_ledger.accounting.matched import matched_tasks_where
-
-            matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
-            where = matched if where is None else where & matched
+            where, notice, tasks = _matched_tasks(attempts, where, by)
         matching = matching_rows(attempts, where)
     if superseded.is_set():
         return None
@@ -197,11 +194,7 @@ def compute_snapshot(
         recent.remember(where, matching, comparison.by, comparison)
     if superseded.is_set():
         return None
-    ordered = matching
-    if sort is not None:
-        # Stable, from file order: ties keep the order of the file, whatever came before.
-        column, descending = sort
-        ordered = sorted_rows(matching, column, descending=descending)
+    ordered = _ordered(matching, sort)
     snapshot = Snapshot(
         generation,
         matching,
@@ -237,10 +230,7 @@ def _capped_snapshot(
         figures = previous.cap_figures
     else:
         if request.matched_only:
-            from tui_ledger.accounting.matched import matched_tasks_where
-
-            matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
-            where = matched if where is None else where & matched
+            where, notice, tasks = _matched_tasks(attempts, where, by)
         matching = matching_rows(attempts, where)
         if superseded.is_set():
             return None
@@ -250,14 +240,10 @@ def _capped_snapshot(
         figures = None if cap is None else cap_figures(rows, cap, by)
     if superseded.is_set():
         return None
-    ordered = matching
-    if request.sort is not None:
-        column, descending = request.sort
-        ordered = sorted_rows(matching, column, descending=descending)
     return Snapshot(
         generation,
         matching,
-        ordered,
+        _ordered(matching, request.sort),
         comparison,
         time.perf_counter() - started,
         notice,
@@ -266,6 +252,25 @@ def _capped_snapshot(
         cap,
         figures,
     )
+
+
+def _matched_tasks(
+    attempts: pl.DataFrame, where: pl.Expr | None, by: Sequence[str]
+) -> tuple[pl.Expr, Notice, int]:
+    """`where` narrowed to the tasks every group attempted (`m`), its notice and how many."""
+    from tui_ledger.accounting.matched import matched_tasks_where
+
+    matched, notice, tasks = matched_tasks_where(through(attempts, where), by)
+    return (matched if where is None else where & matched), notice, tasks
+
+
+def _ordered(matching: Rows, sort: tuple[str, bool] | None) -> Rows:
+    """The rows in the asked order: stable, from file order (ties keep the file's order,
+    whatever came before)."""
+    if sort is None:
+        return matching
+    column, descending = sort
+    return sorted_rows(matching, column, descending=descending)
 
 
 FIRST_ROWS = 200
